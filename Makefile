@@ -1,0 +1,13 @@
+.PHONY: build test interop bench lint
+
+build:
+	CGO_ENABLED=0 go build -trimpath -o bin/atrium ./cmd/atrium
+
+test:
+	go test ./...
+
+interop: build
+	bash interop/run.sh bin/atrium
+
+lint:
+	gofmt -l . && go vet ./...

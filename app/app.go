@@ -1,0 +1,43 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// TxRunner runs fn in one database transaction. The transaction travels in the
+// context: every store call made with the context fn receives joins it, so a write,
+// its audit entry and its events commit together or not at all. A nested call joins
+// the outer transaction.
+type TxRunner interface {
+	InTx(ctx context.Context, fn func(ctx context.Context) error) error
+}
+
+// Clock returns the current time; injected so tests can move time.
+type Clock func() time.Time
+
+// Now returns the time of c, or the wall clock when c is nil.
+func (c Clock) Now() time.Time {
+	if c == nil {
+		return time.Now().UTC()
+	}
+	return c().UTC()
+}
+
+// NewID returns a new identifier: a UUIDv7, so ids sort by creation time.
+func NewID() string {
+	return uuid.Must(uuid.NewV7()).String()
+}
+
+// RandomHex returns n random bytes from the CSPRNG as lowercase hex.
+func RandomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	return hex.EncodeToString(b)
+}

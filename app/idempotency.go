@@ -1,0 +1,37 @@
+package app
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// Idempotency-Key handling (spec §7–8): keys are kept 24 hours per organisation.
+const (
+	IdempotencyRetention = 24 * time.Hour
+	// IdempotencyLease bounds how long a claimed key stays "in flight" when the
+	// process handling it died before finishing.
+	IdempotencyLease = time.Minute
+)
+
+// IdempotencyRecord is a stored key: its request fingerprint and, once finished,
+// the response to replay.
+type IdempotencyRecord struct {
+	RequestHash []byte
+	InFlight    bool
+	Status      int
+	Header      http.Header
+	Body        []byte
+}
+
+// IdempotencyStore keeps Idempotency-Key records.
+type IdempotencyStore interface {
+	// Claim marks key in flight for org unless a live record exists: it returns
+	// (nil, nil) when the caller now owns the key, else the existing record.
+	Claim(ctx context.Context, orgID, key string, requestHash []byte) (*IdempotencyRecord, error)
+	// Complete stores the response of a claimed key (inside the handler's
+	// transaction, so the resource and its replay commit together).
+	Complete(ctx context.Context, orgID, key string, status int, header http.Header, body []byte) error
+	// Release forgets a claimed key whose request failed (4xx and 5xx are not kept).
+	Release(ctx context.Context, orgID, key string) error
+}

@@ -1,0 +1,196 @@
+// Package identity holds the rules of organisations, users, plans, credentials and
+// scopes: who a caller is and what it may do.
+package identity
+
+import (
+	"context"
+	"time"
+
+	"atrium/app"
+)
+
+// Organisation statuses.
+const (
+	OrgActive    = "active"
+	OrgSuspended = "suspended"
+)
+
+// User statuses (CONTRACT §3).
+const (
+	UserInvited   = "invited"
+	UserActive    = "active"
+	UserSuspended = "suspended"
+)
+
+// Plan features.
+const (
+	FeatureContacts = "contacts"
+	FeatureCalendar = "calendar"
+	FeatureDrive    = "drive"
+)
+
+// Organization is a tenant. Organisations form a tree: a reseller
+// (ResellerDepth >= 1) manages its child organisations.
+type Organization struct {
+	ID                   string    `json:"id"`
+	Name                 string    `json:"name"`
+	Slug                 string    `json:"slug"`
+	BillingName          string    `json:"billing_name"`
+	BillingEmail         string    `json:"billing_email"`
+	LogoURL              string    `json:"logo_url"`
+	MailDomain           string    `json:"mail_domain"`
+	ParentOrganizationID *string   `json:"parent_organization_id"`
+	ResellerDepth        int       `json:"reseller_depth"`
+	Status               string    `json:"status"`
+	CreatedAt            time.Time `json:"created_at"`
+	UpdatedAt            time.Time `json:"updated_at"`
+}
+
+// Plan is a product plan: features, storage quota and seat limit.
+type Plan struct {
+	Slug       string   `json:"slug"`
+	Name       string   `json:"name"`
+	Features   []string `json:"features"`
+	QuotaBytes int64    `json:"quota_bytes"`
+	MaxSeats   int      `json:"max_seats"`
+}
+
+// Subscription binds an organisation to a plan with a number of seats.
+type Subscription struct {
+	OrgID    string `json:"organization_id"`
+	PlanSlug string `json:"plan_slug"`
+	Seats    int    `json:"seats"`
+	Status   string `json:"status"`
+}
+
+// User is a person in one organisation.
+type User struct {
+	ID        string    `json:"id"`
+	OrgID     string    `json:"organization_id"`
+	Email     string    `json:"email"`
+	FirstName string    `json:"first_name"`
+	LastName  string    `json:"last_name"`
+	RoleSlug  string    `json:"role_slug"`
+	Status    string    `json:"status"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// DisplayName is the user's full name, or the e-mail address when there is none.
+func (u *User) DisplayName() string {
+	n := u.FirstName
+	if u.LastName != "" {
+		if n != "" {
+			n += " "
+		}
+		n += u.LastName
+	}
+	if n == "" {
+		return u.Email
+	}
+	return n
+}
+
+// Token is a personal access token's record (never its secret).
+type Token struct {
+	ID        string     `json:"id"`
+	UserID    string     `json:"user_id"`
+	OrgID     string     `json:"organization_id"`
+	Name      string     `json:"name"`
+	Scopes    []string   `json:"scopes"`
+	ExpiresAt *time.Time `json:"expires_at"`
+	CreatedAt time.Time  `json:"created_at"`
+}
+
+// AppPassword is an app-specific password's record (never its secret).
+type AppPassword struct {
+	ID        string    `json:"id"`
+	UserID    string    `json:"user_id"`
+	Label     string    `json:"label"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// ServicePrincipal is a non-human client of an organisation, optionally bound to a
+// user it acts for.
+type ServicePrincipal struct {
+	ID        string    `json:"id"`
+	OrgID     string    `json:"organization_id"`
+	Name      string    `json:"name"`
+	Scopes    []string  `json:"scopes"`
+	UserID    *string   `json:"user_id"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// SPToken is a service principal token's record (never its secret).
+type SPToken struct {
+	ID                 string     `json:"id"`
+	ServicePrincipalID string     `json:"service_principal_id"`
+	Name               string     `json:"name"`
+	ExpiresAt          *time.Time `json:"expires_at"`
+	CreatedAt          time.Time  `json:"created_at"`
+}
+
+// Credential is what a store returns for a presented secret: the owner and state
+// needed to build a principal, read in one query.
+type Credential struct {
+	ID        string
+	Kind      string
+	Scopes    []string
+	ExpiresAt *time.Time
+	// Hash is the stored keyed hash, compared in constant time by the service.
+	Hash []byte
+
+	User   *User // nil for an unbound service principal
+	Org    Organization
+	Plan   Plan
+	SPID   string
+	SPName string
+}
+
+// Store is what the identity service needs from persistence. Methods return an
+// *app.Error with code not_found for a missing row and conflict for a unique
+// violation; other errors are internal.
+type Store interface {
+	app.TxRunner
+
+	UpsertPlans(ctx context.Context, plans []Plan) error
+	Plan(ctx context.Context, slug string) (Plan, error)
+	Plans(ctx context.Context) ([]Plan, error)
+
+	CreateOrg(ctx context.Context, o Organization) error
+	Org(ctx context.Context, id string) (Organization, error)
+	OrgByName(ctx context.Context, parentID *string, name string) (Organization, error)
+	OrgBySlug(ctx context.Context, slug string) (Organization, error)
+	SetOrgStatus(ctx context.Context, id, status string) error
+	SetUserStatus(ctx context.Context, id, status string) error
+	SetSubscription(ctx context.Context, s Subscription) error
+	Subscription(ctx context.Context, orgID string) (Subscription, error)
+
+	CreateUser(ctx context.Context, u User, passwordHash string) error
+	User(ctx context.Context, id string) (User, error)
+	UserByEmail(ctx context.Context, email string) (User, error)
+	OrgUsers(ctx context.Context, orgID string, p app.PageRequest) ([]User, error)
+
+	CreateToken(ctx context.Context, t Token, hash []byte) error
+	CreateAppPassword(ctx context.Context, a AppPassword, hash []byte) error
+	CreateServicePrincipal(ctx context.Context, sp ServicePrincipal) error
+	ServicePrincipal(ctx context.Context, orgID, id string) (ServicePrincipal, error)
+	ServicePrincipals(ctx context.Context, orgID string, p app.PageRequest) ([]ServicePrincipal, error)
+	DeleteServicePrincipal(ctx context.Context, orgID, id string) error
+	CreateSPToken(ctx context.Context, t SPToken, hash []byte) error
+	SPTokens(ctx context.Context, spID string, p app.PageRequest) ([]SPToken, error)
+
+	// CredentialByHash finds a PAT (kind app.CredPAT) or service principal token
+	// (app.CredSPToken) by the keyed hash of its secret.
+	CredentialByHash(ctx context.Context, kind string, hash []byte) (Credential, error)
+	// AppPasswordCredential finds the app password of the user with e-mail address
+	// email whose keyed hash is hash.
+	AppPasswordCredential(ctx context.Context, email string, hash []byte) (Credential, error)
+	// UserCredential loads the user, organisation and plan of a user id (for JWTs).
+	UserCredential(ctx context.Context, userID string) (Credential, error)
+	// SPCredential loads a service principal with its organisation and plan.
+	SPCredential(ctx context.Context, spID string) (Credential, error)
+
+	// Secret returns the named server secret, creating it with gen when absent.
+	Secret(ctx context.Context, name string, gen func() ([]byte, error)) ([]byte, error)
+}

@@ -1,0 +1,76 @@
+package app
+
+import "context"
+
+// Credential kinds a principal can come from.
+const (
+	CredPAT         = "pat"
+	CredSPToken     = "service_principal_token"
+	CredJWT         = "jwt"
+	CredAppPassword = "app_password"
+)
+
+// Principal is the authenticated caller of a request: who acts, for which
+// organisation, with which rights.
+type Principal struct {
+	// Credential is the kind of credential presented (Cred* constants).
+	Credential string
+	// CredentialID identifies the token, app password or JWT (jti).
+	CredentialID string
+	OrgID        string
+	// UserID is the acting user; empty for a service principal with no bound user.
+	UserID string
+	// ServicePrincipalID is set for service-principal tokens and their JWTs.
+	ServicePrincipalID string
+	Role               string
+	Email              string
+	Scopes             Scopes
+	// ResellerDepth of the caller's organisation; >= 1 is a reseller.
+	ResellerDepth int
+	// Features are the plan features of the caller's organisation.
+	Features []string
+	// QuotaBytes is the storage quota of the caller's organisation's plan.
+	QuotaBytes int64
+}
+
+// HasFeature reports whether the caller's plan includes feature f.
+func (p *Principal) HasFeature(f string) bool {
+	for _, v := range p.Features {
+		if v == f {
+			return true
+		}
+	}
+	return false
+}
+
+// Require returns insufficient_scope unless the principal holds scope.
+func (p *Principal) Require(scope string) error {
+	if p == nil {
+		return Errorf(EUnauthorized, "Authentication is required.")
+	}
+	if !p.Scopes.Has(scope) {
+		return Errorf(EInsufficientScope, "The token lacks the scope %q.", scope)
+	}
+	return nil
+}
+
+// RequireUser returns no_bound_user when the principal has no acting user.
+func (p *Principal) RequireUser() error {
+	if p.UserID == "" {
+		return Errorf(ENoBoundUser, "This endpoint needs an acting user; use a token bound to a user.")
+	}
+	return nil
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns a context carrying p.
+func WithPrincipal(ctx context.Context, p *Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// PrincipalFrom returns the principal of ctx, or nil.
+func PrincipalFrom(ctx context.Context) *Principal {
+	p, _ := ctx.Value(principalKey{}).(*Principal)
+	return p
+}

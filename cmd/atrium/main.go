@@ -1,0 +1,228 @@
+// Command atrium is the Atrium workspace server: contacts, calendar, drive, a
+// partner API and webhooks in one binary.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"atrium/cmd/atrium/wire"
+	"atrium/storage/sqlite"
+	"atrium/web"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newRootCmd(os.Stdout, os.Stderr).ExecuteContext(ctx)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "atrium:", err)
+		os.Exit(1)
+	}
+}
+
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "atrium",
+		Short:         "Atrium: a self-hosted workspace platform in one binary",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(newServeCmd(), newBootstrapCmd(), newTokenCmd(), newMigrateCmd(), newVersionCmd())
+	return root
+}
+
+// dataFlags adds the flags that locate the configuration and data, shared by
+// commands that open the data directory.
+func dataFlags(f *pflag.FlagSet) {
+	f.String("config", "", "TOML configuration file")
+	f.String("data", "./data", "data directory (env ATRIUM_DATA)")
+}
+
+// loadFor loads the configuration of a command from its flags.
+func loadFor(cmd *cobra.Command) (wire.Config, error) {
+	path, _ := cmd.Flags().GetString("config")
+	return wire.LoadConfig(path, os.Getenv, cmd.Flags())
+}
+
+func newServeCmd() *cobra.Command {
+	var demo bool
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the server",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadFor(cmd)
+			if err != nil {
+				return err
+			}
+			log := wire.NewLogger(cfg, cmd.ErrOrStderr())
+			start := time.Now()
+			m, err := wire.Open(cmd.Context(), cfg, log)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			addr, err := m.Listen()
+			if err != nil {
+				return err
+			}
+			if demo {
+				creds, err := wire.SeedDemo(cmd.Context(), m)
+				if err != nil {
+					return fmt.Errorf("demo data: %w", err)
+				}
+				wire.PrintDemo(cmd.OutOrStdout(), cfg.PublicURL, creds)
+			}
+			log.Info("atrium listening", "addr", addr.String(), "public_url", cfg.PublicURL, "data", cfg.Data,
+				"version", version, "startup_ms", time.Since(start).Milliseconds())
+			return m.Serve(cmd.Context())
+		},
+	}
+	dataFlags(cmd.Flags())
+	cmd.Flags().String("listen", "127.0.0.1:8080", "address to listen on (env ATRIUM_LISTEN)")
+	cmd.Flags().String("public-url", "", "public URL of the server (env ATRIUM_PUBLIC_URL; default http://<listen>)")
+	cmd.Flags().BoolVar(&demo, "demo", false, "seed demo organisations, users and content (once) and print credentials")
+	return cmd
+}
+
+func newBootstrapCmd() *cobra.Command {
+	var orgName, email, role string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "bootstrap",
+		Short: "Ensure an operator organisation and a user, and print a fresh token and app password",
+		Long: "Ensures a top-level reseller organisation (on the enterprise plan) and a user in it, then prints " +
+			"a new personal access token and app password for that user. Safe to run while a server uses the same data directory.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadFor(cmd)
+			if err != nil {
+				return err
+			}
+			m, err := wire.Open(cmd.Context(), cfg, wire.NewLogger(cfg, io.Discard))
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			o, err := m.Bootstrap(cmd.Context(), orgName, email, role)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(o)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "organization: %s\nuser:         %s (%s)\ntoken:        %s\napp password: %s\n",
+				o.OrganizationID, o.Email, o.UserID, o.Token, o.AppPassword)
+			return nil
+		},
+	}
+	dataFlags(cmd.Flags())
+	cmd.Flags().StringVar(&orgName, "org-name", "Operator", "organisation name")
+	cmd.Flags().StringVar(&email, "admin-email", "admin@example.test", "user e-mail address")
+	cmd.Flags().StringVar(&role, "role", "admin", "user role: admin or member")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	return cmd
+}
+
+func newTokenCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "token", Short: "Manage personal access tokens"}
+	var user, scopes string
+	var ttl time.Duration
+	var asJSON bool
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Create a personal access token for a user",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadFor(cmd)
+			if err != nil {
+				return err
+			}
+			m, err := wire.Open(cmd.Context(), cfg, wire.NewLogger(cfg, io.Discard))
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			var list []string
+			for _, s := range strings.Split(scopes, ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					list = append(list, s)
+				}
+			}
+			o, err := m.Token(cmd.Context(), user, list, ttl)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(o)
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), o.Token)
+			return nil
+		},
+	}
+	dataFlags(create.Flags())
+	create.Flags().StringVar(&user, "user", "", "e-mail address of the user (required)")
+	create.Flags().StringVar(&scopes, "scopes", "", "comma-separated scopes (default: every scope the user's role allows)")
+	create.Flags().DurationVar(&ttl, "ttl", 720*time.Hour, "lifetime of the token (0: no expiry)")
+	create.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	_ = create.MarkFlagRequired("user")
+	cmd.AddCommand(create)
+	return cmd
+}
+
+func newMigrateCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply pending database migrations",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadFor(cmd)
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
+				return err
+			}
+			n, err := sqlite.Migrate(cmd.Context(), cfg.Data+"/atrium.db", wire.NewLogger(cfg, cmd.ErrOrStderr()))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "applied %d migration(s); schema version %d\n", n, sqlite.MigrationVersion())
+			return nil
+		},
+	}
+	dataFlags(cmd.Flags())
+	return cmd
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			v := version
+			if bi, ok := debug.ReadBuildInfo(); ok && v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+				v = bi.Main.Version
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "atrium %s (API %s, schema %d)\n", v, web.APIVersion, sqlite.MigrationVersion())
+		},
+	}
+}

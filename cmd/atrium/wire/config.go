@@ -1,0 +1,218 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/knadh/koanf/parsers/toml/v2"
+	"github.com/knadh/koanf/providers/confmap"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/v2"
+	"github.com/spf13/pflag"
+)
+
+// Config is Atrium's configuration. Precedence: defaults < TOML file < environment
+// < command-line flags. Every option is documented in config.example.toml.
+type Config struct {
+	Listen    string `koanf:"listen"`
+	Data      string `koanf:"data"`
+	PublicURL string `koanf:"public_url"`
+	Log       struct {
+		Level  string `koanf:"level"`
+		Format string `koanf:"format"`
+	} `koanf:"log"`
+	HTTP struct {
+		ShutdownTimeout   time.Duration `koanf:"shutdown_timeout"`
+		ReadHeaderTimeout time.Duration `koanf:"read_header_timeout"`
+		IdleTimeout       time.Duration `koanf:"idle_timeout"`
+		MaxHeaderBytes    int           `koanf:"max_header_bytes"`
+	} `koanf:"http"`
+	OIDC struct {
+		Issuer     string `koanf:"issuer"`
+		JWKSURL    string `koanf:"jwks_url"`
+		Audience   string `koanf:"audience"`
+		EmailClaim string `koanf:"email_claim"`
+	} `koanf:"oidc"`
+	Webhooks struct {
+		RetrySchedule       string        `koanf:"retry_schedule"`
+		Timeout             time.Duration `koanf:"timeout"`
+		AllowPrivateTargets bool          `koanf:"allow_private_targets"`
+	} `koanf:"webhooks"`
+	Mail struct {
+		Host     string `koanf:"host"`
+		Port     int    `koanf:"port"`
+		TLS      string `koanf:"tls"`
+		Username string `koanf:"username"`
+		Password string `koanf:"password"`
+		From     string `koanf:"from"`
+	} `koanf:"mail"`
+}
+
+// defaults are the embedded defaults: `atrium serve` with no file runs on them.
+var defaults = map[string]any{
+	"listen":                         "127.0.0.1:8080",
+	"data":                           "./data",
+	"public_url":                     "",
+	"log.level":                      "info",
+	"log.format":                     "text",
+	"http.shutdown_timeout":          "15s",
+	"http.read_header_timeout":       "10s",
+	"http.idle_timeout":              "120s",
+	"http.max_header_bytes":          64 << 10,
+	"oidc.issuer":                    "",
+	"oidc.jwks_url":                  "",
+	"oidc.audience":                  "",
+	"oidc.email_claim":               "email",
+	"webhooks.retry_schedule":        "0s,30s,5m,30m,2h,12h",
+	"webhooks.timeout":               "10s",
+	"webhooks.allow_private_targets": false,
+	"mail.host":                      "",
+	"mail.port":                      587,
+	"mail.tls":                       "starttls",
+	"mail.username":                  "",
+	"mail.password":                  "",
+	"mail.from":                      "Atrium <atrium@localhost>",
+}
+
+// envVars maps environment variables to configuration keys.
+var envVars = map[string]string{
+	"ATRIUM_LISTEN":                 "listen",
+	"ATRIUM_DATA":                   "data",
+	"ATRIUM_PUBLIC_URL":             "public_url",
+	"ATRIUM_LOG_LEVEL":              "log.level",
+	"ATRIUM_LOG_FORMAT":             "log.format",
+	"ATRIUM_OIDC_ISSUER":            "oidc.issuer",
+	"ATRIUM_OIDC_JWKS_URL":          "oidc.jwks_url",
+	"ATRIUM_OIDC_AUDIENCE":          "oidc.audience",
+	"ATRIUM_WEBHOOK_RETRY_SCHEDULE": "webhooks.retry_schedule",
+	"ATRIUM_WEBHOOK_TIMEOUT":        "webhooks.timeout",
+	"ATRIUM_WEBHOOK_ALLOW_PRIVATE":  "webhooks.allow_private_targets",
+	"ATRIUM_MAIL_HOST":              "mail.host",
+	"ATRIUM_MAIL_PORT":              "mail.port",
+	"ATRIUM_MAIL_USERNAME":          "mail.username",
+	"ATRIUM_MAIL_PASSWORD":          "mail.password",
+	"ATRIUM_MAIL_FROM":              "mail.from",
+}
+
+// flagKeys maps command-line flags to configuration keys.
+var flagKeys = map[string]string{
+	"listen":     "listen",
+	"data":       "data",
+	"public-url": "public_url",
+}
+
+// LoadConfig builds the configuration from the defaults, the TOML file at path
+// (when not empty), the environment and the flags that were set. An unknown key or
+// a bad value is an error naming it.
+func LoadConfig(path string, env func(string) string, flags *pflag.FlagSet) (Config, error) {
+	var cfg Config
+	k := koanf.New(".")
+	if err := k.Load(confmap.Provider(defaults, "."), nil); err != nil {
+		return cfg, err
+	}
+	if path != "" {
+		if _, err := os.Stat(path); err != nil {
+			return cfg, fmt.Errorf("config file: %w", err)
+		}
+		if err := k.Load(file.Provider(path), toml.Parser()); err != nil {
+			return cfg, fmt.Errorf("config file %s: %w", path, err)
+		}
+	}
+	if env == nil {
+		env = os.Getenv
+	}
+	over := map[string]any{}
+	for name, key := range envVars {
+		if v := env(name); v != "" {
+			over[key] = v
+		}
+	}
+	if flags != nil {
+		for name, key := range flagKeys {
+			if f := flags.Lookup(name); f != nil && f.Changed {
+				over[key] = f.Value.String()
+			}
+		}
+	}
+	if err := k.Load(confmap.Provider(over, "."), nil); err != nil {
+		return cfg, err
+	}
+	err := k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{DecoderConfig: &mapstructure.DecoderConfig{
+		DecodeHook: mapstructure.ComposeDecodeHookFunc(mapstructure.StringToTimeDurationHookFunc(),
+			mapstructure.StringToSliceHookFunc(",")),
+		ErrorUnused:      true,
+		WeaklyTypedInput: true,
+		Result:           &cfg,
+		TagName:          "koanf",
+	}})
+	if err != nil {
+		return cfg, fmt.Errorf("config: %w", err)
+	}
+	return cfg, cfg.Validate()
+}
+
+// Validate checks the rules across options and fills derived values.
+func (c *Config) Validate() error {
+	var errs []error
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		errs = append(errs, fmt.Errorf("listen: %q is not host:port", c.Listen))
+	}
+	if c.Data == "" {
+		errs = append(errs, errors.New("data: must not be empty"))
+	}
+	if c.PublicURL == "" {
+		c.PublicURL = "http://" + c.Listen
+	}
+	if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("public_url: %q is not an http(s) URL", c.PublicURL))
+	}
+	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("log.level: %q is not debug, info, warn or error", c.Log.Level))
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		errs = append(errs, fmt.Errorf("log.format: %q is not text or json", c.Log.Format))
+	}
+	if _, err := c.RetrySchedule(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Webhooks.Timeout <= 0 {
+		errs = append(errs, errors.New("webhooks.timeout: must be positive"))
+	}
+	if (c.OIDC.Issuer == "") != (c.OIDC.JWKSURL == "") {
+		errs = append(errs, errors.New("oidc: issuer and jwks_url go together"))
+	}
+	switch c.Mail.TLS {
+	case "starttls", "tls", "none":
+	default:
+		errs = append(errs, fmt.Errorf("mail.tls: %q is not starttls, tls or none", c.Mail.TLS))
+	}
+	return errors.Join(errs...)
+}
+
+// RetrySchedule parses webhooks.retry_schedule: six comma-separated durations.
+func (c *Config) RetrySchedule() ([]time.Duration, error) {
+	parts := strings.Split(c.Webhooks.RetrySchedule, ",")
+	var out []time.Duration
+	for _, p := range parts {
+		d, err := time.ParseDuration(strings.TrimSpace(p))
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("webhooks.retry_schedule: %q is not a duration", strings.TrimSpace(p))
+		}
+		out = append(out, d)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("webhooks.retry_schedule: must list at least one duration")
+	}
+	return out, nil
+}

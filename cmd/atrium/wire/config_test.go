@@ -1,0 +1,94 @@
+package wire
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+func TestConfigPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "atrium.toml")
+	if err := os.WriteFile(file, []byte(`
+listen = "127.0.0.1:9001"
+data = "/from/file"
+public_url = "https://file.example"
+[webhooks]
+timeout = "3s"
+retry_schedule = "0s,1s"
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"ATRIUM_DATA": "/from/env", "ATRIUM_PUBLIC_URL": "https://env.example", "ATRIUM_WEBHOOK_TIMEOUT": "4s"}
+	flags := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	flags.String("listen", "", "")
+	flags.String("data", "", "")
+	flags.String("public-url", "", "")
+	if err := flags.Parse([]string{"--public-url", "https://flag.example/"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(file, func(k string) string { return env[k] }, flags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ name, got, want string }{
+		{"file over default", cfg.Listen, "127.0.0.1:9001"},
+		{"env over file", cfg.Data, "/from/env"},
+		{"flag over env", cfg.PublicURL, "https://flag.example"},
+		{"env duration over file", cfg.Webhooks.Timeout.String(), "4s"},
+		{"file value kept", cfg.Webhooks.RetrySchedule, "0s,1s"},
+		{"default kept", cfg.Log.Level, "info"},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.name, tt.got, tt.want)
+		}
+	}
+
+	def, err := LoadConfig("", func(string) string { return "" }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def.Listen != "127.0.0.1:8080" || def.Data != "./data" || def.PublicURL != "http://127.0.0.1:8080" || def.Webhooks.Timeout != 10*time.Second {
+		t.Fatalf("defaults: %+v", def)
+	}
+	if s, _ := def.RetrySchedule(); len(s) != 6 || s[5] != 12*time.Hour {
+		t.Fatalf("default retry schedule %v", s)
+	}
+}
+
+func TestConfigErrorsNameTheKey(t *testing.T) {
+	tests := []struct {
+		name, toml string
+		env        map[string]string
+		want       string
+	}{
+		{name: "unknown key", toml: "listne = \"x\"\n", want: "listne"},
+		{name: "unknown nested key", toml: "[webhooks]\nretries = 3\n", want: "retries"},
+		{name: "bad duration", toml: "[webhooks]\ntimeout = \"soon\"\n", want: "timeout"},
+		{name: "bad listen", toml: "listen = \"nohost\"\n", want: "listen"},
+		{name: "bad public url", toml: "public_url = \"ftp://x\"\n", want: "public_url"},
+		{name: "bad log level", env: map[string]string{"ATRIUM_LOG_LEVEL": "loud"}, want: "log.level"},
+		{name: "bad retry schedule", env: map[string]string{"ATRIUM_WEBHOOK_RETRY_SCHEDULE": "1s,later"}, want: "retry_schedule"},
+		{name: "bad toml", toml: "listen = \n", want: "atrium.toml"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			file := ""
+			if tt.toml != "" {
+				file = filepath.Join(t.TempDir(), "atrium.toml")
+				if err := os.WriteFile(file, []byte(tt.toml), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := LoadConfig(file, func(k string) string { return tt.env[k] }, nil)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one naming %q", err, tt.want)
+			}
+		})
+	}
+}

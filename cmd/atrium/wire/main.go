@@ -1,0 +1,235 @@
+// Package wire connects Atrium's adapters to its app services: configuration,
+// the database, the blob store, the services and the HTTP server. It is the one
+// place that knows every package; the command and the end-to-end tests use it.
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"atrium/app"
+	"atrium/app/identity"
+	"atrium/storage/blob"
+	"atrium/storage/sqlite"
+	"atrium/web"
+)
+
+// Main is a wired Atrium: the one place that connects the adapters to the app.
+type Main struct {
+	Config Config
+	Log    *slog.Logger
+	Clock  app.Clock
+
+	DB       *sqlite.DB
+	Blobs    *blob.Store
+	Identity *identity.Service
+	Server   *web.Server
+
+	http     *http.Server
+	listener net.Listener
+}
+
+// NewLogger makes the slog logger the configuration asks for.
+func NewLogger(cfg Config, w io.Writer) *slog.Logger {
+	lvl := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[cfg.Log.Level]
+	opts := &slog.HandlerOptions{Level: lvl}
+	if cfg.Log.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// Option adjusts how Open wires Atrium (tests inject a clock).
+type Option func(*Main)
+
+// WithClock makes every service use clock.
+func WithClock(clock app.Clock) Option { return func(m *Main) { m.Clock = clock } }
+
+// Open opens the data directory: the database (migrated), the blob store and the
+// services. It does not listen.
+func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Main, error) {
+	m := &Main{Config: cfg, Log: log}
+	for _, o := range opts {
+		o(m)
+	}
+	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	db, err := sqlite.Open(ctx, filepath.Join(cfg.Data, "atrium.db"), log)
+	if err != nil {
+		return nil, err
+	}
+	db.Clock = m.Clock
+	m.DB = db
+	if m.Blobs, err = blob.Open(filepath.Join(cfg.Data, "blobs")); err != nil {
+		m.Close()
+		return nil, err
+	}
+	ids := sqlite.IdentityStore{DB: db}
+	audit := sqlite.Auditor{DB: db}
+	m.Identity, err = identity.NewService(ctx, ids, audit, m.Clock, cfg.PublicURL)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	if cfg.OIDC.Issuer != "" {
+		v, err := newOIDCVerifier(ctx, cfg)
+		if err != nil {
+			m.Close()
+			return nil, err
+		}
+		m.Identity.External = v
+	}
+	if err := m.Identity.SeedPlans(ctx); err != nil {
+		m.Close()
+		return nil, err
+	}
+	cursorKey, err := ids.Secret(ctx, "cursor_key", randomKey)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	presignKey, err := ids.Secret(ctx, "presign_key", randomKey)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	signer := blob.NewSigner(presignKey, cfg.PublicURL, nil)
+	m.Server = web.New(web.Config{
+		PublicURL:   cfg.PublicURL,
+		Log:         log,
+		Identity:    m.Identity,
+		Audit:       audit,
+		Idempotency: sqlite.Idempotency{DB: db},
+		Tx:          db,
+		Cursors:     &app.Cursors{Key: cursorKey, Clock: m.Clock},
+		Ready:       m.ready,
+		Blob:        blob.NewHandler(m.Blobs, signer, nil, log),
+	})
+	return m, nil
+}
+
+func randomKey() ([]byte, error) {
+	b := []byte(app.RandomHex(32))
+	return b, nil
+}
+
+// ready reports whether the database and the blob store are usable.
+func (m *Main) ready(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := m.DB.Ping(ctx); err != nil {
+		return errors.New("database unavailable")
+	}
+	f, err := os.CreateTemp(m.Blobs.TempDir(), "ready-*")
+	if err != nil {
+		return errors.New("blob store not writable")
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
+}
+
+// Listen binds the configured address (port 0 picks a free one).
+func (m *Main) Listen() (net.Addr, error) {
+	l, err := net.Listen("tcp", m.Config.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", m.Config.Listen, err)
+	}
+	m.listener = l
+	m.http = &http.Server{
+		Handler:           m.Server.Handler(),
+		ReadHeaderTimeout: m.Config.HTTP.ReadHeaderTimeout,
+		IdleTimeout:       m.Config.HTTP.IdleTimeout,
+		MaxHeaderBytes:    m.Config.HTTP.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn),
+	}
+	return l.Addr(), nil
+}
+
+// Serve serves HTTP until ctx is done, then shuts down gracefully: stop accepting,
+// finish in-flight requests (bounded by the shutdown timeout).
+func (m *Main) Serve(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- m.http.Serve(m.listener) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	m.Log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), m.Config.HTTP.ShutdownTimeout)
+	defer cancel()
+	if err := m.http.Shutdown(sctx); err != nil {
+		m.Log.Warn("shutdown did not finish in time", "err", err)
+		m.http.Close()
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Close releases everything Open acquired.
+func (m *Main) Close() error {
+	var errs []error
+	if m.DB != nil {
+		errs = append(errs, m.DB.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// BootstrapOutput is what `atrium bootstrap --json` prints (CONTRACT §1).
+type BootstrapOutput struct {
+	OrganizationID string `json:"organization_id"`
+	UserID         string `json:"user_id"`
+	Email          string `json:"email"`
+	Token          string `json:"token"`
+	AppPassword    string `json:"app_password"`
+}
+
+// Bootstrap ensures a top-level reseller organisation and a user in it and issues
+// a fresh PAT (every scope the role allows) and app password.
+func (m *Main) Bootstrap(ctx context.Context, orgName, email, role string) (BootstrapOutput, error) {
+	res, err := m.Identity.Bootstrap(ctx, orgName, email, role)
+	if err != nil {
+		return BootstrapOutput{}, err
+	}
+	tok, _, err := m.Identity.CreateToken(ctx, identity.CreateTokenInput{UserID: res.User.ID, Name: "bootstrap"})
+	if err != nil {
+		return BootstrapOutput{}, err
+	}
+	pw, _, err := m.Identity.CreateAppPassword(ctx, res.User.ID, "bootstrap")
+	if err != nil {
+		return BootstrapOutput{}, err
+	}
+	return BootstrapOutput{OrganizationID: res.Org.ID, UserID: res.User.ID, Email: res.User.Email, Token: tok, AppPassword: pw}, nil
+}
+
+// TokenOutput is what `atrium token create --json` prints.
+type TokenOutput struct {
+	Token     string     `json:"token"`
+	ExpiresAt *time.Time `json:"expires_at"`
+	Scopes    []string   `json:"scopes"`
+}
+
+// Token issues a PAT for the user with e-mail address email.
+func (m *Main) Token(ctx context.Context, email string, scopes []string, ttl time.Duration) (TokenOutput, error) {
+	u, err := m.Identity.UserByEmail(ctx, email)
+	if err != nil {
+		return TokenOutput{}, fmt.Errorf("user %s: %w", email, err)
+	}
+	tok, t, err := m.Identity.CreateToken(ctx, identity.CreateTokenInput{UserID: u.ID, Name: "cli", Scopes: scopes, TTL: ttl})
+	if err != nil {
+		return TokenOutput{}, err
+	}
+	return TokenOutput{Token: tok, ExpiresAt: t.ExpiresAt, Scopes: t.Scopes}, nil
+}

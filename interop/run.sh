@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The interop suite: drives a real Atrium binary with real third-party clients.
+# Usage: interop/run.sh path/to/atrium
+set -u
+cd "$(dirname "$0")/.."
+BIN=$(realpath "${1:-bin/atrium}")
+source interop/lib.sh
+trap stop_atrium EXIT
+
+start_atrium "$BIN" || { FAIL=1; summary; exit 1; }
+CREDS=$("$BIN" bootstrap --data "$DATA_DIR" --json --admin-email admin@example.test)
+MEMBER=$("$BIN" bootstrap --data "$DATA_DIR" --json --admin-email member@example.test --role member)
+export BIN ATRIUM_URL DATA_DIR CREDS MEMBER
+
+for suite in interop/suites/*.sh; do
+  # shellcheck source=/dev/null
+  source "$suite"
+done
+summary

@@ -1,0 +1,328 @@
+// Package blob is Atrium's content-addressed file store and the presigned URLs
+// that let clients upload and download its bytes directly.
+//
+// A Store keeps every object on local disk under the SHA-256 of its content, at
+// dir/objects/<hh>/<hh>/<64-hex-sha256>. Objects are written through a temp file
+// in dir/tmp that is fsynced, renamed into place and made durable by fsyncing the
+// directory, so an object path only ever holds a complete, durable object; bytes
+// are streamed, never held whole in memory.
+//
+// A Signer makes and checks short-lived HMAC-signed URLs (in the manner of S3
+// presigned URLs), and NewHandler serves them: GET/HEAD of objects and PUT of
+// uploads, whose meaning the caller supplies as a PutFunc.
+package blob
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+)
+
+var (
+	// ErrNotFound is wrapped by the errors of operations on an object the store
+	// does not hold.
+	ErrNotFound = errors.New("object not found")
+	// ErrInvalidHash is wrapped when a hash is not 64 lowercase hex digits.
+	ErrInvalidHash = errors.New("invalid object hash")
+	// ErrTooLarge is wrapped by Put when the stream is longer than its limit.
+	ErrTooLarge = errors.New("object too large")
+)
+
+// Object names a stored object.
+type Object struct {
+	// Hash is the SHA-256 of the content, 64 lowercase hex digits.
+	Hash string
+	// Size is the length of the content in bytes.
+	Size int64
+}
+
+// Store is a content-addressed object store on local disk. It is safe for
+// concurrent use, also by several Stores on the same directory in one process.
+type Store struct {
+	dir     string
+	objects string
+	tmp     string
+}
+
+// copyBufferSize is the size of the chunks Put reads and writes.
+const copyBufferSize = 1 << 20
+
+// buffers recycles Put's copy buffers so that concurrent uploads do not each
+// allocate a fresh MiB.
+var buffers = sync.Pool{New: func() any { b := make([]byte, copyBufferSize); return &b }}
+
+// Open opens (creating when absent) the store rooted at dir: it creates
+// dir/objects and dir/tmp with mode 0700 and removes whatever a previous process
+// left in dir/tmp (the temp files of Puts interrupted by a crash). dir/tmp is
+// therefore scratch space only: nothing in it survives a restart.
+func Open(dir string) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("blob open: empty directory")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("blob open: %w", err)
+	}
+	s := &Store{dir: abs, objects: filepath.Join(abs, "objects"), tmp: filepath.Join(abs, "tmp")}
+	for _, d := range []string{s.objects, s.tmp} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("blob open: %w", err)
+		}
+	}
+	if err := syncDir(abs); err != nil {
+		return nil, fmt.Errorf("blob open: %w", err)
+	}
+	entries, err := os.ReadDir(s.tmp)
+	if err != nil {
+		return nil, fmt.Errorf("blob open: %w", err)
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(s.tmp, e.Name())); err != nil {
+			return nil, fmt.Errorf("blob open: remove leftover temp file: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// TempDir returns the store's scratch directory, on the same file system as the
+// objects, for adapters that need temp files they may rename cheaply. It is
+// emptied by Open.
+func (s *Store) TempDir() string { return s.tmp }
+
+// Put streams r into the store and returns the object it holds. The bytes go to
+// a temp file while their SHA-256 is computed, in 1 MiB chunks; the file is
+// fsynced, renamed to its object path and the directory fsynced before Put
+// returns, so a returned Object is durable. When the store already holds the
+// content, the existing object is kept and the copy discarded.
+//
+// limit, when positive, is the most bytes r may yield: a longer stream fails with
+// an error wrapping ErrTooLarge. ctx is checked between reads; Put cannot
+// interrupt a Read that blocks, so r should be unblocked by the cancellation
+// itself (as an HTTP request body is when its client goes away). On any error the
+// temp file is removed and no object is created.
+func (s *Store) Put(ctx context.Context, r io.Reader, limit int64) (Object, error) {
+	if err := ctx.Err(); err != nil {
+		return Object{}, fmt.Errorf("blob put: %w", err)
+	}
+	f, err := os.CreateTemp(s.tmp, "put-*")
+	if err != nil {
+		return Object{}, fmt.Errorf("blob put: create temp file: %w", err)
+	}
+	tmp := f.Name()
+	// Until the rename the temp file is ours to remove; after it the name may be
+	// reused by another Put's CreateTemp, so it must not be touched.
+	renamed, closed := false, false
+	defer func() {
+		if !closed {
+			f.Close()
+		}
+		if !renamed {
+			os.Remove(tmp)
+		}
+	}()
+
+	h := sha256.New()
+	bp := buffers.Get().(*[]byte)
+	size, err := copyChunks(ctx, f, h, r, *bp, limit)
+	buffers.Put(bp)
+	if err != nil {
+		return Object{}, fmt.Errorf("blob put: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return Object{}, fmt.Errorf("blob put: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return Object{}, fmt.Errorf("blob put: sync temp file: %w", err)
+	}
+	closed = true
+	if err := f.Close(); err != nil {
+		return Object{}, fmt.Errorf("blob put: close temp file: %w", err)
+	}
+
+	obj := Object{Hash: hex.EncodeToString(h.Sum(nil)), Size: size}
+	final := s.path(obj.Hash)
+	dir := filepath.Dir(final)
+	if fi, err := os.Lstat(final); err == nil && fi.Mode().IsRegular() && fi.Size() == size {
+		// Already stored. Sync the directory anyway: the object may have just
+		// been renamed into place by a concurrent Put that has not yet made the
+		// rename durable, and our caller is about to rely on it.
+		if err := syncDir(dir); err != nil {
+			return Object{}, fmt.Errorf("blob put: sync object dir: %w", err)
+		}
+		return obj, nil
+	}
+	// Absent (or, should a disk fault have damaged it, of the wrong size: the
+	// rename below replaces it with the good copy).
+	if err := s.ensureFanout(obj.Hash); err != nil {
+		return Object{}, fmt.Errorf("blob put: %w", err)
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return Object{}, fmt.Errorf("blob put: rename into place: %w", err)
+	}
+	renamed = true
+	if err := syncDir(dir); err != nil {
+		// The object is visible but perhaps not durable: report failure so the
+		// caller does not record it; an unreferenced object is harmless.
+		return Object{}, fmt.Errorf("blob put: sync object dir: %w", err)
+	}
+	return obj, nil
+}
+
+// copyChunks copies r to both f and h in chunks of len(buf), filling the buffer
+// before each write to keep write calls few, checking ctx before every read and
+// limit after it. It returns the number of bytes copied.
+func copyChunks(ctx context.Context, f io.Writer, h io.Writer, r io.Reader, buf []byte, limit int64) (int64, error) {
+	var total int64
+	for {
+		n := 0
+		var rerr error
+		for n < len(buf) && rerr == nil {
+			if err := ctx.Err(); err != nil {
+				return total, err
+			}
+			var m int
+			m, rerr = r.Read(buf[n:])
+			if m < 0 || m > len(buf)-n {
+				return total, errors.New("read: invalid count from reader")
+			}
+			n += m
+			if limit > 0 && total+int64(n) > limit {
+				return total, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)
+			}
+		}
+		if n > 0 {
+			h.Write(buf[:n]) // hash.Hash never returns an error
+			if _, err := f.Write(buf[:n]); err != nil {
+				return total, fmt.Errorf("write temp file: %w", err)
+			}
+			total += int64(n)
+		}
+		switch {
+		case rerr == io.EOF:
+			return total, nil
+		case rerr != nil:
+			return total, fmt.Errorf("read: %w", rerr)
+		}
+	}
+}
+
+// ensureFanout creates the two fan-out directories of hash when missing, fsyncing
+// each parent so the new directory entries survive a crash.
+func (s *Store) ensureFanout(hash string) error {
+	d1 := filepath.Join(s.objects, hash[:2])
+	d2 := filepath.Join(d1, hash[2:4])
+	if _, err := os.Stat(d2); err == nil {
+		return nil
+	}
+	for _, d := range []string{d1, d2} {
+		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("create fan-out dir: %w", err)
+		}
+		if err := syncDir(filepath.Dir(d)); err != nil {
+			return fmt.Errorf("sync fan-out dir: %w", err)
+		}
+	}
+	return nil
+}
+
+// Open opens the object hash for reading. The caller closes the file.
+func (s *Store) Open(hash string) (*os.File, error) {
+	if err := ValidHash(hash); err != nil {
+		return nil, fmt.Errorf("blob open: %w", err)
+	}
+	f, err := os.Open(s.path(hash))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("blob open %s: %w", hash, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("blob open: %w", err)
+	}
+	return f, nil
+}
+
+// Stat returns the size of the object hash.
+func (s *Store) Stat(hash string) (int64, error) {
+	if err := ValidHash(hash); err != nil {
+		return 0, fmt.Errorf("blob stat: %w", err)
+	}
+	fi, err := os.Stat(s.path(hash))
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, fmt.Errorf("blob stat %s: %w", hash, ErrNotFound)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("blob stat: %w", err)
+	}
+	return fi.Size(), nil
+}
+
+// Exists reports whether the store holds the object hash; an invalid hash is
+// never held.
+func (s *Store) Exists(hash string) bool {
+	_, err := s.Stat(hash)
+	return err == nil
+}
+
+// Delete removes the object hash; a missing object is not an error. Objects are
+// shared by every reference to the same content, so only a collector that knows
+// no reference remains (and that no Put of the same content is in flight) should
+// delete.
+func (s *Store) Delete(hash string) error {
+	if err := ValidHash(hash); err != nil {
+		return fmt.Errorf("blob delete: %w", err)
+	}
+	if err := os.Remove(s.path(hash)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("blob delete: %w", err)
+	}
+	return nil
+}
+
+// Path returns the file path of the object hash, whether or not it exists.
+func (s *Store) Path(hash string) (string, error) {
+	if err := ValidHash(hash); err != nil {
+		return "", fmt.Errorf("blob path: %w", err)
+	}
+	return s.path(hash), nil
+}
+
+func (s *Store) path(hash string) string {
+	return filepath.Join(s.objects, hash[:2], hash[2:4], hash)
+}
+
+// ValidHash returns nil when hash is 64 lowercase hex digits, else an error
+// wrapping ErrInvalidHash.
+func ValidHash(hash string) error {
+	if len(hash) != 2*sha256.Size {
+		return fmt.Errorf("%w: want %d hex digits, got %d characters", ErrInvalidHash, 2*sha256.Size, len(hash))
+	}
+	for i := 0; i < len(hash); i++ {
+		if c := hash[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return fmt.Errorf("%w: not lowercase hex", ErrInvalidHash)
+		}
+	}
+	return nil
+}
+
+// syncDir fsyncs a directory so that entries created or renamed in it are
+// durable. Windows cannot fsync directories (nor needs to).
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

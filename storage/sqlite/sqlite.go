@@ -1,0 +1,256 @@
+// Package sqlite implements Atrium's stores on an embedded SQLite database
+// (modernc.org/sqlite, pure Go): one writer connection, a pool of readers, WAL,
+// foreign keys, and numbered migrations embedded in the binary.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/pressly/goose/v3"
+	sqlite3 "modernc.org/sqlite"
+	sqlite3lib "modernc.org/sqlite/lib"
+
+	"atrium/app"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// DB is an open Atrium database.
+type DB struct {
+	path string
+	// w is the single writer connection; r is the reader pool.
+	w, r  *sql.DB
+	Clock app.Clock
+}
+
+var _ app.TxRunner = (*DB)(nil)
+
+// Open opens (creating when absent) the database file at path and applies pending
+// migrations.
+func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create database dir: %w", err)
+	}
+	if _, err := Migrate(ctx, path, log); err != nil {
+		return nil, err
+	}
+	w, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		return nil, fmt.Errorf("open database writer: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	r, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open database readers: %w", err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0)*2)
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	r.SetConnMaxLifetime(0)
+	db := &DB{path: path, w: w, r: r}
+	if err := db.Ping(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func dsn(path string, writer bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Add("_pragma", "temp_store(MEMORY)")
+	q.Add("_pragma", "cache_size(-16000)")
+	if writer {
+		q.Add("_txlock", "immediate")
+	} else {
+		q.Add("_pragma", "query_only(1)")
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Migrate applies pending migrations to the database at path and returns how many
+// were applied. Each migration runs in its own transaction.
+func Migrate(ctx context.Context, path string, log *slog.Logger) (int, error) {
+	db, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		return 0, fmt.Errorf("open database for migrations: %w", err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	sub, _ := fsSub()
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, sub, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return 0, fmt.Errorf("migrations: %w", err)
+	}
+	res, err := p.Up(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("apply migrations: %w", err)
+	}
+	for _, r := range res {
+		if log != nil {
+			log.Info("migration applied", "version", r.Source.Version, "file", filepath.Base(r.Source.Path), "duration", r.Duration)
+		}
+	}
+	return len(res), nil
+}
+
+// MigrationVersion returns the highest migration version embedded in the binary.
+func MigrationVersion() int64 {
+	sub, _ := fsSub()
+	entries, _ := migrationsList(sub)
+	return entries
+}
+
+// Ping checks that both the writer and the readers answer.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.w.PingContext(ctx); err != nil {
+		return fmt.Errorf("ping database writer: %w", err)
+	}
+	if err := db.r.PingContext(ctx); err != nil {
+		return fmt.Errorf("ping database readers: %w", err)
+	}
+	return nil
+}
+
+// Close closes the connections; the WAL is checkpointed by SQLite on the last close.
+func (db *DB) Close() error {
+	return errors.Join(db.r.Close(), db.w.Close())
+}
+
+// Path is the database file.
+func (db *DB) Path() string { return db.path }
+
+type txKey struct{}
+
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// InTx runs fn in a write transaction carried by the context; a nested call joins
+// it. The transaction commits when fn returns nil and rolls back otherwise (or on
+// panic).
+func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context) error) (err error) {
+	if _, ok := ctx.Value(txKey{}).(*sql.Tx); ok {
+		return fn(ctx)
+	}
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			tx.Rollback()
+			panic(p)
+		}
+	}()
+	if err := fn(context.WithValue(ctx, txKey{}, tx)); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// InTransaction reports whether ctx carries a transaction.
+func InTransaction(ctx context.Context) bool {
+	_, ok := ctx.Value(txKey{}).(*sql.Tx)
+	return ok
+}
+
+// read returns the transaction of ctx, or the reader pool.
+func (db *DB) read(ctx context.Context) querier {
+	if tx, ok := ctx.Value(txKey{}).(*sql.Tx); ok {
+		return tx
+	}
+	return db.r
+}
+
+// write returns the transaction of ctx, or the writer (a single statement is its
+// own transaction).
+func (db *DB) write(ctx context.Context) querier {
+	if tx, ok := ctx.Value(txKey{}).(*sql.Tx); ok {
+		return tx
+	}
+	return db.w
+}
+
+// now is the database's clock.
+func (db *DB) now() time.Time { return db.Clock.Now() }
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
+
+func msPtr(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UnixMilli()
+}
+
+func fromMSPtr(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := fromMS(v.Int64)
+	return &t
+}
+
+// mapErr turns driver errors into domain errors: no rows → not_found, a unique or
+// primary key violation → conflict.
+func mapErr(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return app.Errorf(app.ENotFound, "The %s was not found.", what)
+	}
+	var se *sqlite3.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3lib.SQLITE_CONSTRAINT_UNIQUE, sqlite3lib.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return app.Errorf(app.EConflict, "A %s with these values already exists.", what)
+		}
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// IntegrityCheck runs PRAGMA integrity_check and returns its answer ("ok" when sound).
+func (db *DB) IntegrityCheck(ctx context.Context) (string, error) {
+	rows, err := db.r.QueryContext(ctx, "PRAGMA integrity_check")
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return "", err
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, "; "), rows.Err()
+}

@@ -1,0 +1,122 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+
+	"atrium/app"
+)
+
+func TestMigrations(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "atrium.db")
+
+	// An empty database gets every migration.
+	n, err := Migrate(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 || int64(n) != MigrationVersion() {
+		t.Fatalf("applied %d migrations, want %d", n, MigrationVersion())
+	}
+	// An existing, migrated database gets none, and keeps its rows.
+	db, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (Auditor{db}).Record(context.Background(), app.AuditEntry{OrgID: "o", Module: "m", Action: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if n, err = Migrate(ctx, path, nil); err != nil || n != 0 {
+		t.Fatalf("re-migrate applied %d: %v", n, err)
+	}
+	db, err = Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	got, err := Auditor{db}.List(ctx, "o", "", 10)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("rows after reopen: %v %v", got, err)
+	}
+	if ok, err := db.IntegrityCheck(ctx); err != nil || ok != "ok" {
+		t.Fatalf("integrity %q %v", ok, err)
+	}
+	var mode string
+	if err := db.r.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+		t.Fatalf("journal mode %q %v", mode, err)
+	}
+	var fk int
+	if err := db.w.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil || fk != 1 {
+		t.Fatalf("foreign keys %d %v", fk, err)
+	}
+}
+
+func TestTransactions(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "atrium.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	a, o := Auditor{db}, Outbox{db}
+
+	// A failed transaction leaves nothing of its writes, events included.
+	boom := app.Errorf(app.EConflict, "boom")
+	err = db.InTx(ctx, func(ctx context.Context) error {
+		if err := a.Record(ctx, app.AuditEntry{OrgID: "o", Module: "m", Action: "x"}); err != nil {
+			return err
+		}
+		if err := o.Emit(ctx, app.Event{Type: "t", OrgID: "o"}); err != nil {
+			return err
+		}
+		// A nested call joins the outer transaction.
+		return db.InTx(ctx, func(ctx context.Context) error { return boom })
+	})
+	if err != boom {
+		t.Fatalf("err %v", err)
+	}
+	if l, _ := a.List(ctx, "o", "", 10); len(l) != 0 {
+		t.Fatalf("audit rows survived rollback: %v", l)
+	}
+	if ev, _, _ := o.Events(ctx, 0, 10); len(ev) != 0 {
+		t.Fatalf("events survived rollback: %v", ev)
+	}
+	// A committed one keeps both, and the event id is the one given.
+	err = db.InTx(ctx, func(ctx context.Context) error {
+		if err := a.Record(ctx, app.AuditEntry{OrgID: "o", Module: "m", Action: "y"}); err != nil {
+			return err
+		}
+		return o.Emit(ctx, app.Event{ID: "ev1", Type: "t", OrgID: "o", Data: map[string]any{"k": "v"}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, seq, err := o.Events(ctx, 0, 10)
+	if err != nil || len(ev) != 1 || ev[0].ID != "ev1" || ev[0].Data["k"] != "v" || seq[0] != 1 {
+		t.Fatalf("events %v %v %v", ev, seq, err)
+	}
+	// Emitting outside a transaction is refused: an event must commit with its change.
+	if err := o.Emit(ctx, app.Event{Type: "t"}); err == nil {
+		t.Fatal("emit outside a transaction accepted")
+	}
+	// A panic rolls back and re-panics.
+	func() {
+		defer func() { _ = recover() }()
+		_ = db.InTx(ctx, func(ctx context.Context) error {
+			_ = a.Record(ctx, app.AuditEntry{OrgID: "p", Module: "m", Action: "z"})
+			panic("x")
+		})
+	}()
+	if l, _ := a.List(ctx, "p", "", 10); len(l) != 0 {
+		t.Fatal("write survived a panic")
+	}
+	// The reader pool refuses writes.
+	if _, err := db.r.ExecContext(ctx, "DELETE FROM audit_log"); err == nil {
+		t.Fatal("reader accepted a write")
+	}
+	var _ *sql.DB = db.w
+}

@@ -1,0 +1,210 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/gin-gonic/gin"
+
+	"atrium/app"
+	"atrium/web/rest"
+)
+
+type requestIDKey struct{}
+
+func requestIDFrom(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+// validRequestID accepts a client's X-Request-Id when it is short and plain.
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+func newRequestID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// requestID gives every request an id (the client's X-Request-Id when sane),
+// echoes it and puts it, and the server, in the request context.
+func (s *Server) requestID(c *gin.Context) {
+	id := c.GetHeader("X-Request-Id")
+	if !validRequestID(id) {
+		id = newRequestID()
+	}
+	c.Header("X-Request-Id", id)
+	ctx := context.WithValue(c.Request.Context(), requestIDKey{}, id)
+	ctx = context.WithValue(ctx, serverKey{}, s)
+	c.Request = c.Request.WithContext(ctx)
+	c.Next()
+}
+
+// recoverer turns a panic into a logged 500 problem.
+func (s *Server) recoverer(c *gin.Context) {
+	defer func() {
+		if r := recover(); r != nil {
+			if r == http.ErrAbortHandler {
+				panic(r)
+			}
+			s.log.Error("panic", "panic", fmt.Sprint(r), "stack", string(debug.Stack()), "request_id", requestIDFrom(c.Request.Context()))
+			if !c.Writer.Written() {
+				s.problems.make(http.StatusInternalServerError, app.EInternal, app.ErrorMessage(nil)).write(c.Writer, requestIDFrom(c.Request.Context()))
+			}
+			c.Abort()
+		}
+	}()
+	c.Next()
+}
+
+// accessLog logs every request with log/slog and counts it in the metrics.
+func (s *Server) accessLog(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	d := time.Since(start)
+	route := c.FullPath()
+	if route == "" {
+		route = "unmatched"
+	}
+	st := c.Writer.Status()
+	s.metrics.observe(c.Request.Method, route, st, d)
+	if route == "/healthz" || route == "/readyz" || route == "/metrics" {
+		return
+	}
+	attrs := []any{"method", c.Request.Method, "path", c.Request.URL.Path, "status", st,
+		"duration_ms", float64(d.Microseconds()) / 1000, "bytes", c.Writer.Size(), "request_id", requestIDFrom(c.Request.Context())}
+	if p := app.PrincipalFrom(c.Request.Context()); p != nil {
+		attrs = append(attrs, "org", p.OrgID, "user", p.UserID)
+	}
+	s.log.Info("request", attrs...)
+}
+
+// basicAuthPrefixes are the doors where HTTP Basic with an app password is
+// accepted (file mount and DAV clients).
+var basicAuthPrefixes = []string{"/api/v1/webdav", "/webdav", "/dav"}
+
+// authenticate resolves the Authorization header to a principal in the request
+// context. A presented but invalid credential is refused here with 401; whether an
+// endpoint needs a credential at all is decided by the endpoint.
+func (s *Server) authenticate(c *gin.Context) {
+	h := c.GetHeader("Authorization")
+	// The token endpoint authenticates OAuth clients itself (client_secret_basic).
+	if h == "" || c.Request.URL.Path == "/oauth/token" {
+		c.Next()
+		return
+	}
+	ctx := c.Request.Context()
+	scheme, cred, _ := strings.Cut(h, " ")
+	cred = strings.TrimSpace(cred)
+	var (
+		p   *app.Principal
+		err error
+	)
+	switch strings.ToLower(scheme) {
+	case "bearer":
+		p, err = s.cfg.Identity.Authenticate(ctx, cred)
+	case "basic":
+		if !hasAnyPrefix(c.Request.URL.Path, basicAuthPrefixes) {
+			err = app.Errorf(app.EUnauthorized, "HTTP Basic is accepted only by the file mount and DAV endpoints; use a bearer token.")
+			break
+		}
+		user, pass, ok := c.Request.BasicAuth()
+		if !ok {
+			err = app.Errorf(app.EUnauthorized, "The Basic credential is malformed.")
+			break
+		}
+		p, err = s.cfg.Identity.AuthenticateBasic(ctx, user, pass)
+	default:
+		err = app.Errorf(app.EUnauthorized, "Unsupported authorization scheme %q.", scheme)
+	}
+	if err != nil {
+		pr := s.problems.fromError(err)
+		if pr.Status >= 500 {
+			s.log.Error("authenticate", "err", err, "request_id", requestIDFrom(ctx))
+		}
+		pr.write(c.Writer, requestIDFrom(ctx))
+		c.Abort()
+		return
+	}
+	c.Request = c.Request.WithContext(app.WithPrincipal(ctx, p))
+	c.Next()
+}
+
+func hasAnyPrefix(path string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// authorize enforces an operation's metadata: a credential unless public, and one
+// of its scopes when it names any.
+func (s *Server) authorize(ctx huma.Context, next func(huma.Context)) {
+	op := ctx.Operation()
+	if public, _ := op.Metadata[rest.MetaPublic].(bool); public {
+		next(ctx)
+		return
+	}
+	p := app.PrincipalFrom(ctx.Context())
+	if p == nil {
+		s.writeHumaProblem(ctx, app.Errorf(app.EUnauthorized, "Authentication is required: send Authorization: Bearer <token>."))
+		return
+	}
+	if scopes, _ := op.Metadata[rest.MetaScopes].([]string); len(scopes) > 0 {
+		ok := false
+		for _, sc := range scopes {
+			if p.Scopes.Has(sc) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			s.writeHumaProblem(ctx, app.Errorf(app.EInsufficientScope, "The token lacks the scope %s.", strings.Join(quoteAll(scopes), " or ")))
+			return
+		}
+	}
+	next(ctx)
+}
+
+func quoteAll(v []string) []string {
+	out := make([]string, len(v))
+	for i, s := range v {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
+}
+
+// writeHumaProblem writes a problem from inside a huma middleware.
+func (s *Server) writeHumaProblem(ctx huma.Context, err error) {
+	p := s.problems.fromError(err)
+	if p.Instance == "" {
+		p.Instance = "urn:request:" + requestIDFrom(ctx.Context())
+	}
+	h := http.Header{}
+	p.headers(h)
+	for k, v := range h {
+		ctx.SetHeader(k, v[0])
+	}
+	ctx.SetHeader("Content-Type", "application/problem+json")
+	ctx.SetStatus(p.Status)
+	_ = jsonEncode(ctx.BodyWriter(), p)
+}

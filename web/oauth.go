@@ -1,0 +1,77 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"atrium/app"
+	"atrium/app/identity"
+)
+
+// oauthToken is the token endpoint of the embedded issuer (RFC 6749 §5): the
+// client_credentials grant for service principals and RFC 8693 token exchange of a
+// PAT for a short-lived user JWT. Errors use the OAuth error body, as OAuth
+// clients expect.
+func (s *Server) oauthToken(c *gin.Context) {
+	c.Header("Cache-Control", "no-store")
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, 64<<10)
+	if err := c.Request.ParseForm(); err != nil {
+		oauthError(c, http.StatusBadRequest, "invalid_request", "the body must be application/x-www-form-urlencoded")
+		return
+	}
+	f := c.Request.PostForm
+	requested := app.ParseScopes(f.Get("scope"))
+	var (
+		res identity.TokenResponse
+		err error
+	)
+	switch f.Get("grant_type") {
+	case "client_credentials":
+		id, secret, ok := c.Request.BasicAuth()
+		if !ok {
+			id, secret = f.Get("client_id"), f.Get("client_secret")
+		}
+		if id == "" || secret == "" {
+			c.Header("WWW-Authenticate", `Basic realm="atrium"`)
+			oauthError(c, http.StatusUnauthorized, "invalid_client", "client authentication is required")
+			return
+		}
+		res, err = s.cfg.Identity.ClientCredentials(c.Request.Context(), id, secret, requested)
+	case "urn:ietf:params:oauth:grant-type:token-exchange":
+		if f.Get("subject_token") == "" {
+			oauthError(c, http.StatusBadRequest, "invalid_request", "subject_token is required")
+			return
+		}
+		res, err = s.cfg.Identity.ExchangeToken(c.Request.Context(), f.Get("subject_token"), f.Get("subject_token_type"), requested)
+	case "":
+		oauthError(c, http.StatusBadRequest, "invalid_request", "grant_type is required")
+		return
+	default:
+		oauthError(c, http.StatusBadRequest, "unsupported_grant_type", "supported: client_credentials, urn:ietf:params:oauth:grant-type:token-exchange")
+		return
+	}
+	if err != nil {
+		switch app.ErrorCode(err) {
+		case app.EUnauthorized:
+			if f.Get("grant_type") == "client_credentials" {
+				oauthError(c, http.StatusUnauthorized, "invalid_client", "the client credentials are not valid")
+			} else {
+				oauthError(c, http.StatusBadRequest, "invalid_grant", app.ErrorMessage(err))
+			}
+		case app.EInsufficientScope:
+			oauthError(c, http.StatusBadRequest, "invalid_scope", app.ErrorMessage(err))
+		case app.EBadRequest, app.EForbidden, app.EOrgSuspended:
+			oauthError(c, http.StatusBadRequest, "invalid_grant", app.ErrorMessage(err))
+		default:
+			s.log.Error("oauth token", "err", err)
+			oauthError(c, http.StatusInternalServerError, "server_error", "an internal error occurred")
+		}
+		return
+	}
+	c.JSON(http.StatusOK, res)
+}
+
+func oauthError(c *gin.Context, status int, code, desc string) {
+	c.JSON(status, gin.H{"error": code, "error_description": desc})
+}

@@ -1,0 +1,75 @@
+package web_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"atrium/web/webtest"
+)
+
+// TestOpenAPIDocument loads the served description with kin-openapi and checks
+// what clients and the contract rely on.
+func TestOpenAPIDocument(t *testing.T) {
+	s := webtest.New(t)
+	res := s.Do(webtest.Request{Method: "GET", Path: "/api/v1/openapi.json"})
+	if res.StatusCode != 200 {
+		t.Fatalf("status %d", res.StatusCode)
+	}
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(res.Body)
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("validate: %v", err)
+	}
+	if doc.OpenAPI != "3.1.0" || doc.Info.Version != "1.81.0.640" || !strings.Contains(doc.Info.Title, "Public External API") {
+		t.Fatalf("openapi %q version %q title %q", doc.OpenAPI, doc.Info.Version, doc.Info.Title)
+	}
+	if doc.Components.SecuritySchemes["bearer"] == nil {
+		t.Fatal("no bearer security scheme")
+	}
+	for path, item := range doc.Paths.Map() {
+		if !strings.HasPrefix(path, "/api/v1/") {
+			t.Errorf("path %s does not start with /api/v1", path)
+		}
+		for method, op := range item.Operations() {
+			if op.OperationID == "" || op.Summary == "" {
+				t.Errorf("%s %s: no operationId or summary", method, path)
+			}
+			if op.Responses.Value("401") == nil && op.Security != nil {
+				t.Errorf("%s %s: no 401 response", method, path)
+			}
+			for code, r := range op.Responses.Map() {
+				if code[0] == '4' || code[0] == '5' {
+					if r.Value.Content.Get("application/problem+json") == nil {
+						t.Errorf("%s %s %s: error response is not problem+json", method, path, code)
+					}
+				}
+			}
+		}
+	}
+	problem := doc.Components.Schemas["Problem"]
+	if problem == nil || problem.Value.Properties["code"] == nil || problem.Value.Properties["errors"] == nil {
+		t.Fatalf("Problem schema: %+v", problem)
+	}
+}
+
+func TestDocsPageOffline(t *testing.T) {
+	s := webtest.New(t)
+	res := s.Do(webtest.Request{Method: "GET", Path: "/api/v1/docs"})
+	if res.StatusCode != 200 || !strings.Contains(res.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("%d %s", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	if strings.Contains(string(res.Body), "http://") || strings.Contains(string(res.Body), "https://") {
+		t.Fatal("docs page refers to an external URL")
+	}
+	for _, asset := range []string{"/api/v1/docs/docs.js", "/api/v1/docs/docs.css"} {
+		if r := s.Do(webtest.Request{Method: "GET", Path: asset}); r.StatusCode != 200 {
+			t.Fatalf("%s: %d", asset, r.StatusCode)
+		}
+	}
+}

@@ -1,0 +1,246 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"atrium/app"
+)
+
+// problemStatus maps each domain error code to its HTTP status: the one table
+// that translates app errors for every door (CONTRACT §2).
+var problemStatus = map[string]int{
+	app.EBadRequest:          http.StatusBadRequest,
+	app.ECursorExpired:       http.StatusBadRequest,
+	app.EInvalidCursor:       http.StatusBadRequest,
+	app.EUnauthorized:        http.StatusUnauthorized,
+	app.EForbidden:           http.StatusForbidden,
+	app.EInsufficientScope:   http.StatusForbidden,
+	app.EFeatureNotInPlan:    http.StatusForbidden,
+	app.ENoBoundUser:         http.StatusForbidden,
+	app.EOrgSuspended:        http.StatusForbidden,
+	app.EReadOnly:            http.StatusForbidden,
+	app.ENotFound:            http.StatusNotFound,
+	app.EConflict:            http.StatusConflict,
+	app.EIdempotencyReused:   http.StatusConflict,
+	app.ESeatFloor:           http.StatusConflict,
+	app.EPreconditionFailed:  http.StatusPreconditionFailed,
+	app.EPayloadTooLarge:     http.StatusRequestEntityTooLarge,
+	app.EValidation:          http.StatusUnprocessableEntity,
+	app.ELocked:              http.StatusLocked,
+	app.EInternal:            http.StatusInternalServerError,
+	app.EEditorUnavailable:   http.StatusNotImplemented,
+	app.EIdempotencyInFlight: http.StatusServiceUnavailable,
+	app.EUnavailable:         http.StatusServiceUnavailable,
+	app.EQuotaExceeded:       http.StatusInsufficientStorage,
+}
+
+// statusCode is the default problem code of a status, for errors raised outside
+// the app (routing, body parsing).
+var statusCode = map[int]string{
+	http.StatusBadRequest:            app.EBadRequest,
+	http.StatusUnauthorized:          app.EUnauthorized,
+	http.StatusForbidden:             app.EForbidden,
+	http.StatusNotFound:              app.ENotFound,
+	http.StatusMethodNotAllowed:      "method_not_allowed",
+	http.StatusNotAcceptable:         "not_acceptable",
+	http.StatusConflict:              app.EConflict,
+	http.StatusPreconditionFailed:    app.EPreconditionFailed,
+	http.StatusRequestEntityTooLarge: app.EPayloadTooLarge,
+	http.StatusUnsupportedMediaType:  "unsupported_media_type",
+	http.StatusUnprocessableEntity:   app.EValidation,
+	http.StatusLocked:                app.ELocked,
+	http.StatusTooManyRequests:       "rate_limited",
+	http.StatusInternalServerError:   app.EInternal,
+	http.StatusNotImplemented:        "not_implemented",
+	http.StatusServiceUnavailable:    app.EUnavailable,
+	http.StatusInsufficientStorage:   app.EQuotaExceeded,
+}
+
+// ProblemCodes lists every problem code with its status, for the problem pages.
+func ProblemCodes() map[string]int {
+	out := map[string]int{}
+	for c, s := range problemStatus {
+		out[c] = s
+	}
+	for s, c := range statusCode {
+		if _, ok := out[c]; !ok {
+			out[c] = s
+		}
+	}
+	return out
+}
+
+// Problem is an RFC 9457 problem body, as every error response of Atrium is.
+type Problem struct {
+	Type     string           `json:"type" doc:"URI of the problem type: {problems_url}/{code}."`
+	Title    string           `json:"title" doc:"Short summary of the problem type."`
+	Status   int              `json:"status" doc:"HTTP status code."`
+	Detail   string           `json:"detail" doc:"Explanation of this occurrence."`
+	Code     string           `json:"code" doc:"Machine-readable problem code." example:"precondition_failed"`
+	Instance string           `json:"instance,omitempty" doc:"The request id of this occurrence."`
+	Errors   []app.FieldError `json:"errors,omitempty" doc:"For validation_failed: the invalid inputs."`
+
+	retryAfter int
+}
+
+func (p *Problem) Error() string  { return p.Detail }
+func (p *Problem) GetStatus() int { return p.Status }
+
+// ContentType makes huma send application/problem+json.
+func (p *Problem) ContentType(ct string) string {
+	if ct == "application/json" {
+		return "application/problem+json"
+	}
+	return ct
+}
+
+// problems builds problem bodies with the server's problems URL.
+type problems struct{ base string }
+
+func (pb problems) make(status int, code, detail string) *Problem {
+	if code == "" {
+		code = statusCode[status]
+		if code == "" {
+			code = "error"
+		}
+	}
+	return &Problem{Type: pb.base + "/" + code, Title: http.StatusText(status), Status: status, Detail: detail, Code: code}
+}
+
+// fromError turns any error into a problem: an *app.Error through the status
+// table, anything else as an internal error whose detail stays in the logs.
+func (pb problems) fromError(err error) *Problem {
+	var pe *Problem
+	if errors.As(err, &pe) {
+		return pe
+	}
+	var ae *app.Error
+	if errors.As(err, &ae) {
+		status, ok := problemStatus[ae.Code]
+		if !ok {
+			status = http.StatusInternalServerError
+		}
+		p := pb.make(status, ae.Code, ae.Message)
+		p.Errors, p.retryAfter = ae.Fields, ae.RetryAfter
+		if status == http.StatusServiceUnavailable && p.retryAfter == 0 {
+			p.retryAfter = 1
+		}
+		return p
+	}
+	return pb.make(http.StatusInternalServerError, app.EInternal, app.ErrorMessage(err))
+}
+
+// headers sets the headers a problem implies.
+func (p *Problem) headers(h http.Header) {
+	if p.retryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(p.retryAfter))
+	}
+	if p.Status == http.StatusUnauthorized {
+		h.Set("WWW-Authenticate", `Bearer realm="atrium"`)
+	}
+}
+
+// write sends a problem response.
+func (p *Problem) write(w http.ResponseWriter, requestID string) {
+	if p.Instance == "" && requestID != "" {
+		p.Instance = "urn:request:" + requestID
+	}
+	p.headers(w.Header())
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(p.Status)
+	_ = json.NewEncoder(w).Encode(p)
+}
+
+// init makes huma produce our problem bodies: its validation errors become
+// validation_failed with an errors array, a handler's *app.Error goes through the
+// status table, and anything else is logged as internal. huma's hooks are global;
+// the server of a request travels in its context.
+func init() {
+	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
+		return (&Server{problems: problems{base: "/problems"}, log: slog.Default()}).humaProblem(nil, status, msg, errs...)
+	}
+	huma.NewErrorWithContext = func(ctx huma.Context, status int, msg string, errs ...error) huma.StatusError {
+		s, _ := ctx.Context().Value(serverKey{}).(*Server)
+		if s == nil {
+			return huma.NewError(status, msg, errs...)
+		}
+		return s.humaProblem(ctx, status, msg, errs...)
+	}
+}
+
+type serverKey struct{}
+
+func (s *Server) humaProblem(ctx huma.Context, status int, msg string, errs ...error) huma.StatusError {
+	for _, err := range errs {
+		var ae *app.Error
+		var pe *Problem
+		if errors.As(err, &ae) || errors.As(err, &pe) {
+			p := s.problems.fromError(err)
+			s.finishProblem(ctx, p)
+			return p
+		}
+	}
+	var fields []app.FieldError
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		var d huma.ErrorDetailer
+		if errors.As(err, &d) {
+			ed := d.ErrorDetail()
+			fields = append(fields, app.FieldError{Location: ed.Location, Message: ed.Message, Value: ed.Value})
+		} else if status != http.StatusInternalServerError {
+			fields = append(fields, app.FieldError{Message: err.Error()})
+		}
+	}
+	if status == http.StatusInternalServerError {
+		if ctx != nil {
+			s.log.ErrorContext(ctx.Context(), "request failed", "err", errors.Join(errs...), "request_id", requestIDFrom(ctx.Context()))
+		}
+		msg = app.ErrorMessage(nil)
+		fields = nil
+	}
+	if status == http.StatusUnprocessableEntity && msg == "validation failed" && len(fields) > 0 {
+		msg = "The request is not valid: " + describe(fields[0])
+		if len(fields) > 1 {
+			msg += " (and " + strconv.Itoa(len(fields)-1) + " more)"
+		}
+		msg += "."
+	}
+	if status == http.StatusRequestEntityTooLarge {
+		msg = "The request body is larger than the 1 MiB allowed."
+	}
+	p := s.problems.make(status, "", msg)
+	p.Errors = fields
+	s.finishProblem(ctx, p)
+	return p
+}
+
+func describe(f app.FieldError) string {
+	if f.Location == "" {
+		return f.Message
+	}
+	return f.Location + " " + f.Message
+}
+
+func (s *Server) finishProblem(ctx huma.Context, p *Problem) {
+	if ctx == nil {
+		return
+	}
+	if id := requestIDFrom(ctx.Context()); id != "" && p.Instance == "" {
+		p.Instance = "urn:request:" + id
+	}
+	if p.retryAfter > 0 {
+		ctx.SetHeader("Retry-After", strconv.Itoa(p.retryAfter))
+	}
+	if p.Status == http.StatusUnauthorized {
+		ctx.SetHeader("WWW-Authenticate", `Bearer realm="atrium"`)
+	}
+}

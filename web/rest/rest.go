@@ -1,0 +1,115 @@
+// Package rest holds Atrium's REST operations, one file per module. Handlers are
+// thin: read the input, call one service method, shape the output. Authentication,
+// scopes, idempotency and problem bodies are applied around them by package web.
+package rest
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"atrium/app"
+	"atrium/app/identity"
+)
+
+// Metadata keys an operation carries for the middleware of package web.
+const (
+	// MetaPublic marks an operation that needs no credential.
+	MetaPublic = "atrium.public"
+	// MetaScopes lists the scopes of which the caller needs at least one.
+	MetaScopes = "atrium.scopes"
+	// MetaIdempotent marks an operation that honours Idempotency-Key.
+	MetaIdempotent = "atrium.idempotent"
+)
+
+// Deps are the services the operations call.
+type Deps struct {
+	Identity *identity.Service
+	Audit    app.Auditor
+	Cursors  *app.Cursors
+}
+
+// Register adds every REST operation to api.
+func Register(api huma.API, d Deps) {
+	registerIdentity(api, d)
+	registerDeveloper(api, d)
+}
+
+// op describes an operation: its method, path (under /api/v1), id, summary, tag
+// and the scopes of which the caller needs one (none: any authenticated caller).
+func op(method, path, id, summary, tag string, scopes ...string) huma.Operation {
+	o := huma.Operation{
+		Method: method, Path: "/api/v1" + path, OperationID: id, Summary: summary, Tags: []string{tag},
+		Metadata: map[string]any{MetaScopes: scopes},
+		Errors:   []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusUnprocessableEntity},
+	}
+	sec := map[string][]string{"bearer": scopes}
+	if len(scopes) == 0 {
+		sec["bearer"] = []string{}
+	}
+	o.Security = []map[string][]string{sec}
+	if len(scopes) > 1 {
+		o.Security = nil
+		for _, sc := range scopes {
+			o.Security = append(o.Security, map[string][]string{"bearer": {sc}})
+		}
+	}
+	switch method {
+	case http.MethodPost:
+		o.DefaultStatus = http.StatusCreated
+	case http.MethodDelete:
+		o.DefaultStatus = http.StatusNoContent
+	}
+	return o
+}
+
+// status sets an operation's success status.
+func status(o huma.Operation, code int) huma.Operation {
+	o.DefaultStatus = code
+	return o
+}
+
+// idempotent marks an operation as honouring Idempotency-Key.
+func idempotent(o huma.Operation) huma.Operation {
+	o.Metadata[MetaIdempotent] = true
+	o.Errors = append(o.Errors, http.StatusConflict, http.StatusServiceUnavailable)
+	o.Description += "\n\nSupports `Idempotency-Key`: a retry with the same key and body within 24 hours replays the stored response with `X-Idempotency-Replayed: true`; the same key with another body → 409 `idempotency_key_reused`; while the first request is in flight → 503 `idempotency_in_flight` with `Retry-After`."
+	return o
+}
+
+// errs adds documented error statuses.
+func errs(o huma.Operation, codes ...int) huma.Operation {
+	o.Errors = append(o.Errors, codes...)
+	return o
+}
+
+// principal returns the caller; the web middleware guarantees one on
+// authenticated operations.
+func principal(ctx context.Context) *app.Principal { return app.PrincipalFrom(ctx) }
+
+// CursorQuery is the query of cursor-paginated lists.
+type CursorQuery struct {
+	Cursor string `query:"cursor" doc:"Opaque cursor from next_cursor of the previous page; valid 24 hours."`
+	Limit  int    `query:"limit" minimum:"1" maximum:"100" default:"20" doc:"Page size."`
+}
+
+// page runs a cursor list: decode the cursor, fetch limit+1 items, encode the next.
+func page[T any](c *app.Cursors, list string, q CursorQuery, fetch func(app.PageRequest) ([]T, error), key func(T) string) (app.Page[T], error) {
+	pr, err := c.Request(list, q.Cursor, q.Limit)
+	if err != nil {
+		return app.Page[T]{}, err
+	}
+	items, err := fetch(pr)
+	if err != nil {
+		return app.Page[T]{}, err
+	}
+	return app.MakePage(c, list, items, pr.Limit, key), nil
+}
+
+// body wraps an output body.
+type body[T any] struct {
+	Body T
+}
+
+func out[T any](v T) *body[T] { return &body[T]{Body: v} }

@@ -1,0 +1,161 @@
+// Package web is Atrium's one HTTP server: the router, the middleware every door
+// shares (request ids, access logs, metrics, authentication, problem bodies,
+// idempotency), the OpenAPI description and the few non-REST endpoints.
+package web
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humagin"
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"atrium/app"
+	"atrium/app/identity"
+	"atrium/web/docs"
+	"atrium/web/rest"
+)
+
+// APIVersion is the version string of the OpenAPI description (spec §9).
+const APIVersion = "1.81.0.640"
+
+// APITitle names the OpenAPI description.
+const APITitle = "Atrium Workspace Platform — Public External API"
+
+// Config is what the server needs.
+type Config struct {
+	PublicURL   string
+	Log         *slog.Logger
+	Identity    *identity.Service
+	Audit       app.Auditor
+	Idempotency app.IdempotencyStore
+	// Tx runs idempotent handlers in one transaction with their stored response.
+	Tx      app.TxRunner
+	Cursors *app.Cursors
+	// Ready reports whether the database and blob store are usable.
+	Ready func(ctx context.Context) error
+	// Blob serves presigned URLs under /blob/; nil when absent.
+	Blob http.Handler
+	// Registry collects Prometheus metrics; nil makes a private one.
+	Registry *prometheus.Registry
+}
+
+// Server is the HTTP server's handler.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	problems problems
+	engine   *gin.Engine
+	api      huma.API
+	metrics  *metrics
+}
+
+func init() { gin.SetMode(gin.ReleaseMode) }
+
+// New builds the server and registers every route.
+func New(cfg Config) *Server {
+	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	s := &Server{cfg: cfg, log: cfg.Log, problems: problems{base: cfg.PublicURL + "/problems"}}
+	s.metrics = newMetrics(cfg.Registry)
+
+	e := gin.New()
+	e.HandleMethodNotAllowed = true
+	e.RedirectTrailingSlash = false
+	e.RedirectFixedPath = false
+	e.ContextWithFallback = true
+	e.Use(s.recoverer, s.requestID, s.accessLog, s.authenticate)
+	e.NoRoute(func(c *gin.Context) {
+		s.problems.make(http.StatusNotFound, "", "No resource at "+c.Request.URL.Path+".").write(c.Writer, requestIDFrom(c.Request.Context()))
+	})
+	e.NoMethod(func(c *gin.Context) {
+		s.problems.make(http.StatusMethodNotAllowed, "", "The method "+c.Request.Method+" is not allowed here.").write(c.Writer, requestIDFrom(c.Request.Context()))
+	})
+	s.engine = e
+
+	hc := huma.DefaultConfig(APITitle, APIVersion)
+	hc.CreateHooks = nil // no $schema links in bodies
+	hc.OpenAPIPath = "/api/v1/openapi"
+	hc.DocsPath = ""
+	hc.SchemasPath = ""
+	hc.Info.Description = apiDescription
+	hc.Servers = []*huma.Server{{URL: cfg.PublicURL, Description: "This Atrium server"}}
+	hc.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		"bearer": {Type: "http", Scheme: "bearer", BearerFormat: "PAT (atr_pat_…), service principal token (atr_sp_…) or JWT",
+			Description: "A personal access token, a service principal token, or a JWT from the embedded issuer (`POST /oauth/token`) or the configured external OIDC issuer."},
+	}
+	api := humagin.New(e, hc)
+	api.UseMiddleware(s.authorize, s.idempotency)
+	s.api = api
+	rest.Register(api, rest.Deps{Identity: cfg.Identity, Audit: cfg.Audit, Cursors: cfg.Cursors})
+
+	s.routes()
+	return s
+}
+
+// Handler returns the server's http.Handler.
+func (s *Server) Handler() http.Handler { return s.engine }
+
+// API returns the huma API, for modules that register operations.
+func (s *Server) API() huma.API { return s.api }
+
+// OpenAPI returns the OpenAPI description.
+func (s *Server) OpenAPI() *huma.OpenAPI { return s.api.OpenAPI() }
+
+// routes registers the endpoints that are not REST operations.
+func (s *Server) routes() {
+	e := s.engine
+	e.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	e.GET("/readyz", func(c *gin.Context) {
+		if s.cfg.Ready != nil {
+			if err := s.cfg.Ready(c.Request.Context()); err != nil {
+				s.log.Warn("not ready", "err", err)
+				s.problems.make(http.StatusServiceUnavailable, app.EUnavailable, "Not ready: "+err.Error()).write(c.Writer, requestIDFrom(c.Request.Context()))
+				return
+			}
+		}
+		c.JSON(http.StatusOK, gin.H{"status": "ready"})
+	})
+	e.GET("/metrics", gin.WrapH(s.metrics.handler()))
+
+	dh := http.StripPrefix("/api/v1/docs", docs.Handler("/api/v1/openapi.json", APITitle))
+	e.GET("/api/v1/docs", gin.WrapH(dh))
+	e.GET("/api/v1/docs/*file", gin.WrapH(dh))
+
+	e.GET("/problems", s.problemIndex)
+	e.GET("/problems/:code", s.problemPage)
+
+	if iss := s.cfg.Identity.Issuer(); iss != nil {
+		e.GET("/.well-known/openid-configuration", func(c *gin.Context) { c.JSON(http.StatusOK, iss.Discovery()) })
+		e.GET("/.well-known/jwks.json", func(c *gin.Context) {
+			c.Header("Cache-Control", "public, max-age=300")
+			c.JSON(http.StatusOK, iss.JWKS())
+		})
+	}
+	e.POST("/oauth/token", s.oauthToken)
+
+	if s.cfg.Blob != nil {
+		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPut} {
+			e.Handle(m, "/blob/*path", gin.WrapH(s.cfg.Blob))
+		}
+	}
+}
+
+const apiDescription = `The public external surface of the Atrium workspace platform: contacts, calendar, drive, partner (reseller) administration, webhooks and the developer API. Only endpoints of the stable v1 contract are listed.
+
+Authentication: ` + "`Authorization: Bearer <token>`" + ` with a personal access token, a service principal token or a JWT. Scopes are checked per operation; a token without the scope gets 403 ` + "`insufficient_scope`" + `.
+
+Errors: every error response is ` + "`application/problem+json`" + ` (RFC 9457) with ` + "`type`, `title`, `status`, `detail`, `code`" + `, and for 422 an ` + "`errors`" + ` array of ` + "`{location, message, value}`" + `.
+
+Pagination: cursor lists take ` + "`cursor` and `limit`" + ` (1–100, default 20) and return ` + "`{items, next_cursor, has_more, limit}`" + `; cursors are valid 24 hours (then 400 ` + "`cursor_expired`" + `).
+
+Mounts outside this description: the WebDAV file mount at ` + "`/api/v1/webdav/`" + ` (alias ` + "`/webdav/`" + `, DAV classes 1 and 2, HTTP Basic with e-mail and app password), CardDAV and CalDAV at ` + "`/dav/`" + ` (discovery through ` + "`/.well-known/carddav`" + ` and ` + "`/.well-known/caldav`" + `). The embedded OAuth issuer publishes ` + "`/.well-known/openid-configuration`" + ` and takes ` + "`POST /oauth/token`" + ` (client credentials for service principals, RFC 8693 token exchange of a PAT).`

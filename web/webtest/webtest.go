@@ -1,0 +1,274 @@
+// Package webtest starts a fully wired Atrium on a real SQLite file in a temporary
+// directory behind a real HTTP server on loopback, and runs request scenarios
+// against it. Tests only.
+package webtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"atrium/app"
+	"atrium/cmd/atrium/wire"
+)
+
+// Server is a running Atrium for a test.
+type Server struct {
+	*httptest.Server
+	Main  *wire.Main
+	Clock *Clock
+	Data  string
+	t     testing.TB
+}
+
+// Clock is a settable clock; zero offset is the wall clock.
+type Clock struct {
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+// Now returns the wall clock plus the offset.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset).UTC()
+}
+
+// Advance moves the clock forward.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.offset += d
+	c.mu.Unlock()
+}
+
+// Option changes the configuration of a test server.
+type Option func(*wire.Config)
+
+// New starts a server on a fresh data directory; it is closed when the test ends.
+func New(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	return Start(t, t.TempDir(), opts...)
+}
+
+// Start starts a server on the data directory dir (reopen an existing one to test
+// restarts).
+func Start(t testing.TB, dir string, opts ...Option) *Server {
+	t.Helper()
+	ts := httptest.NewUnstartedServer(http.NotFoundHandler())
+	cfg, err := wire.LoadConfig("", func(string) string { return "" }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Data = dir
+	cfg.Listen = ts.Listener.Addr().String()
+	cfg.PublicURL = "http://" + cfg.Listen
+	for _, o := range opts {
+		o(&cfg)
+	}
+	level := slog.LevelWarn
+	if os.Getenv("ATRIUM_TEST_LOG") != "" {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level}))
+	clock := &Clock{}
+	m, err := wire.Open(context.Background(), cfg, log, wire.WithClock(clock.Now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Config.Handler = m.Server.Handler()
+	ts.Start()
+	s := &Server{Server: ts, Main: m, Clock: clock, Data: dir, t: t}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// Stop closes the HTTP server and the database (idempotent).
+func (s *Server) Stop() {
+	if s.Main == nil {
+		return
+	}
+	s.Server.Close()
+	s.Main.Close()
+	s.Main = nil
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// Creds are a bootstrapped user's credentials.
+type Creds = wire.BootstrapOutput
+
+// Bootstrap ensures an organisation and user (as `atrium bootstrap`) and returns
+// fresh credentials.
+func (s *Server) Bootstrap(org, email, role string) Creds {
+	s.t.Helper()
+	c, err := s.Main.Bootstrap(context.Background(), org, email, role)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return c
+}
+
+// Token creates a PAT for a user with the given scopes (none: all the role allows).
+func (s *Server) Token(email string, scopes ...string) string {
+	s.t.Helper()
+	tok, err := s.Main.Token(context.Background(), email, scopes, 0)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return tok.Token
+}
+
+// Response is a finished request.
+type Response struct {
+	*http.Response
+	Body []byte
+}
+
+// JSON decodes the body into a map.
+func (r *Response) JSON() map[string]any {
+	var m map[string]any
+	_ = json.Unmarshal(r.Body, &m)
+	return m
+}
+
+// Decode decodes the body into v.
+func (r *Response) Decode(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.Body, err)
+	}
+}
+
+// Request is one request of a test.
+type Request struct {
+	Method  string
+	Path    string
+	Token   string
+	Header  map[string]string
+	Body    any // a string or []byte is sent as is; anything else as JSON
+	BasicID string
+	BasicPW string
+}
+
+// Do sends a request to the server.
+func (s *Server) Do(r Request) *Response {
+	s.t.Helper()
+	var body io.Reader
+	switch b := r.Body.(type) {
+	case nil:
+	case string:
+		body = strings.NewReader(b)
+	case []byte:
+		body = bytes.NewReader(b)
+	default:
+		j, _ := json.Marshal(b)
+		body = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(r.Method, s.URL+r.Path, body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if r.Body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if r.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+r.Token)
+	}
+	if r.BasicID != "" {
+		req.SetBasicAuth(r.BasicID, r.BasicPW)
+	}
+	for k, v := range r.Header {
+		req.Header.Set(k, v)
+	}
+	res, err := s.Client().Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return &Response{Response: res, Body: b}
+}
+
+// Scenario is a table row: a request and what the client must see.
+type Scenario struct {
+	Name string
+	Request
+	Status int
+	// Problem, when set, is the problem `code` the body must carry (and the body
+	// must be application/problem+json).
+	Problem string
+	// Contains and NotContains are substrings of the body.
+	Contains    []string
+	NotContains []string
+	// Headers are response headers that must have these values.
+	Headers map[string]string
+}
+
+// Run runs scenarios as subtests.
+func (s *Server) Run(t *testing.T, scenarios []Scenario) {
+	t.Helper()
+	for _, sc := range scenarios {
+		t.Run(sc.Name, func(t *testing.T) {
+			res := s.Do(sc.Request)
+			Check(t, res, sc)
+		})
+	}
+}
+
+// Check asserts a response against a scenario's expectations.
+func Check(t testing.TB, res *Response, sc Scenario) {
+	t.Helper()
+	if res.StatusCode != sc.Status {
+		t.Fatalf("%s %s: status %d, want %d; body: %s", sc.Method, sc.Path, res.StatusCode, sc.Status, res.Body)
+	}
+	if sc.Problem != "" {
+		if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/problem+json") {
+			t.Errorf("content type %q, want application/problem+json", ct)
+		}
+		var p struct {
+			Type   string `json:"type"`
+			Title  string `json:"title"`
+			Status int    `json:"status"`
+			Detail string `json:"detail"`
+			Code   string `json:"code"`
+		}
+		res.Decode(t, &p)
+		if p.Code != sc.Problem || p.Status != sc.Status || p.Title == "" || p.Detail == "" || !strings.HasSuffix(p.Type, "/problems/"+sc.Problem) {
+			t.Errorf("problem %+v, want code %q status %d with type, title and detail", p, sc.Problem, sc.Status)
+		}
+	}
+	for _, c := range sc.Contains {
+		if !bytes.Contains(res.Body, []byte(c)) {
+			t.Errorf("body lacks %q: %s", c, res.Body)
+		}
+	}
+	for _, c := range sc.NotContains {
+		if bytes.Contains(res.Body, []byte(c)) {
+			t.Errorf("body has %q: %s", c, res.Body)
+		}
+	}
+	for k, v := range sc.Headers {
+		if got := res.Header.Get(k); got != v {
+			t.Errorf("header %s = %q, want %q", k, got, v)
+		}
+	}
+}
+
+var _ app.Clock = (&Clock{}).Now
