@@ -16,6 +16,7 @@ import (
 
 	"atrium/app"
 	"atrium/app/identity"
+	"atrium/app/partner"
 	"atrium/web/docs"
 	"atrium/web/rest"
 )
@@ -31,6 +32,7 @@ type Config struct {
 	PublicURL   string
 	Log         *slog.Logger
 	Identity    *identity.Service
+	Partner     *partner.Service
 	Audit       app.Auditor
 	Idempotency app.IdempotencyStore
 	// Tx runs idempotent handlers in one transaction with their stored response.
@@ -96,7 +98,7 @@ func New(cfg Config) *Server {
 	api := humagin.New(e, hc)
 	api.UseMiddleware(s.authorize, s.idempotency)
 	s.api = api
-	rest.Register(api, rest.Deps{Identity: cfg.Identity, Audit: cfg.Audit, Cursors: cfg.Cursors})
+	rest.Register(api, rest.Deps{Identity: cfg.Identity, Audit: cfg.Audit, Cursors: cfg.Cursors, Partner: cfg.Partner})
 
 	s.routes()
 	return s
@@ -131,6 +133,9 @@ func (s *Server) routes() {
 	e.GET("/api/v1/docs", gin.WrapH(dh))
 	e.GET("/api/v1/docs/*file", gin.WrapH(dh))
 
+	e.GET("/invite/:token", s.accountPage("invite"))
+	e.GET("/account.js", serveAccountJS)
+	e.GET("/reset/:token", s.accountPage("reset"))
 	e.GET("/problems", s.problemIndex)
 	e.GET("/problems/:code", s.problemPage)
 

@@ -88,6 +88,9 @@ func (s *Service) SeedPlans(ctx context.Context) error {
 
 var slugRE = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$`)
 
+// ValidSlug reports whether s is a usable organisation slug.
+func ValidSlug(s string) bool { return slugRE.MatchString(s) }
+
 // Slugify makes a slug from a name.
 func Slugify(name string) string {
 	var b strings.Builder

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"atrium/app"
 	"atrium/cmd/atrium/wire"
 	"atrium/storage/sqlite"
 	"atrium/web"
@@ -44,7 +45,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newServeCmd(), newBootstrapCmd(), newTokenCmd(), newMigrateCmd(), newVersionCmd())
+	root.AddCommand(newServeCmd(), newBootstrapCmd(), newTokenCmd(), newMailCmd(), newMigrateCmd(), newVersionCmd())
 	return root
 }
 
@@ -184,6 +185,47 @@ func newTokenCmd() *cobra.Command {
 	create.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
 	_ = create.MarkFlagRequired("user")
 	cmd.AddCommand(create)
+	return cmd
+}
+
+func newMailCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "mail", Short: "Inspect the outgoing e-mail outbox"}
+	var asJSON bool
+	var limit int
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List outgoing e-mail, newest first (invitations, password resets)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadFor(cmd)
+			if err != nil {
+				return err
+			}
+			m, err := wire.Open(cmd.Context(), cfg, wire.NewLogger(cfg, io.Discard))
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			mails, err := m.Mail.List(cmd.Context(), limit)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if mails == nil {
+					mails = []app.Mail{}
+				}
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(mails)
+			}
+			for _, ml := range mails {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s  %-7s %s  to %s\n  %s\n\n%s\n", ml.CreatedAt.Format(time.RFC3339), ml.Status, ml.ID, ml.To, ml.Subject, ml.Body)
+			}
+			return nil
+		},
+	}
+	dataFlags(list.Flags())
+	list.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	list.Flags().IntVar(&limit, "limit", 100, "how many e-mails at most")
+	cmd.AddCommand(list)
 	return cmd
 }
 

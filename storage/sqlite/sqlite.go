@@ -254,3 +254,8 @@ func (db *DB) IntegrityCheck(ctx context.Context) (string, error) {
 	}
 	return strings.Join(out, "; "), rows.Err()
 }
+
+// Exec runs one statement on the writer (operator tools and tests).
+func (db *DB) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return db.write(ctx).ExecContext(ctx, query, args...)
+}

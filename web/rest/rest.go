@@ -11,6 +11,7 @@ import (
 
 	"atrium/app"
 	"atrium/app/identity"
+	"atrium/app/partner"
 )
 
 // Metadata keys an operation carries for the middleware of package web.
@@ -28,12 +29,14 @@ type Deps struct {
 	Identity *identity.Service
 	Audit    app.Auditor
 	Cursors  *app.Cursors
+	Partner  *partner.Service
 }
 
 // Register adds every REST operation to api.
 func Register(api huma.API, d Deps) {
 	registerIdentity(api, d)
 	registerDeveloper(api, d)
+	registerPartner(api, d)
 }
 
 // op describes an operation: its method, path (under /api/v1), id, summary, tag

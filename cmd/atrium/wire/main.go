@@ -17,6 +17,8 @@ import (
 
 	"atrium/app"
 	"atrium/app/identity"
+	"atrium/app/partner"
+	"atrium/mail"
 	"atrium/storage/blob"
 	"atrium/storage/sqlite"
 	"atrium/web"
@@ -31,7 +33,11 @@ type Main struct {
 	DB       *sqlite.DB
 	Blobs    *blob.Store
 	Identity *identity.Service
+	Partner  *partner.Service
+	Mail     sqlite.MailOutbox
 	Server   *web.Server
+
+	mailer *mail.Sender // nil without SMTP: mail stays in the outbox
 
 	http     *http.Server
 	listener net.Listener
@@ -103,10 +109,22 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		return nil, err
 	}
 	signer := blob.NewSigner(presignKey, cfg.PublicURL, nil)
+	tokenKey, err := ids.Secret(ctx, "user_token_key", randomKey)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	m.Mail = sqlite.MailOutbox{DB: db, Deliver: cfg.Mail.Host != ""}
+	m.Partner = partner.NewService(sqlite.PartnerStore{IdentityStore: ids}, m.Identity, audit, sqlite.Outbox{DB: db}, m.Mail, m.Clock, cfg.PublicURL, tokenKey)
+	if cfg.Mail.Host != "" {
+		m.mailer = mail.NewSender(mail.Config{Host: cfg.Mail.Host, Port: cfg.Mail.Port, TLS: cfg.Mail.TLS, Username: cfg.Mail.Username,
+			Password: cfg.Mail.Password, From: cfg.Mail.From}, m.Mail, log, m.Clock)
+	}
 	m.Server = web.New(web.Config{
 		PublicURL:   cfg.PublicURL,
 		Log:         log,
 		Identity:    m.Identity,
+		Partner:     m.Partner,
 		Audit:       audit,
 		Idempotency: sqlite.Idempotency{DB: db},
 		Tx:          db,
@@ -158,6 +176,10 @@ func (m *Main) Listen() (net.Addr, error) {
 // Serve serves HTTP until ctx is done, then shuts down gracefully: stop accepting,
 // finish in-flight requests (bounded by the shutdown timeout).
 func (m *Main) Serve(ctx context.Context) error {
+	if m.mailer != nil {
+		m.mailer.Start(ctx)
+		defer m.mailer.Shutdown(context.Background())
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- m.http.Serve(m.listener) }()
 	select {

@@ -1,0 +1,810 @@
+package partner
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"atrium/app"
+	"atrium/app/identity"
+)
+
+// Service applies the partner rules. Every method takes the caller and checks
+// that it is a reseller and that the target organisation is one of its children;
+// anything else is not_found, so no existence leaks across resellers.
+type Service struct {
+	store     Store
+	ids       *identity.Service
+	audit     app.Auditor
+	outbox    app.Outbox
+	mail      app.Mailer
+	clock     app.Clock
+	publicURL string
+	tokenKey  []byte
+}
+
+// NewService returns the partner service. tokenKey keys the hashes of e-mailed
+// tokens; publicURL builds the links in them.
+func NewService(store Store, ids *identity.Service, audit app.Auditor, outbox app.Outbox, mail app.Mailer, clock app.Clock, publicURL string, tokenKey []byte) *Service {
+	return &Service{store: store, ids: ids, audit: audit, outbox: outbox, mail: mail, clock: clock,
+		publicURL: strings.TrimRight(publicURL, "/"), tokenKey: tokenKey}
+}
+
+// requireReseller refuses callers whose organisation is not a reseller.
+func requireReseller(p *app.Principal) error {
+	if p == nil {
+		return app.Errorf(app.EUnauthorized, "Authentication is required.")
+	}
+	if p.ResellerDepth < 1 {
+		return app.Errorf(app.EForbidden, "Only a reseller organisation may use the partner API.")
+	}
+	return nil
+}
+
+// child returns the caller's child organisation id, or not_found.
+func (s *Service) child(ctx context.Context, p *app.Principal, orgID string) (Org, error) {
+	if err := requireReseller(p); err != nil {
+		return Org{}, err
+	}
+	o, err := s.store.ChildOrg(ctx, p.OrgID, orgID)
+	if app.ErrorCode(err) == app.ENotFound {
+		return Org{}, app.Errorf(app.ENotFound, "No organisation %s among your customers.", orgID)
+	}
+	return o, err
+}
+
+// record writes a partner audit entry in the customer organisation's log.
+func (s *Service) record(ctx context.Context, p *app.Principal, orgID, action, targetType, targetID string, changed ...string) error {
+	actor := p.UserID
+	if actor == "" {
+		actor = "sp:" + p.ServicePrincipalID
+	}
+	return s.audit.Record(ctx, app.AuditEntry{Module: "partner", Action: action, ActorID: actor, TargetType: targetType,
+		TargetID: targetID, OrgID: orgID, ChangedFields: changed, CreatedAt: s.clock.Now()})
+}
+
+func (s *Service) emit(ctx context.Context, orgID, typ string, data map[string]any) error {
+	return s.outbox.Emit(ctx, app.Event{ID: app.NewID(), Type: typ, OrgID: orgID, CreatedAt: s.clock.Now(), Data: data})
+}
+
+// ListOrgs lists the caller's customer organisations.
+func (s *Service) ListOrgs(ctx context.Context, p *app.Principal, f OrgFilter, pr app.PageRequest) ([]Org, error) {
+	if err := requireReseller(p); err != nil {
+		return nil, err
+	}
+	if f.Status != "" && f.Status != identity.OrgActive && f.Status != identity.OrgSuspended {
+		return nil, app.Invalid("query.status", "must be active or suspended", f.Status)
+	}
+	f.Q = strings.TrimSpace(f.Q)
+	if len(f.Q) > 200 {
+		return nil, app.Invalid("query.q", "must be at most 200 characters", f.Q)
+	}
+	return s.store.ChildOrgs(ctx, p.OrgID, f, pr)
+}
+
+// GetOrg returns one customer organisation.
+func (s *Service) GetOrg(ctx context.Context, p *app.Principal, orgID string) (Org, error) {
+	return s.child(ctx, p, orgID)
+}
+
+// CreateOrgInput is the body of a new customer organisation.
+type CreateOrgInput struct {
+	Name           string
+	Slug           string
+	BillingEmail   string
+	PlanSlug       string
+	Seats          int
+	AdminEmail     string
+	AdminFirstName string
+	AdminLastName  string
+}
+
+// CreateOrg provisions a customer organisation in one transaction: the
+// organisation, its subscription, the admin user (invited), the invitation
+// e-mail, the audit entry and the organization.user.created event.
+func (s *Service) CreateOrg(ctx context.Context, p *app.Principal, in CreateOrgInput) (Org, error) {
+	if err := requireReseller(p); err != nil {
+		return Org{}, err
+	}
+	var v app.Validator
+	in.Name = strings.TrimSpace(in.Name)
+	v.Check(in.Name != "" && len(in.Name) <= 200, "body.name", "must be 1 to 200 characters", in.Name)
+	if in.Slug == "" {
+		in.Slug = identity.Slugify(in.Name)
+	} else {
+		v.Check(identity.ValidSlug(in.Slug), "body.slug", "must be lowercase letters, digits and dashes (1 to 64)", in.Slug)
+	}
+	admin, err := identity.NormalizeEmail(in.AdminEmail)
+	v.Check(err == nil, "body.admin_email", "must be a valid e-mail address", in.AdminEmail)
+	if in.BillingEmail == "" {
+		in.BillingEmail = admin
+	} else if _, err := identity.NormalizeEmail(in.BillingEmail); err != nil {
+		v.Add("body.billing_email", "must be a valid e-mail address", in.BillingEmail)
+	}
+	plan, perr := s.publishedPlan(ctx, in.PlanSlug)
+	if perr != nil {
+		v.Add("body.plan_slug", "no such plan is published to you", in.PlanSlug)
+	}
+	if in.Seats == 0 {
+		in.Seats = min(10, max(plan.MaxSeats, 1))
+	}
+	v.Check(in.Seats >= 1 && (perr != nil || in.Seats <= plan.MaxSeats), "body.seats", fmt.Sprintf("must be between 1 and the plan's %d", plan.MaxSeats), in.Seats)
+	if err := v.Err(); err != nil {
+		return Org{}, err
+	}
+	var out Org
+	err = s.store.InTx(ctx, func(ctx context.Context) error {
+		if _, err := s.store.OrgBySlug(ctx, in.Slug); err == nil {
+			return app.Errorf(app.EConflict, "The slug %q is taken.", in.Slug)
+		}
+		if _, err := s.store.UserByEmail(ctx, admin); err == nil {
+			return app.Errorf(app.EConflict, "The e-mail address %s already belongs to a user.", admin)
+		}
+		now := s.clock.Now()
+		parent := p.OrgID
+		org := identity.Organization{ID: app.NewID(), Name: in.Name, Slug: in.Slug, BillingName: in.Name, BillingEmail: in.BillingEmail,
+			ParentOrganizationID: &parent, ResellerDepth: 0, Status: identity.OrgActive, CreatedAt: now, UpdatedAt: now}
+		if err := s.store.CreateOrg(ctx, org); err != nil {
+			return err
+		}
+		if err := s.store.SetSubscription(ctx, identity.Subscription{OrgID: org.ID, PlanSlug: plan.Slug, Seats: in.Seats, Status: "active"}); err != nil {
+			return err
+		}
+		if err := s.record(ctx, p, org.ID, "organization.created", "organization", org.ID); err != nil {
+			return err
+		}
+		u := identity.User{ID: app.NewID(), OrgID: org.ID, Email: admin, FirstName: strings.TrimSpace(in.AdminFirstName),
+			LastName: strings.TrimSpace(in.AdminLastName), RoleSlug: app.RoleAdmin, Status: identity.UserInvited, CreatedAt: now, UpdatedAt: now}
+		if err := s.invite(ctx, p, org, u); err != nil {
+			return err
+		}
+		out = Org{Organization: org, PlanSlug: plan.Slug, Seats: in.Seats, UserCount: 1}
+		return nil
+	})
+	return out, err
+}
+
+func (s *Service) publishedPlan(ctx context.Context, slug string) (identity.Plan, error) {
+	plans, err := s.store.PublishedPlans(ctx, app.PageRequest{Limit: 1000})
+	if err != nil {
+		return identity.Plan{}, err
+	}
+	for _, pl := range plans {
+		if pl.Slug == slug {
+			return pl, nil
+		}
+	}
+	return identity.Plan{}, app.Errorf(app.ENotFound, "no plan %q", slug)
+}
+
+// UpdateOrgInput holds the changeable fields; nil means unchanged.
+type UpdateOrgInput struct {
+	Name, BillingName, BillingEmail, LogoURL, MailDomain *string
+}
+
+// UpdateOrg changes a customer organisation's profile.
+func (s *Service) UpdateOrg(ctx context.Context, p *app.Principal, orgID string, in UpdateOrgInput) (Org, error) {
+	o, err := s.child(ctx, p, orgID)
+	if err != nil {
+		return Org{}, err
+	}
+	var v app.Validator
+	var changed []string
+	set := func(field string, dst *string, val *string, check func(string) bool, msg string) {
+		if val == nil {
+			return
+		}
+		nv := strings.TrimSpace(*val)
+		if check != nil && !check(nv) {
+			v.Add("body."+field, msg, *val)
+			return
+		}
+		if nv != *dst {
+			*dst = nv
+			changed = append(changed, field)
+		}
+	}
+	org := o.Organization
+	set("name", &org.Name, in.Name, func(x string) bool { return x != "" && len(x) <= 200 }, "must be 1 to 200 characters")
+	set("billing_name", &org.BillingName, in.BillingName, func(x string) bool { return len(x) <= 200 }, "must be at most 200 characters")
+	set("billing_email", &org.BillingEmail, in.BillingEmail, func(x string) bool { _, err := identity.NormalizeEmail(x); return x == "" || err == nil }, "must be a valid e-mail address")
+	set("logo_url", &org.LogoURL, in.LogoURL, validHTTPURL, "must be an http(s) URL")
+	set("mail_domain", &org.MailDomain, in.MailDomain, validDomain, "must be a domain name")
+	if err := v.Err(); err != nil {
+		return Org{}, err
+	}
+	if len(changed) == 0 {
+		return o, nil
+	}
+	org.UpdatedAt = s.clock.Now()
+	err = s.store.InTx(ctx, func(ctx context.Context) error {
+		if err := s.store.UpdateOrg(ctx, org); err != nil {
+			return err
+		}
+		return s.record(ctx, p, org.ID, "organization.updated", "organization", org.ID, changed...)
+	})
+	if err != nil {
+		return Org{}, err
+	}
+	return s.store.ChildOrg(ctx, p.OrgID, orgID)
+}
+
+func validHTTPURL(x string) bool {
+	if x == "" {
+		return true
+	}
+	u, err := url.Parse(x)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && len(x) <= 2000
+}
+
+func validDomain(x string) bool {
+	if x == "" {
+		return true
+	}
+	if len(x) > 253 || !strings.Contains(x, ".") {
+		return false
+	}
+	for _, label := range strings.Split(x, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// SetOrgStatus suspends or activates a customer organisation. Its users and
+// tokens are refused at once while suspended; data is kept.
+func (s *Service) SetOrgStatus(ctx context.Context, p *app.Principal, orgID, status string) (Org, error) {
+	o, err := s.child(ctx, p, orgID)
+	if err != nil {
+		return Org{}, err
+	}
+	if o.Status != status {
+		err = s.store.InTx(ctx, func(ctx context.Context) error {
+			if err := s.store.SetOrgStatus(ctx, orgID, status); err != nil {
+				return err
+			}
+			action := "organization.suspended"
+			if status == identity.OrgActive {
+				action = "organization.activated"
+			}
+			return s.record(ctx, p, orgID, action, "organization", orgID, "status")
+		})
+		if err != nil {
+			return Org{}, err
+		}
+	}
+	return s.store.ChildOrg(ctx, p.OrgID, orgID)
+}
+
+// tokenHash keys the hash of an e-mailed token.
+func (s *Service) tokenHash(token string) []byte {
+	m := hmac.New(sha256.New, s.tokenKey)
+	m.Write([]byte(token))
+	return m.Sum(nil)
+}
+
+// issueToken stores a new single-use token of kind for a user and returns it.
+func (s *Service) issueToken(ctx context.Context, userID, kind string, ttl time.Duration) (string, error) {
+	now := s.clock.Now()
+	if err := s.store.RevokeUserTokens(ctx, userID, kind, now); err != nil {
+		return "", err
+	}
+	token := app.RandomHex(24)
+	err := s.store.CreateUserToken(ctx, UserToken{ID: app.NewID(), UserID: userID, Kind: kind, ExpiresAt: now.Add(ttl)}, s.tokenHash(token))
+	return token, err
+}
+
+// invite creates an invited user, queues the invitation e-mail, and records the
+// audit entry and the organization.user.created event.
+func (s *Service) invite(ctx context.Context, p *app.Principal, org identity.Organization, u identity.User) error {
+	if err := s.store.CreateUser(ctx, u, ""); err != nil {
+		return err
+	}
+	if err := s.sendInvitation(ctx, org, u); err != nil {
+		return err
+	}
+	if err := s.record(ctx, p, org.ID, "user.invited", "user", u.ID); err != nil {
+		return err
+	}
+	return s.emit(ctx, org.ID, EventUserCreated, map[string]any{"user_id": u.ID, "email": u.Email})
+}
+
+func (s *Service) sendInvitation(ctx context.Context, org identity.Organization, u identity.User) error {
+	token, err := s.issueToken(ctx, u.ID, "invite", InvitationTTL)
+	if err != nil {
+		return err
+	}
+	link := s.publicURL + "/invite/" + token
+	return s.mail.Queue(ctx, app.Mail{OrgID: org.ID, To: u.Email,
+		Subject: fmt.Sprintf("You are invited to %s on Atrium", org.Name),
+		Body: fmt.Sprintf("Hello %s,\n\nYou have been invited to join %s on Atrium.\n\nAccept the invitation and choose a password here (the link is valid for 7 days):\n%s\n",
+			u.DisplayName(), org.Name, link)})
+}
+
+// ListUsers lists a customer organisation's users: active, suspended and invited.
+func (s *Service) ListUsers(ctx context.Context, p *app.Principal, orgID string, pr app.PageRequest) ([]identity.User, error) {
+	if _, err := s.child(ctx, p, orgID); err != nil {
+		return nil, err
+	}
+	return s.store.OrgUsers(ctx, orgID, pr)
+}
+
+// user returns a user of a customer organisation, or not_found.
+func (s *Service) user(ctx context.Context, p *app.Principal, orgID, userID string) (Org, identity.User, error) {
+	o, err := s.child(ctx, p, orgID)
+	if err != nil {
+		return Org{}, identity.User{}, err
+	}
+	u, err := s.store.User(ctx, userID)
+	if err != nil || u.OrgID != orgID {
+		return Org{}, identity.User{}, app.Errorf(app.ENotFound, "No user %s in the organisation.", userID)
+	}
+	return o, u, nil
+}
+
+// GetUser returns a user of a customer organisation.
+func (s *Service) GetUser(ctx context.Context, p *app.Principal, orgID, userID string) (identity.User, error) {
+	_, u, err := s.user(ctx, p, orgID, userID)
+	return u, err
+}
+
+// InviteInput is the body of a new user.
+type InviteInput struct {
+	Email, FirstName, LastName, RoleSlug string
+}
+
+// InviteUser creates an invited user (a seat is used) and sends the invitation.
+func (s *Service) InviteUser(ctx context.Context, p *app.Principal, orgID string, in InviteInput) (identity.User, error) {
+	o, err := s.child(ctx, p, orgID)
+	if err != nil {
+		return identity.User{}, err
+	}
+	var v app.Validator
+	email, err := identity.NormalizeEmail(in.Email)
+	v.Check(err == nil, "body.email", "must be a valid e-mail address", in.Email)
+	if in.RoleSlug == "" {
+		in.RoleSlug = app.RoleMember
+	}
+	v.Check(in.RoleSlug == app.RoleAdmin || in.RoleSlug == app.RoleMember, "body.role_slug", "must be admin or member", in.RoleSlug)
+	v.Check(len(in.FirstName) <= 100, "body.first_name", "must be at most 100 characters", in.FirstName)
+	v.Check(len(in.LastName) <= 100, "body.last_name", "must be at most 100 characters", in.LastName)
+	if err := v.Err(); err != nil {
+		return identity.User{}, err
+	}
+	now := s.clock.Now()
+	u := identity.User{ID: app.NewID(), OrgID: orgID, Email: email, FirstName: strings.TrimSpace(in.FirstName), LastName: strings.TrimSpace(in.LastName),
+		RoleSlug: in.RoleSlug, Status: identity.UserInvited, CreatedAt: now, UpdatedAt: now}
+	err = s.store.InTx(ctx, func(ctx context.Context) error {
+		if _, err := s.store.UserByEmail(ctx, email); err == nil {
+			return app.Errorf(app.EConflict, "The e-mail address %s already belongs to a user.", email)
+		}
+		used, err := s.store.SeatsUsed(ctx, orgID)
+		if err != nil {
+			return err
+		}
+		if used >= o.Seats {
+			return app.Errorf(app.EConflict, "All %d seats are in use (active users plus pending invitations); add seats first.", o.Seats)
+		}
+		return s.invite(ctx, p, o.Organization, u)
+	})
+	return u, err
+}
+
+// UpdateUserInput holds the changeable fields; nil means unchanged.
+type UpdateUserInput struct {
+	FirstName, LastName, RoleSlug *string
+}
+
+// UpdateUser changes a user's names or role and emits organization.user.updated
+// with the changed fields.
+func (s *Service) UpdateUser(ctx context.Context, p *app.Principal, orgID, userID string, in UpdateUserInput) (identity.User, error) {
+	_, u, err := s.user(ctx, p, orgID, userID)
+	if err != nil {
+		return identity.User{}, err
+	}
+	var v app.Validator
+	var changed []string
+	if in.FirstName != nil && strings.TrimSpace(*in.FirstName) != u.FirstName {
+		v.Check(len(*in.FirstName) <= 100, "body.first_name", "must be at most 100 characters", *in.FirstName)
+		u.FirstName = strings.TrimSpace(*in.FirstName)
+		changed = append(changed, "first_name")
+	}
+	if in.LastName != nil && strings.TrimSpace(*in.LastName) != u.LastName {
+		v.Check(len(*in.LastName) <= 100, "body.last_name", "must be at most 100 characters", *in.LastName)
+		u.LastName = strings.TrimSpace(*in.LastName)
+		changed = append(changed, "last_name")
+	}
+	if in.RoleSlug != nil && *in.RoleSlug != u.RoleSlug {
+		v.Check(*in.RoleSlug == app.RoleAdmin || *in.RoleSlug == app.RoleMember, "body.role_slug", "must be admin or member", *in.RoleSlug)
+		u.RoleSlug = *in.RoleSlug
+		changed = append(changed, "role_slug")
+	}
+	if err := v.Err(); err != nil {
+		return identity.User{}, err
+	}
+	if len(changed) == 0 {
+		return u, nil
+	}
+	u.UpdatedAt = s.clock.Now()
+	err = s.store.InTx(ctx, func(ctx context.Context) error {
+		if err := s.store.UpdateUser(ctx, u); err != nil {
+			return err
+		}
+		if err := s.record(ctx, p, orgID, "user.updated", "user", u.ID, changed...); err != nil {
+			return err
+		}
+		return s.emit(ctx, orgID, EventUserUpdated, map[string]any{"user_id": u.ID, "changed_fields": changed})
+	})
+	return u, err
+}
+
+// DeleteUser removes a user and emits organization.user.deleted.
+func (s *Service) DeleteUser(ctx context.Context, p *app.Principal, orgID, userID string) error {
+	if _, _, err := s.user(ctx, p, orgID, userID); err != nil {
+		return err
+	}
+	return s.store.InTx(ctx, func(ctx context.Context) error {
+		if err := s.store.DeleteUser(ctx, userID); err != nil {
+			return err
+		}
+		if err := s.record(ctx, p, orgID, "user.deleted", "user", userID); err != nil {
+			return err
+		}
+		return s.emit(ctx, orgID, EventUserDeleted, map[string]any{"user_id": userID})
+	})
+}
+
+// UserAction is one of the state operations on a user.
+type UserAction string
+
+// The user state operations (CONTRACT §3).
+const (
+	ActionSuspend          UserAction = "suspend"
+	ActionActivate         UserAction = "activate"
+	ActionResendInvitation UserAction = "resend-invitation"
+	ActionResetPassword    UserAction = "reset-password"
+)
+
+// UserAct applies a state operation: suspend (active → suspended), activate
+// (suspended → active), resend-invitation (invited only), reset-password (active
+// only; sends a reset link). Any other state is a conflict saying why.
+func (s *Service) UserAct(ctx context.Context, p *app.Principal, orgID, userID string, action UserAction) (identity.User, error) {
+	o, u, err := s.user(ctx, p, orgID, userID)
+	if err != nil {
+		return identity.User{}, err
+	}
+	wrong := func(need string) error {
+		return app.Errorf(app.EConflict, "Cannot %s a user who is %s; the user must be %s.", action, u.Status, need)
+	}
+	err = s.store.InTx(ctx, func(ctx context.Context) error {
+		switch action {
+		case ActionSuspend, ActionActivate:
+			from, to := identity.UserActive, identity.UserSuspended
+			if action == ActionActivate {
+				from, to = to, from
+			}
+			if u.Status == to {
+				return nil // already there: idempotent
+			}
+			if u.Status != from {
+				return wrong(from)
+			}
+			if err := s.store.SetUserStatus(ctx, u.ID, to); err != nil {
+				return err
+			}
+			u.Status = to
+			if err := s.record(ctx, p, orgID, "user."+string(action), "user", u.ID, "status"); err != nil {
+				return err
+			}
+			return s.emit(ctx, orgID, EventUserUpdated, map[string]any{"user_id": u.ID, "changed_fields": []string{"status"}})
+		case ActionResendInvitation:
+			if u.Status != identity.UserInvited {
+				return wrong(identity.UserInvited)
+			}
+			if err := s.sendInvitation(ctx, o.Organization, u); err != nil {
+				return err
+			}
+			return s.record(ctx, p, orgID, "user.invitation_resent", "user", u.ID)
+		case ActionResetPassword:
+			if u.Status != identity.UserActive {
+				return wrong(identity.UserActive)
+			}
+			token, err := s.issueToken(ctx, u.ID, "reset", PasswordResetTTL)
+			if err != nil {
+				return err
+			}
+			if err := s.mail.Queue(ctx, app.Mail{OrgID: orgID, To: u.Email, Subject: "Reset your Atrium password",
+				Body: fmt.Sprintf("Hello %s,\n\nA password reset was requested for your Atrium account in %s.\n\nChoose a new password here (the link is valid for 24 hours):\n%s/reset/%s\n\nIf you did not expect this, ignore this e-mail.\n",
+					u.DisplayName(), o.Name, s.publicURL, token)}); err != nil {
+				return err
+			}
+			return s.record(ctx, p, orgID, "user.password_reset_sent", "user", u.ID)
+		}
+		return app.Errorf(app.ENotFound, "No such action.")
+	})
+	return u, err
+}
+
+// AcceptInvitation activates an invited user with a password, using the
+// single-use token from the invitation e-mail.
+func (s *Service) AcceptInvitation(ctx context.Context, token, password string) (identity.User, error) {
+	return s.useToken(ctx, "invite", token, password)
+}
+
+// ResetPassword sets a new password with the single-use token of a reset e-mail.
+func (s *Service) ResetPassword(ctx context.Context, token, password string) (identity.User, error) {
+	return s.useToken(ctx, "reset", token, password)
+}
+
+func (s *Service) useToken(ctx context.Context, kind, token, password string) (identity.User, error) {
+	hash, err := identity.HashPassword(password)
+	if err != nil {
+		return identity.User{}, app.Invalid("body.password", err.Error(), nil)
+	}
+	var u identity.User
+	err = s.store.InTx(ctx, func(ctx context.Context) error {
+		t, err := s.store.UseUserToken(ctx, kind, s.tokenHash(token), s.clock.Now())
+		if err != nil {
+			if app.ErrorCode(err) == app.ENotFound {
+				return app.Errorf(app.ENotFound, "This link is not valid: it may have expired or been used already.")
+			}
+			return err
+		}
+		if u, err = s.store.User(ctx, t.UserID); err != nil {
+			return err
+		}
+		if kind == "invite" && u.Status != identity.UserInvited {
+			return app.Errorf(app.EConflict, "The invitation was already accepted.")
+		}
+		if err := s.store.SetPassword(ctx, u.ID, hash); err != nil {
+			return err
+		}
+		action := "user.password_reset"
+		if kind == "invite" {
+			if err := s.store.SetUserStatus(ctx, u.ID, identity.UserActive); err != nil {
+				return err
+			}
+			u.Status = identity.UserActive
+			action = "user.invitation_accepted"
+		}
+		return s.audit.Record(ctx, app.AuditEntry{Module: "identity", Action: action, ActorID: u.ID, TargetType: "user",
+			TargetID: u.ID, OrgID: u.OrgID, CreatedAt: s.clock.Now()})
+	})
+	return u, err
+}
+
+// ListTeams lists a customer organisation's teams.
+func (s *Service) ListTeams(ctx context.Context, p *app.Principal, orgID string, pr app.PageRequest) ([]Team, error) {
+	if _, err := s.child(ctx, p, orgID); err != nil {
+		return nil, err
+	}
+	return s.store.Teams(ctx, orgID, pr)
+}
+
+// GetTeam returns a team of a customer organisation.
+func (s *Service) GetTeam(ctx context.Context, p *app.Principal, orgID, teamID string) (Team, error) {
+	if _, err := s.child(ctx, p, orgID); err != nil {
+		return Team{}, err
+	}
+	return s.store.Team(ctx, orgID, teamID)
+}
+
+func validTeamName(name string) (string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || len(name) > 100 {
+		return "", app.Invalid("body.name", "must be 1 to 100 characters", name)
+	}
+	return name, nil
+}
+
+// CreateTeam makes a team; names are unique per organisation (case-insensitive).
+func (s *Service) CreateTeam(ctx context.Context, p *app.Principal, orgID, name string) (Team, error) {
+	if _, err := s.child(ctx, p, orgID); err != nil {
+		return Team{}, err
+	}
+	name, err := validTeamName(name)
+	if err != nil {
+		return Team{}, err
+	}
+	t := Team{ID: app.NewID(), OrgID: orgID, Name: name, CreatedAt: s.clock.Now()}
+	err = s.store.InTx(ctx, func(ctx context.Context) error {
+		if err := s.store.CreateTeam(ctx, t); err != nil {
+			if app.ErrorCode(err) == app.EConflict {
+				return app.Errorf(app.EConflict, "A team named %q exists already.", name)
+			}
+			return err
+		}
+		return s.record(ctx, p, orgID, "team.created", "team", t.ID)
+	})
+	return t, err
+}
+
+// RenameTeam changes a team's name.
+func (s *Service) RenameTeam(ctx context.Context, p *app.Principal, orgID, teamID string, name *string) (Team, error) {
+	t, err := s.GetTeam(ctx, p, orgID, teamID)
+	if err != nil || name == nil {
+		return t, err
+	}
+	n, err := validTeamName(*name)
+	if err != nil || n == t.Name {
+		return t, err
+	}
+	t.Name = n
+	err = s.store.InTx(ctx, func(ctx context.Context) error {
+		if err := s.store.UpdateTeam(ctx, t); err != nil {
+			if app.ErrorCode(err) == app.EConflict {
+				return app.Errorf(app.EConflict, "A team named %q exists already.", n)
+			}
+			return err
+		}
+		return s.record(ctx, p, orgID, "team.updated", "team", t.ID, "name")
+	})
+	return t, err
+}
+
+// DeleteTeam removes a team (not its users).
+func (s *Service) DeleteTeam(ctx context.Context, p *app.Principal, orgID, teamID string) error {
+	if _, err := s.GetTeam(ctx, p, orgID, teamID); err != nil {
+		return err
+	}
+	return s.store.InTx(ctx, func(ctx context.Context) error {
+		if err := s.store.DeleteTeam(ctx, orgID, teamID); err != nil {
+			return err
+		}
+		return s.record(ctx, p, orgID, "team.deleted", "team", teamID)
+	})
+}
+
+// Members lists a team's members.
+func (s *Service) Members(ctx context.Context, p *app.Principal, orgID, teamID string, pr app.PageRequest) ([]Member, error) {
+	if _, err := s.GetTeam(ctx, p, orgID, teamID); err != nil {
+		return nil, err
+	}
+	return s.store.Members(ctx, teamID, pr)
+}
+
+// AddMember adds a user of the organisation to a team; a user of another
+// organisation is a validation error.
+func (s *Service) AddMember(ctx context.Context, p *app.Principal, orgID, teamID, userID string) (Member, error) {
+	if _, err := s.GetTeam(ctx, p, orgID, teamID); err != nil {
+		return Member{}, err
+	}
+	u, err := s.store.User(ctx, userID)
+	if err != nil || u.OrgID != orgID {
+		return Member{}, app.Invalid("body.user_id", "no such user in the organisation", userID)
+	}
+	now := s.clock.Now()
+	err = s.store.InTx(ctx, func(ctx context.Context) error {
+		if err := s.store.AddMember(ctx, teamID, userID, now); err != nil {
+			if app.ErrorCode(err) == app.EConflict {
+				return app.Errorf(app.EConflict, "The user is already a member of the team.")
+			}
+			return err
+		}
+		return s.record(ctx, p, orgID, "team.member_added", "team", teamID, "members")
+	})
+	return Member{UserID: u.ID, Email: u.Email, FirstName: u.FirstName, LastName: u.LastName, AddedAt: now}, err
+}
+
+// RemoveMember removes a user from a team.
+func (s *Service) RemoveMember(ctx context.Context, p *app.Principal, orgID, teamID, userID string) error {
+	if _, err := s.GetTeam(ctx, p, orgID, teamID); err != nil {
+		return err
+	}
+	return s.store.InTx(ctx, func(ctx context.Context) error {
+		if err := s.store.RemoveMember(ctx, teamID, userID); err != nil {
+			return err
+		}
+		return s.record(ctx, p, orgID, "team.member_removed", "team", teamID, "members")
+	})
+}
+
+// Plans lists the plans published to the caller.
+func (s *Service) Plans(ctx context.Context, p *app.Principal, pr app.PageRequest) ([]identity.Plan, error) {
+	if err := requireReseller(p); err != nil {
+		return nil, err
+	}
+	return s.store.PublishedPlans(ctx, pr)
+}
+
+// Subscription returns a customer organisation's subscription with its use.
+func (s *Service) Subscription(ctx context.Context, p *app.Principal, orgID string) (Subscription, error) {
+	if _, err := s.child(ctx, p, orgID); err != nil {
+		return Subscription{}, err
+	}
+	return s.subscription(ctx, orgID)
+}
+
+func (s *Service) subscription(ctx context.Context, orgID string) (Subscription, error) {
+	sub, err := s.store.Subscription(ctx, orgID)
+	if err != nil {
+		return Subscription{}, err
+	}
+	used, err := s.store.SeatsUsed(ctx, orgID)
+	return Subscription{PlanSlug: sub.PlanSlug, Seats: sub.Seats, UsedSeats: used, Status: sub.Status}, err
+}
+
+// ChangePlan moves a customer organisation to another published plan.
+func (s *Service) ChangePlan(ctx context.Context, p *app.Principal, orgID, planSlug string) (Subscription, error) {
+	if _, err := s.child(ctx, p, orgID); err != nil {
+		return Subscription{}, err
+	}
+	plan, err := s.publishedPlan(ctx, planSlug)
+	if err != nil {
+		return Subscription{}, app.Invalid("body.plan_slug", "no such plan is published to you", planSlug)
+	}
+	err = s.store.InTx(ctx, func(ctx context.Context) error {
+		sub, err := s.store.Subscription(ctx, orgID)
+		if err != nil {
+			return err
+		}
+		if sub.PlanSlug == plan.Slug {
+			return nil
+		}
+		if sub.Seats > plan.MaxSeats {
+			return app.Invalid("body.plan_slug", fmt.Sprintf("the plan allows at most %d seats; the organisation has %d", plan.MaxSeats, sub.Seats), planSlug)
+		}
+		sub.PlanSlug = plan.Slug
+		if err := s.store.SetSubscription(ctx, sub); err != nil {
+			return err
+		}
+		return s.record(ctx, p, orgID, "subscription.plan_changed", "subscription", orgID, "plan_slug")
+	})
+	if err != nil {
+		return Subscription{}, err
+	}
+	return s.subscription(ctx, orgID)
+}
+
+// ChangeSeats sets the seat count; below the active users plus pending
+// invitations (the seat floor) it is refused with seat_floor.
+func (s *Service) ChangeSeats(ctx context.Context, p *app.Principal, orgID string, seats int) (Subscription, error) {
+	if _, err := s.child(ctx, p, orgID); err != nil {
+		return Subscription{}, err
+	}
+	if seats < 1 {
+		return Subscription{}, app.Invalid("body.seats", "must be at least 1", seats)
+	}
+	err := s.store.InTx(ctx, func(ctx context.Context) error {
+		sub, err := s.store.Subscription(ctx, orgID)
+		if err != nil {
+			return err
+		}
+		plan, err := s.store.Plan(ctx, sub.PlanSlug)
+		if err != nil {
+			return err
+		}
+		if seats > plan.MaxSeats {
+			return app.Invalid("body.seats", fmt.Sprintf("the %s plan allows at most %d seats", plan.Slug, plan.MaxSeats), seats)
+		}
+		floor, err := s.store.SeatsUsed(ctx, orgID)
+		if err != nil {
+			return err
+		}
+		if seats < floor {
+			return app.Errorf(app.ESeatFloor, "Cannot set %d seats: the organisation has %d active users and pending invitations, so the seat floor is %d.", seats, floor, floor)
+		}
+		if sub.Seats == seats {
+			return nil
+		}
+		sub.Seats = seats
+		if err := s.store.SetSubscription(ctx, sub); err != nil {
+			return err
+		}
+		return s.record(ctx, p, orgID, "subscription.seats_changed", "subscription", orgID, "seats")
+	})
+	if err != nil {
+		return Subscription{}, err
+	}
+	return s.subscription(ctx, orgID)
+}
