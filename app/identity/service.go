@@ -38,6 +38,7 @@ type Service struct {
 	clock  app.Clock
 	pepper []byte
 	jwt    *Issuer
+	cache  authCache
 	// External verifies JWTs of a configured external OIDC issuer; nil when none.
 	External ExternalVerifier
 }
@@ -357,6 +358,11 @@ var errBadCredential = app.Errorf(app.EUnauthorized, "The credential is not vali
 
 func (s *Service) fromSecret(ctx context.Context, kind, secret string) (*app.Principal, error) {
 	h := s.hash(secret)
+	now := s.clock.Now()
+	if p, ok := s.cache.get(string(h), now); ok {
+		return p, nil
+	}
+	gen := s.cache.gen.Load()
 	cred, err := s.store.CredentialByHash(ctx, kind, h)
 	if app.ErrorCode(err) == app.ENotFound {
 		return nil, errBadCredential
@@ -367,7 +373,11 @@ func (s *Service) fromSecret(ctx context.Context, kind, secret string) (*app.Pri
 	if subtle.ConstantTimeCompare(cred.Hash, h) != 1 {
 		return nil, errBadCredential
 	}
-	return s.principal(cred, app.NewScopes(cred.Scopes...))
+	p, err := s.principal(cred, app.NewScopes(cred.Scopes...))
+	if err == nil && (cred.ExpiresAt == nil || cred.ExpiresAt.Sub(now) > authCacheTTL) {
+		s.cache.put(string(h), p, gen, now)
+	}
+	return p, err
 }
 
 // AuthenticateBasic resolves an e-mail address and app password (HTTP Basic on the
@@ -429,13 +439,15 @@ func (s *Service) SetOrgStatus(ctx context.Context, actorID, orgID, status strin
 	if status != OrgActive && status != OrgSuspended {
 		return app.Invalid("status", "must be active or suspended", status)
 	}
-	return s.store.InTx(ctx, func(ctx context.Context) error {
+	err := s.store.InTx(ctx, func(ctx context.Context) error {
 		if err := s.store.SetOrgStatus(ctx, orgID, status); err != nil {
 			return err
 		}
 		return s.audit.Record(ctx, app.AuditEntry{Module: "identity", Action: "organization." + status, ActorID: actorID,
 			TargetType: "organization", TargetID: orgID, OrgID: orgID, ChangedFields: []string{"status"}, CreatedAt: s.clock.Now()})
 	})
+	s.CredentialsChanged()
+	return err
 }
 
 // SetUserStatus changes a user's status (invited, active, suspended).
@@ -444,13 +456,29 @@ func (s *Service) SetUserStatus(ctx context.Context, actorID, userID, status str
 	if err != nil {
 		return err
 	}
-	return s.store.InTx(ctx, func(ctx context.Context) error {
+	err = s.store.InTx(ctx, func(ctx context.Context) error {
 		if err := s.store.SetUserStatus(ctx, userID, status); err != nil {
 			return err
 		}
 		return s.audit.Record(ctx, app.AuditEntry{Module: "identity", Action: "user." + status, ActorID: actorID,
 			TargetType: "user", TargetID: userID, OrgID: u.OrgID, ChangedFields: []string{"status"}, CreatedAt: s.clock.Now()})
 	})
+	s.CredentialsChanged()
+	return err
+}
+
+// Profile returns the caller's organisation and user (nil for a service
+// principal with no bound user), read in one query.
+func (s *Service) Profile(ctx context.Context, p *app.Principal) (Organization, *User, error) {
+	if p.UserID == "" {
+		o, err := s.store.Org(ctx, p.OrgID)
+		return o, nil, err
+	}
+	c, err := s.store.UserCredential(ctx, p.UserID)
+	if err != nil {
+		return Organization{}, nil, err
+	}
+	return c.Org, c.User, nil
 }
 
 // Plans returns the plans.

@@ -50,8 +50,8 @@ type Member struct {
 	AddedAt   time.Time `json:"added_at"`
 }
 
-// Subscription is an organisation's plan and seats with their use.
-type Subscription struct {
+// OrgSubscription is an organisation's plan and seats with their use.
+type OrgSubscription struct {
 	PlanSlug  string `json:"plan_slug"`
 	Seats     int    `json:"seats"`
 	UsedSeats int    `json:"used_seats" doc:"Active users plus pending invitations."`

@@ -279,6 +279,7 @@ func (s *Service) SetOrgStatus(ctx context.Context, p *app.Principal, orgID, sta
 			}
 			return s.record(ctx, p, orgID, action, "organization", orgID, "status")
 		})
+		s.ids.CredentialsChanged()
 		if err != nil {
 			return Org{}, err
 		}
@@ -445,6 +446,7 @@ func (s *Service) UpdateUser(ctx context.Context, p *app.Principal, orgID, userI
 		}
 		return s.emit(ctx, orgID, EventUserUpdated, map[string]any{"user_id": u.ID, "changed_fields": changed})
 	})
+	s.ids.CredentialsChanged() // a role change narrows or widens every token of the user
 	return u, err
 }
 
@@ -453,7 +455,7 @@ func (s *Service) DeleteUser(ctx context.Context, p *app.Principal, orgID, userI
 	if _, _, err := s.user(ctx, p, orgID, userID); err != nil {
 		return err
 	}
-	return s.store.InTx(ctx, func(ctx context.Context) error {
+	err := s.store.InTx(ctx, func(ctx context.Context) error {
 		if err := s.store.DeleteUser(ctx, userID); err != nil {
 			return err
 		}
@@ -462,6 +464,8 @@ func (s *Service) DeleteUser(ctx context.Context, p *app.Principal, orgID, userI
 		}
 		return s.emit(ctx, orgID, EventUserDeleted, map[string]any{"user_id": userID})
 	})
+	s.ids.CredentialsChanged()
+	return err
 }
 
 // UserAction is one of the state operations on a user.
@@ -532,6 +536,7 @@ func (s *Service) UserAct(ctx context.Context, p *app.Principal, orgID, userID s
 		}
 		return app.Errorf(app.ENotFound, "No such action.")
 	})
+	s.ids.CredentialsChanged()
 	return u, err
 }
 
@@ -718,30 +723,30 @@ func (s *Service) Plans(ctx context.Context, p *app.Principal, pr app.PageReques
 }
 
 // Subscription returns a customer organisation's subscription with its use.
-func (s *Service) Subscription(ctx context.Context, p *app.Principal, orgID string) (Subscription, error) {
+func (s *Service) Subscription(ctx context.Context, p *app.Principal, orgID string) (OrgSubscription, error) {
 	if _, err := s.child(ctx, p, orgID); err != nil {
-		return Subscription{}, err
+		return OrgSubscription{}, err
 	}
 	return s.subscription(ctx, orgID)
 }
 
-func (s *Service) subscription(ctx context.Context, orgID string) (Subscription, error) {
+func (s *Service) subscription(ctx context.Context, orgID string) (OrgSubscription, error) {
 	sub, err := s.store.Subscription(ctx, orgID)
 	if err != nil {
-		return Subscription{}, err
+		return OrgSubscription{}, err
 	}
 	used, err := s.store.SeatsUsed(ctx, orgID)
-	return Subscription{PlanSlug: sub.PlanSlug, Seats: sub.Seats, UsedSeats: used, Status: sub.Status}, err
+	return OrgSubscription{PlanSlug: sub.PlanSlug, Seats: sub.Seats, UsedSeats: used, Status: sub.Status}, err
 }
 
 // ChangePlan moves a customer organisation to another published plan.
-func (s *Service) ChangePlan(ctx context.Context, p *app.Principal, orgID, planSlug string) (Subscription, error) {
+func (s *Service) ChangePlan(ctx context.Context, p *app.Principal, orgID, planSlug string) (OrgSubscription, error) {
 	if _, err := s.child(ctx, p, orgID); err != nil {
-		return Subscription{}, err
+		return OrgSubscription{}, err
 	}
 	plan, err := s.publishedPlan(ctx, planSlug)
 	if err != nil {
-		return Subscription{}, app.Invalid("body.plan_slug", "no such plan is published to you", planSlug)
+		return OrgSubscription{}, app.Invalid("body.plan_slug", "no such plan is published to you", planSlug)
 	}
 	err = s.store.InTx(ctx, func(ctx context.Context) error {
 		sub, err := s.store.Subscription(ctx, orgID)
@@ -761,19 +766,19 @@ func (s *Service) ChangePlan(ctx context.Context, p *app.Principal, orgID, planS
 		return s.record(ctx, p, orgID, "subscription.plan_changed", "subscription", orgID, "plan_slug")
 	})
 	if err != nil {
-		return Subscription{}, err
+		return OrgSubscription{}, err
 	}
 	return s.subscription(ctx, orgID)
 }
 
 // ChangeSeats sets the seat count; below the active users plus pending
 // invitations (the seat floor) it is refused with seat_floor.
-func (s *Service) ChangeSeats(ctx context.Context, p *app.Principal, orgID string, seats int) (Subscription, error) {
+func (s *Service) ChangeSeats(ctx context.Context, p *app.Principal, orgID string, seats int) (OrgSubscription, error) {
 	if _, err := s.child(ctx, p, orgID); err != nil {
-		return Subscription{}, err
+		return OrgSubscription{}, err
 	}
 	if seats < 1 {
-		return Subscription{}, app.Invalid("body.seats", "must be at least 1", seats)
+		return OrgSubscription{}, app.Invalid("body.seats", "must be at least 1", seats)
 	}
 	err := s.store.InTx(ctx, func(ctx context.Context) error {
 		sub, err := s.store.Subscription(ctx, orgID)
@@ -804,7 +809,7 @@ func (s *Service) ChangeSeats(ctx context.Context, p *app.Principal, orgID strin
 		return s.record(ctx, p, orgID, "subscription.seats_changed", "subscription", orgID, "seats")
 	})
 	if err != nil {
-		return Subscription{}, err
+		return OrgSubscription{}, err
 	}
 	return s.subscription(ctx, orgID)
 }

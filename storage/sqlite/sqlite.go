@@ -30,9 +30,11 @@ var migrations embed.FS
 // DB is an open Atrium database.
 type DB struct {
 	path string
-	// w is the single writer connection; r is the reader pool.
-	w, r  *sql.DB
-	Clock app.Clock
+	// w is the single writer connection; r is the reader pool. ws and rs run
+	// their queries through cached prepared statements.
+	w, r   *sql.DB
+	ws, rs *stmtDB
+	Clock  app.Clock
 }
 
 var _ app.TxRunner = (*DB)(nil)
@@ -62,7 +64,7 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxLifetime(0)
-	db := &DB{path: path, w: w, r: r}
+	db := &DB{path: path, w: w, r: r, ws: newStmtDB(w), rs: newStmtDB(r)}
 	if err := db.Ping(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -132,6 +134,8 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Close closes the connections; the WAL is checkpointed by SQLite on the last close.
 func (db *DB) Close() error {
+	db.rs.close()
+	db.ws.close()
 	return errors.Join(db.r.Close(), db.w.Close())
 }
 
@@ -182,18 +186,18 @@ func InTransaction(ctx context.Context) bool {
 // read returns the transaction of ctx, or the reader pool.
 func (db *DB) read(ctx context.Context) querier {
 	if tx, ok := ctx.Value(txKey{}).(*sql.Tx); ok {
-		return tx
+		return stmtTx{tx: tx, cache: db.ws}
 	}
-	return db.r
+	return db.rs
 }
 
 // write returns the transaction of ctx, or the writer (a single statement is its
 // own transaction).
 func (db *DB) write(ctx context.Context) querier {
 	if tx, ok := ctx.Value(txKey{}).(*sql.Tx); ok {
-		return tx
+		return stmtTx{tx: tx, cache: db.ws}
 	}
-	return db.w
+	return db.ws
 }
 
 // now is the database's clock.

@@ -27,20 +27,13 @@ func registerIdentity(api huma.API, d Deps) {
 	huma.Register(api, status(op(http.MethodGet, "/me", "getMe", "Who am I", "Identity"), http.StatusOK),
 		func(ctx context.Context, _ *struct{}) (*body[Me], error) {
 			p := principal(ctx)
-			o, err := d.Identity.Org(ctx, p.OrgID)
+			o, u, err := d.Identity.Profile(ctx, p)
 			if err != nil {
 				return nil, err
 			}
-			m := Me{Credential: p.Credential, Organization: o, Scopes: p.Scopes.List(), Features: p.Features, ServicePrincipalID: p.ServicePrincipalID}
+			m := Me{Credential: p.Credential, User: u, Organization: o, Scopes: p.Scopes.List(), Features: p.Features, ServicePrincipalID: p.ServicePrincipalID}
 			if m.Features == nil {
 				m.Features = []string{}
-			}
-			if p.UserID != "" {
-				u, err := d.Identity.User(ctx, p.UserID)
-				if err != nil {
-					return nil, err
-				}
-				m.User = &u
 			}
 			return out(m), nil
 		})

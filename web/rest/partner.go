@@ -271,7 +271,7 @@ func registerPartner(api huma.API, d Deps) {
 			return out(pg), err
 		})
 	huma.Register(api, partnerOp(http.MethodGet, "/orgs/{org_id}/subscription", "getPartnerSubscription", "Get the subscription", app.ScopePartnerBillingRead),
-		func(ctx context.Context, in *OrgPath) (*body[partner.Subscription], error) {
+		func(ctx context.Context, in *OrgPath) (*body[partner.OrgSubscription], error) {
 			sub, err := ps.Subscription(ctx, principal(ctx), in.OrgID)
 			return out(sub), err
 		})
@@ -279,7 +279,7 @@ func registerPartner(api huma.API, d Deps) {
 		func(ctx context.Context, in *struct {
 			OrgPath
 			Body ChangePlan
-		}) (*body[partner.Subscription], error) {
+		}) (*body[partner.OrgSubscription], error) {
 			sub, err := ps.ChangePlan(ctx, principal(ctx), in.OrgID, in.Body.PlanSlug)
 			return out(sub), err
 		})
@@ -287,7 +287,7 @@ func registerPartner(api huma.API, d Deps) {
 		func(ctx context.Context, in *struct {
 			OrgPath
 			Body ChangeSeats
-		}) (*body[partner.Subscription], error) {
+		}) (*body[partner.OrgSubscription], error) {
 			sub, err := ps.ChangeSeats(ctx, principal(ctx), in.OrgID, in.Body.Seats)
 			return out(sub), err
 		})

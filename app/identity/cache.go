@@ -1,0 +1,55 @@
+package identity
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"atrium/app"
+)
+
+// Authentication cache: a bearer secret's principal is kept for a moment so a
+// busy client does not cost a database query per request. Any change to who may
+// do what (a status, a role, a deletion) bumps the generation and empties it at
+// once; the short lifetime bounds what a change made by another process (the CLI)
+// can miss.
+const (
+	authCacheTTL  = 2 * time.Second
+	authCacheSize = 10000
+)
+
+type authEntry struct {
+	p   app.Principal
+	at  time.Time
+	gen uint64
+}
+
+type authCache struct {
+	gen atomic.Uint64
+	mu  sync.RWMutex
+	m   map[string]authEntry
+}
+
+func (c *authCache) get(key string, now time.Time) (*app.Principal, bool) {
+	c.mu.RLock()
+	e, ok := c.m[key]
+	c.mu.RUnlock()
+	if !ok || e.gen != c.gen.Load() || now.Sub(e.at) > authCacheTTL || now.Before(e.at) {
+		return nil, false
+	}
+	p := e.p // a copy: callers may not change the cached one
+	return &p, true
+}
+
+func (c *authCache) put(key string, p *app.Principal, gen uint64, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= authCacheSize {
+		c.m = make(map[string]authEntry)
+	}
+	c.m[key] = authEntry{p: *p, at: now, gen: gen}
+}
+
+// CredentialsChanged empties the authentication cache; call it after any change
+// to an organisation's or user's status, a role, or a deletion.
+func (s *Service) CredentialsChanged() { s.cache.gen.Add(1) }

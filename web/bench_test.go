@@ -1,0 +1,132 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+
+	"atrium/cmd/atrium/wire"
+)
+
+// Foundation target 1: the full middleware stack (request id, access log,
+// metrics, PAT authentication, scope check, JSON response) against a bare gin
+// handler that returns the same bytes, in the same process. Both benchmarks run a
+// plain loop on one goroutine over a reused request and a reused response writer,
+// so ns/op is the CPU cost of one request through each handler and nothing else.
+//
+//	go test -run '^$' -bench 'BenchmarkStackMe|BenchmarkBareGin' -benchtime 3s ./web/
+//
+// Throughput ratio = stack req/s ÷ bare req/s = bare ns/op ÷ stack ns/op
+// (target ≥ 0.5). bench/foundation.sh runs both and prints the ratio.
+
+// benchWriter is a reusable http.ResponseWriter: it keeps the status, a copy of
+// the body and the header map, and is reset between requests without allocating.
+type benchWriter struct {
+	h      http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func newBenchWriter() *benchWriter { return &benchWriter{h: http.Header{}} }
+
+func (w *benchWriter) Header() http.Header { return w.h }
+
+func (w *benchWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+}
+
+func (w *benchWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.body.Write(p)
+}
+
+func (w *benchWriter) reset() {
+	clear(w.h)
+	w.status = 0
+	w.body.Reset()
+}
+
+// stackMe wires Atrium on a fresh data directory exactly as `atrium serve` does
+// (default configuration, info-level text access log, here written to
+// io.Discard), bootstraps an admin and returns the handler and a request for
+// GET /api/v1/me with the admin's PAT.
+func stackMe(b *testing.B) (http.Handler, *http.Request) {
+	b.Helper()
+	cfg, err := wire.LoadConfig("", func(string) string { return "" }, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Data = b.TempDir()
+	m, err := wire.Open(context.Background(), cfg, wire.NewLogger(cfg, io.Discard))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { m.Close() })
+	creds, err := m.Bootstrap(context.Background(), "Operator", "admin@example.test", "admin")
+	if err != nil {
+		b.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodGet, "http://"+cfg.Listen+"/api/v1/me", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+creds.Token)
+	return m.Server.Handler(), req
+}
+
+// meResponse captures the stack's answer to GET /api/v1/me once.
+func meResponse(b *testing.B) (contentType string, body []byte) {
+	b.Helper()
+	h, req := stackMe(b)
+	w := newBenchWriter()
+	h.ServeHTTP(w, req)
+	if w.status != http.StatusOK {
+		b.Fatalf("GET /api/v1/me: status %d: %s", w.status, w.body.Bytes())
+	}
+	return w.h.Get("Content-Type"), bytes.Clone(w.body.Bytes())
+}
+
+// serveLoop sends req to h b.N times and checks every status.
+func serveLoop(b *testing.B, h http.Handler, req *http.Request) {
+	b.Helper()
+	w := newBenchWriter()
+	h.ServeHTTP(w, req) // warm caches and pools outside the timer
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		w.reset()
+		h.ServeHTTP(w, req)
+		if w.status != http.StatusOK {
+			b.Fatalf("status %d: %s", w.status, w.body.Bytes())
+		}
+	}
+}
+
+// BenchmarkStackMe is GET /api/v1/me with a PAT through the fully wired handler.
+func BenchmarkStackMe(b *testing.B) {
+	h, req := stackMe(b)
+	serveLoop(b, h, req)
+}
+
+// BenchmarkBareGin is a bare gin engine with one GET route answering the bytes
+// and content type that BenchmarkStackMe's handler answers.
+func BenchmarkBareGin(b *testing.B) {
+	ct, body := meResponse(b)
+	gin.SetMode(gin.ReleaseMode)
+	e := gin.New()
+	e.GET("/api/v1/me", func(c *gin.Context) { c.Data(http.StatusOK, ct, body) })
+	req, err := http.NewRequest(http.MethodGet, "http://127.0.0.1:8080/api/v1/me", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer atr_pat_unused")
+	serveLoop(b, e, req)
+}
