@@ -9,5 +9,9 @@ test:
 interop: build
 	bash interop/run.sh bin/atrium
 
+bench:
+	bash bench/foundation.sh
+	go test -run '^$$' -bench . -benchtime 2s ./app/...
+
 lint:
 	gofmt -l . && go vet ./...
