@@ -1,0 +1,24 @@
+package app
+
+import "testing"
+
+func TestCheckIfMatch(t *testing.T) {
+	tests := []struct {
+		ifMatch, etag string
+		ok            bool
+	}{
+		{"", `"a"`, true},
+		{"*", `"a"`, true},
+		{`"a"`, `"a"`, true},
+		{`"b", "a"`, `"a"`, true},
+		{`"b"`, `"a"`, false},
+		{`W/"a"`, `"a"`, false},
+		{`a`, `"a"`, false},
+	}
+	for _, tt := range tests {
+		err := CheckIfMatch(tt.ifMatch, tt.etag)
+		if (err == nil) != tt.ok || (err != nil && ErrorCode(err) != EPreconditionFailed) {
+			t.Errorf("If-Match %s vs %s: %v", tt.ifMatch, tt.etag, err)
+		}
+	}
+}
