@@ -98,7 +98,7 @@ func (s *Server) accessLog(c *gin.Context) {
 
 // basicAuthPrefixes are the doors where HTTP Basic with an app password is
 // accepted (file mount and DAV clients).
-var basicAuthPrefixes = []string{"/api/v1/webdav", "/webdav", "/dav"}
+var basicAuthPrefixes = []string{"/api/v1/webdav", "/webdav", "/dav", "/.well-known/carddav", "/.well-known/caldav"}
 
 // authenticate resolves the Authorization header to a principal in the request
 // context. A presented but invalid credential is refused here with 401; whether an

@@ -397,7 +397,9 @@ func TestPartnerSuspendRefusesEveryDoor(t *testing.T) {
 	}
 	rest := webtest.Request{Method: "GET", Path: "/api/v1/me", Token: pat}
 	dav := webtest.Request{Method: "PROPFIND", Path: "/dav/", BasicID: u.Email, BasicPW: appPW, Header: map[string]string{"Depth": "0"}}
-	notRefused := func(r *webtest.Response) bool { return r.StatusCode != http.StatusUnauthorized && r.StatusCode != http.StatusForbidden }
+	notRefused := func(r *webtest.Response) bool {
+		return r.StatusCode != http.StatusUnauthorized && r.StatusCode != http.StatusForbidden
+	}
 	if r := s.Do(rest); r.StatusCode != 200 {
 		t.Fatalf("before: %d", r.StatusCode)
 	}

@@ -15,8 +15,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"atrium/app"
+	"atrium/app/calendar"
+	"atrium/app/contacts"
 	"atrium/app/identity"
 	"atrium/app/partner"
+	"atrium/app/webhooks"
+	"atrium/web/dav"
 	"atrium/web/docs"
 	"atrium/web/rest"
 )
@@ -33,6 +37,9 @@ type Config struct {
 	Log         *slog.Logger
 	Identity    *identity.Service
 	Partner     *partner.Service
+	Webhooks    *webhooks.Service
+	Contacts    *contacts.Service
+	Calendar    *calendar.Service
 	Audit       app.Auditor
 	Idempotency app.IdempotencyStore
 	// Tx runs idempotent handlers in one transaction with their stored response.
@@ -98,7 +105,7 @@ func New(cfg Config) *Server {
 	api := humagin.New(e, hc)
 	api.UseMiddleware(s.authorize, s.idempotency)
 	s.api = api
-	rest.Register(api, rest.Deps{Identity: cfg.Identity, Audit: cfg.Audit, Cursors: cfg.Cursors, Partner: cfg.Partner})
+	rest.Register(api, rest.Deps{Identity: cfg.Identity, Audit: cfg.Audit, Cursors: cfg.Cursors, Partner: cfg.Partner, Webhooks: cfg.Webhooks, Contacts: cfg.Contacts, Calendar: cfg.Calendar})
 
 	s.routes()
 	return s
@@ -151,6 +158,17 @@ func (s *Server) routes() {
 	if s.cfg.Blob != nil {
 		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPut} {
 			e.Handle(m, "/blob/*path", gin.WrapH(s.cfg.Blob))
+		}
+	}
+
+	// CardDAV (and later CalDAV) at /dav/, discovery per RFC 6764.
+	if s.cfg.Contacts != nil {
+		dh := gin.WrapH(dav.New(s.cfg.PublicURL, s.log, dav.NewCardDAV(s.cfg.PublicURL, s.log, s.cfg.Contacts)))
+		wk := func(c *gin.Context) { c.Redirect(http.StatusMovedPermanently, dav.Root) }
+		for _, m := range dav.Methods {
+			e.Handle(m, "/dav", dh)
+			e.Handle(m, "/dav/*path", dh)
+			e.Handle(m, "/.well-known/carddav", wk)
 		}
 	}
 }

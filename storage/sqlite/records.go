@@ -84,7 +84,11 @@ func (o Outbox) Emit(ctx context.Context, e app.Event) error {
 	}
 	_, err = o.write(ctx).ExecContext(ctx, `INSERT INTO outbox(id, type, organization_id, data, created_at) VALUES (?,?,?,?,?)`,
 		e.ID, e.Type, e.OrgID, string(data), ms(e.CreatedAt))
-	return mapErr(err, "event")
+	if err != nil {
+		return mapErr(err, "event")
+	}
+	// The webhook deliveries of the event commit with it (one per subscription).
+	return mapErr(fanOutDeliveries(ctx, o.DB, o.write(ctx), e, data), "event deliveries")
 }
 
 // Events returns outbox events after sequence number seq, oldest first, with their

@@ -10,8 +10,11 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"atrium/app"
+	"atrium/app/calendar"
+	"atrium/app/contacts"
 	"atrium/app/identity"
 	"atrium/app/partner"
+	"atrium/app/webhooks"
 )
 
 // Metadata keys an operation carries for the middleware of package web.
@@ -29,14 +32,22 @@ type Deps struct {
 	Identity *identity.Service
 	Audit    app.Auditor
 	Cursors  *app.Cursors
+	Calendar *calendar.Service
 	Partner  *partner.Service
+	Contacts *contacts.Service
+	Webhooks *webhooks.Service
 }
 
 // Register adds every REST operation to api.
 func Register(api huma.API, d Deps) {
 	registerIdentity(api, d)
 	registerDeveloper(api, d)
+	if d.Calendar != nil {
+		registerCalendar(api, d)
+	}
 	registerPartner(api, d)
+	registerContacts(api, d)
+	registerWebhooks(api, d)
 }
 
 // op describes an operation: its method, path (under /api/v1), id, summary, tag

@@ -43,6 +43,7 @@ type Config struct {
 		RetrySchedule       string        `koanf:"retry_schedule"`
 		Timeout             time.Duration `koanf:"timeout"`
 		AllowPrivateTargets bool          `koanf:"allow_private_targets"`
+		Retention           time.Duration `koanf:"retention"`
 	} `koanf:"webhooks"`
 	Mail struct {
 		Host     string `koanf:"host"`
@@ -72,6 +73,7 @@ var defaults = map[string]any{
 	"webhooks.retry_schedule":        "0s,30s,5m,30m,2h,12h",
 	"webhooks.timeout":               "10s",
 	"webhooks.allow_private_targets": false,
+	"webhooks.retention":             "720h",
 	"mail.host":                      "",
 	"mail.port":                      587,
 	"mail.tls":                       "starttls",
@@ -188,6 +190,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Webhooks.Timeout <= 0 {
 		errs = append(errs, errors.New("webhooks.timeout: must be positive"))
+	}
+	if c.Webhooks.Retention <= 0 {
+		errs = append(errs, errors.New("webhooks.retention: must be positive"))
 	}
 	if (c.OIDC.Issuer == "") != (c.OIDC.JWKSURL == "") {
 		errs = append(errs, errors.New("oidc: issuer and jwks_url go together"))

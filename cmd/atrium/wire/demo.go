@@ -63,6 +63,12 @@ func SeedDemo(ctx context.Context, m *Main) ([]DemoCredential, error) {
 			return nil, err
 		}
 	}
+	if err := seedContacts(ctx, m, acme.ID); err != nil {
+		return nil, err
+	}
+	if err := seedCalendar(ctx, m, acme.ID); err != nil {
+		return nil, err
+	}
 	return creds, nil
 }
 

@@ -16,8 +16,11 @@ import (
 	"time"
 
 	"atrium/app"
+	"atrium/app/calendar"
+	"atrium/app/contacts"
 	"atrium/app/identity"
 	"atrium/app/partner"
+	"atrium/app/webhooks"
 	"atrium/mail"
 	"atrium/storage/blob"
 	"atrium/storage/sqlite"
@@ -34,8 +37,14 @@ type Main struct {
 	Blobs    *blob.Store
 	Identity *identity.Service
 	Partner  *partner.Service
+	Contacts *contacts.Service
+	Calendar *calendar.Service
 	Mail     sqlite.MailOutbox
 	Server   *web.Server
+
+	// Webhooks manages subscriptions; Dispatcher posts their deliveries (started by Serve).
+	Webhooks   *webhooks.Service
+	Dispatcher *webhooks.Dispatcher
 
 	mailer *mail.Sender // nil without SMTP: mail stays in the outbox
 
@@ -116,15 +125,31 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 	}
 	m.Mail = sqlite.MailOutbox{DB: db, Deliver: cfg.Mail.Host != ""}
 	m.Partner = partner.NewService(sqlite.PartnerStore{IdentityStore: ids}, m.Identity, audit, sqlite.Outbox{DB: db}, m.Mail, m.Clock, cfg.PublicURL, tokenKey)
+	schedule, err := cfg.RetrySchedule()
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	whStore := sqlite.WebhookStore{DB: db}
+	m.Webhooks = webhooks.NewService(whStore, audit, m.Clock, webhooks.Options{AllowPrivateTargets: cfg.Webhooks.AllowPrivateTargets})
+	m.Dispatcher = webhooks.NewDispatcher(whStore, webhooks.DispatcherConfig{Schedule: schedule, Timeout: cfg.Webhooks.Timeout,
+		AllowPrivateTargets: cfg.Webhooks.AllowPrivateTargets, Retention: cfg.Webhooks.Retention}, log, m.Clock)
+	m.Webhooks.OnQueued(m.Dispatcher.Wake)
+	whStore.OnQueued(m.Dispatcher.Wake)
 	if cfg.Mail.Host != "" {
 		m.mailer = mail.NewSender(mail.Config{Host: cfg.Mail.Host, Port: cfg.Mail.Port, TLS: cfg.Mail.TLS, Username: cfg.Mail.Username,
 			Password: cfg.Mail.Password, From: cfg.Mail.From}, m.Mail, log, m.Clock)
 	}
+	m.Contacts = contacts.NewService(sqlite.ContactsStore{DB: db}, audit, m.Clock)
+	m.Calendar = calendar.NewService(sqlite.CalendarStore{DB: db}, audit, sqlite.Outbox{DB: db}, m.Clock)
 	m.Server = web.New(web.Config{
 		PublicURL:   cfg.PublicURL,
 		Log:         log,
 		Identity:    m.Identity,
 		Partner:     m.Partner,
+		Webhooks:    m.Webhooks,
+		Contacts:    m.Contacts,
+		Calendar:    m.Calendar,
 		Audit:       audit,
 		Idempotency: sqlite.Idempotency{DB: db},
 		Tx:          db,
@@ -180,6 +205,7 @@ func (m *Main) Serve(ctx context.Context) error {
 		m.mailer.Start(ctx)
 		defer m.mailer.Shutdown(context.Background())
 	}
+	m.Dispatcher.Start(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- m.http.Serve(m.listener) }()
 	select {
@@ -194,6 +220,10 @@ func (m *Main) Serve(ctx context.Context) error {
 		m.Log.Warn("shutdown did not finish in time", "err", err)
 		m.http.Close()
 	}
+	// After HTTP: webhook attempts in flight finish and are recorded.
+	if err := m.Dispatcher.Shutdown(sctx); err != nil {
+		m.Log.Warn("webhook dispatcher did not stop in time", "err", err)
+	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -203,6 +233,12 @@ func (m *Main) Serve(ctx context.Context) error {
 // Close releases everything Open acquired.
 func (m *Main) Close() error {
 	var errs []error
+	if m.Dispatcher != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), m.Config.HTTP.ShutdownTimeout)
+		errs = append(errs, m.Dispatcher.Shutdown(ctx))
+		cancel()
+		sqlite.WebhookStore{DB: m.DB}.OnQueued(nil)
+	}
 	if m.DB != nil {
 		errs = append(errs, m.DB.Close())
 	}

@@ -1,0 +1,158 @@
+package calendar
+
+import (
+	"context"
+	"io"
+	"strings"
+	"time"
+
+	"atrium/app"
+)
+
+// The methods below serve a CalDAV door: objects addressed by resource name,
+// their iCalendar text kept verbatim, ETags, and a change feed with tombstones
+// for sync-collection.
+
+// Conditions are the preconditions of a write (If-Match / If-None-Match).
+type Conditions struct {
+	IfMatch     string
+	IfNoneMatch string
+}
+
+// GetObject returns an object of one of the caller's calendars by name.
+func (s *Service) GetObject(ctx context.Context, p *app.Principal, calID, name string) (Object, error) {
+	cal, _, err := s.calendar(ctx, p, app.ScopeCalendarRead, calID)
+	if err != nil {
+		return Object{}, err
+	}
+	o, err := s.store.ObjectByName(ctx, cal.ID, name)
+	if app.ErrorCode(err) == app.ENotFound {
+		return o, app.Errorf(app.ENotFound, "No object %s in this calendar.", name)
+	}
+	return o, err
+}
+
+// ObjectsInRange returns the objects of a calendar with an occurrence in
+// [start, end) (calendar-query with a time-range); zero times mean every
+// object.
+func (s *Service) ObjectsInRange(ctx context.Context, p *app.Principal, calID string, start, end time.Time) ([]Object, error) {
+	cal, _, err := s.calendar(ctx, p, app.ScopeCalendarRead, calID)
+	if err != nil {
+		return nil, err
+	}
+	var out []Object
+	if start.IsZero() && end.IsZero() {
+		err = s.store.Objects(ctx, cal.ID, func(o Object) error { out = append(out, o); return nil })
+		return out, err
+	}
+	if end.IsZero() {
+		end = start.Add(100 * 365 * 24 * time.Hour)
+	}
+	if start.IsZero() {
+		start = time.Unix(0, 0)
+	}
+	comps, err := s.store.Window(ctx, []string{cal.ID}, start.Add(-floatingSlack), end.Add(floatingSlack))
+	if err != nil {
+		return nil, err
+	}
+	hit := map[string]bool{}
+	for _, sum := range mustExpand(comps, start, end, zones([]Calendar{cal})) {
+		if !hit[sum.UID] {
+			hit[sum.UID] = true
+			o, err := s.store.Object(ctx, cal.ID, sum.UID)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+func mustExpand(comps []Component, start, end time.Time, calZones map[string]*time.Location) []EventSummary {
+	out, err := expand(comps, start, end, calZones)
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+// PutObject creates or replaces an object from iCalendar text a client wrote,
+// keeping it verbatim (alarms, X- properties and parameters survive). It
+// returns the stored object and whether it was created.
+func (s *Service) PutObject(ctx context.Context, p *app.Principal, calID, name string, r io.Reader, cond Conditions) (Object, bool, error) {
+	cal, loc, err := s.calendar(ctx, p, app.ScopeCalendarWrite, calID)
+	if err != nil {
+		return Object{}, false, err
+	}
+	if !strings.HasSuffix(name, ".ics") || strings.ContainsAny(name, "/\\") || len(name) > 255 {
+		return Object{}, false, app.Invalid("name", "must be a resource name ending in .ics", name)
+	}
+	body, err := io.ReadAll(io.LimitReader(r, MaxImportBytes+1))
+	if err != nil {
+		return Object{}, false, err
+	}
+	if len(body) > MaxImportBytes {
+		return Object{}, false, app.Errorf(app.EPayloadTooLarge, "An event may be at most 10 MiB.")
+	}
+	vc, err := decode(string(body))
+	if err != nil {
+		return Object{}, false, app.Errorf(app.EValidation, "Invalid iCalendar data: %s.", strings.TrimPrefix(err.Error(), "parse iCalendar: "))
+	}
+	existing, err := s.store.ObjectByName(ctx, cal.ID, name)
+	var ex *Object
+	switch {
+	case err == nil:
+		ex = &existing
+		if cond.IfNoneMatch == "*" {
+			return Object{}, false, app.Errorf(app.EPreconditionFailed, "An object named %s exists.", name)
+		}
+		if err := matches(existing, cond.IfMatch); err != nil {
+			return Object{}, false, err
+		}
+	case app.ErrorCode(err) == app.ENotFound:
+		if cond.IfMatch != "" {
+			return Object{}, false, app.Errorf(app.EPreconditionFailed, "No object named %s.", name)
+		}
+	default:
+		return Object{}, false, err
+	}
+	ps, o, err := s.prepare(cal, loc, ex, name, vc)
+	if err != nil {
+		return Object{}, false, err
+	}
+	if ex != nil && ps.uid != ex.UID {
+		return Object{}, false, app.Errorf(app.EConflict, "The UID of %s cannot change.", name)
+	}
+	err = s.store.InTx(ctx, func(ctx context.Context) error { return s.commit(ctx, p, &o, ps, ex == nil, change{}) })
+	return o, ex == nil, err
+}
+
+// DeleteObject removes an object by name.
+func (s *Service) DeleteObject(ctx context.Context, p *app.Principal, calID, name, ifMatch string) error {
+	cal, _, err := s.calendar(ctx, p, app.ScopeCalendarWrite, calID)
+	if err != nil {
+		return err
+	}
+	o, err := s.store.ObjectByName(ctx, cal.ID, name)
+	if app.ErrorCode(err) == app.ENotFound {
+		return app.Errorf(app.ENotFound, "No object %s in this calendar.", name)
+	}
+	if err != nil {
+		return err
+	}
+	if err := matches(o, ifMatch); err != nil {
+		return err
+	}
+	return s.remove(ctx, p, o)
+}
+
+// Changes returns what changed in a calendar after sync sequence since (0: every
+// object) and the sequence to ask from next time.
+func (s *Service) Changes(ctx context.Context, p *app.Principal, calID string, since int64) ([]Change, int64, error) {
+	cal, _, err := s.calendar(ctx, p, app.ScopeCalendarRead, calID)
+	if err != nil {
+		return nil, 0, err
+	}
+	return s.store.Changes(ctx, cal.ID, since)
+}

@@ -1,0 +1,206 @@
+package contacts
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/emersion/go-vcard"
+
+	"atrium/app"
+)
+
+// The methods of this file serve resource-oriented doors (CardDAV): contacts are
+// addressed by their resource name (href) in a book, and written as whole vCards.
+
+// ContactsMeta lists a book's contacts without their vCard text.
+func (s *Service) ContactsMeta(ctx context.Context, p *app.Principal, bookID string) ([]ContactDetail, error) {
+	if err := check(p, app.ScopeContactsRead); err != nil {
+		return nil, err
+	}
+	if _, err := s.book(ctx, p, bookID); err != nil {
+		return nil, err
+	}
+	return s.store.ContactsMeta(ctx, p.OrgID, p.UserID, bookID)
+}
+
+// ContactsFull lists a book's contacts with their vCard text and fields.
+func (s *Service) ContactsFull(ctx context.Context, p *app.Principal, bookID string) ([]ContactDetail, error) {
+	if err := check(p, app.ScopeContactsRead); err != nil {
+		return nil, err
+	}
+	if _, err := s.book(ctx, p, bookID); err != nil {
+		return nil, err
+	}
+	return s.store.ContactsFull(ctx, p.OrgID, p.UserID, bookID)
+}
+
+// ContactByHref returns the contact at a resource name of a book, with its vCard.
+func (s *Service) ContactByHref(ctx context.Context, p *app.Principal, bookID, href string) (ContactDetail, error) {
+	if err := check(p, app.ScopeContactsRead); err != nil {
+		return ContactDetail{}, err
+	}
+	if _, err := s.book(ctx, p, bookID); err != nil {
+		return ContactDetail{}, err
+	}
+	return s.store.ContactByHref(ctx, p.OrgID, p.UserID, bookID, href)
+}
+
+// ContactsByHref returns the contacts at the resource names of a book that exist,
+// with their vCards (a CardDAV multiget).
+func (s *Service) ContactsByHref(ctx context.Context, p *app.Principal, bookID string, hrefs []string) ([]ContactDetail, error) {
+	if err := check(p, app.ScopeContactsRead); err != nil {
+		return nil, err
+	}
+	if _, err := s.book(ctx, p, bookID); err != nil {
+		return nil, err
+	}
+	return s.store.ContactsByHref(ctx, p.OrgID, p.UserID, bookID, hrefs)
+}
+
+// Changes returns what changed in a book after sequence since (a CardDAV
+// sync-collection). A sequence the book has not reached is invalid.
+func (s *Service) Changes(ctx context.Context, p *app.Principal, bookID string, since int64) (Changes, error) {
+	if err := check(p, app.ScopeContactsRead); err != nil {
+		return Changes{}, err
+	}
+	b, err := s.book(ctx, p, bookID)
+	if err != nil {
+		return Changes{}, err
+	}
+	if since < 0 || since > b.SyncSeq {
+		return Changes{}, app.Errorf(app.EValidation, "The sync token is not valid for this address book.")
+	}
+	return s.store.Changes(ctx, p.OrgID, p.UserID, bookID, since)
+}
+
+// PutOptions are the preconditions of a whole-vCard write.
+type PutOptions struct {
+	// IfMatch must match the current ETag when not empty ("*": the resource exists).
+	IfMatch string
+	// IfNoneMatch "*" refuses to overwrite an existing resource.
+	IfNoneMatch string
+}
+
+// PutResult is a stored vCard write.
+type PutResult struct {
+	Contact ContactDetail
+	Created bool
+	// Rewritten is true when the stored text differs from what the client sent
+	// (a UID or FN was added): the client must fetch it again, so no ETag is sent.
+	Rewritten bool
+}
+
+// PutVCard creates or replaces the contact at a resource name of a book with a
+// whole vCard, kept as sent. A vCard without UID or FN gets one.
+func (s *Service) PutVCard(ctx context.Context, p *app.Principal, bookID, href string, data []byte, o PutOptions) (PutResult, error) {
+	if err := check(p, app.ScopeContactsWrite); err != nil {
+		return PutResult{}, err
+	}
+	if !validResourceName(href) {
+		return PutResult{}, app.Invalid("path", "the resource name must be 1–200 letters, digits, '-', '_', '.', '~', '+' or '@'", href)
+	}
+	d, err := parseDoc(data)
+	if err != nil {
+		return PutResult{}, app.Invalid("body", "must be one vCard: "+err.Error(), nil)
+	}
+	var res PutResult
+	err = s.store.InTx(ctx, func(ctx context.Context) error {
+		if _, err := s.book(ctx, p, bookID); err != nil {
+			return err
+		}
+		old, err := s.store.ContactByHref(ctx, p.OrgID, p.UserID, bookID, href)
+		exists := err == nil
+		if err != nil && app.ErrorCode(err) != app.ENotFound {
+			return err
+		}
+		switch {
+		case exists && strings.TrimSpace(o.IfNoneMatch) == "*":
+			return app.Errorf(app.EPreconditionFailed, "A contact already exists at this resource name (If-None-Match: *).")
+		case !exists && strings.TrimSpace(o.IfMatch) != "":
+			return app.Errorf(app.EPreconditionFailed, "No contact exists at this resource name (If-Match).")
+		case exists && !MatchETag(o.IfMatch, old.ETag):
+			return app.Errorf(app.EPreconditionFailed, "The contact has changed since it was read (If-Match does not match the current ETag).")
+		}
+		now := s.clock.Now()
+		c := old
+		if !exists {
+			c = ContactDetail{ID: app.NewID(), BookID: bookID, OrgID: p.OrgID, OwnerID: p.UserID, Href: href, CreatedAt: now}
+		}
+		if d.uid() == "" {
+			uid := c.UID
+			if uid == "" {
+				uid = "urn:uuid:" + c.ID
+			}
+			d.replace("UID", nil)
+			d.set("UID", uid)
+			res.Rewritten = true
+		}
+		f, _, _ := mapOut(d)
+		if d.first("FN") == nil {
+			if f.DisplayName == "" {
+				return app.Invalid("body", "the vCard needs an FN, N, ORG, EMAIL or TEL", nil)
+			}
+			d.set("FN", textValue(f.DisplayName))
+			res.Rewritten = true
+		}
+		text := string(data)
+		if res.Rewritten {
+			text = string(d.bytes())
+		}
+		if exists && text == old.VCard {
+			res.Contact = old
+			return nil
+		}
+		seq, err := s.store.NextSeq(ctx, bookID)
+		if err != nil {
+			return err
+		}
+		c.UID, c.VCard, c.ETag, c.Seq, c.UpdatedAt = d.uid(), text, ETag(text), seq, now
+		c.Fields, c.Email, c.Phone = mapOut(d)
+		if exists {
+			err = s.store.UpdateContact(ctx, c)
+		} else {
+			err = s.store.InsertContact(ctx, c)
+		}
+		if err != nil {
+			return err
+		}
+		res.Contact, res.Created = c, !exists
+		action := "contact.updated"
+		if !exists {
+			action = "contact.created"
+		}
+		return s.record(ctx, p, action, "contact", c.ID, nil)
+	})
+	if err != nil {
+		return PutResult{}, err
+	}
+	return res, nil
+}
+
+// DeleteByHref deletes the contact at a resource name of a book.
+func (s *Service) DeleteByHref(ctx context.Context, p *app.Principal, bookID, href, ifMatch string) error {
+	if err := check(p, app.ScopeContactsWrite); err != nil {
+		return err
+	}
+	return s.store.InTx(ctx, func(ctx context.Context) error {
+		if _, err := s.book(ctx, p, bookID); err != nil {
+			return err
+		}
+		c, err := s.store.ContactByHref(ctx, p.OrgID, p.UserID, bookID, href)
+		if err != nil {
+			return err
+		}
+		return s.deleteContact(ctx, p, c, ifMatch)
+	})
+}
+
+// Card returns a contact's vCard as go-vcard fields (for filters of DAV queries).
+func Card(c ContactDetail) (vcard.Card, error) {
+	card, err := vcard.NewDecoder(strings.NewReader(c.VCard)).Decode()
+	if err != nil {
+		return nil, fmt.Errorf("stored vCard of contact %s: %w", c.ID, err)
+	}
+	return card, nil
+}
