@@ -85,7 +85,9 @@ func dsn(path string, writer bool) string {
 	} else {
 		q.Add("_pragma", "query_only(1)")
 	}
-	return "file:" + path + "?" + q.Encode()
+	// The path is part of a file: URI: escape what URI parsing would cut or decode.
+	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	return "file:" + esc + "?" + q.Encode()
 }
 
 // Migrate applies pending migrations to the database at path and returns how many

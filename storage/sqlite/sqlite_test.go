@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -119,4 +120,22 @@ func TestTransactions(t *testing.T) {
 		t.Fatal("reader accepted a write")
 	}
 	var _ *sql.DB = db.w
+}
+
+// TestPathWithURICharacters: a data directory with # or ? opens the file named,
+// not a truncated path shared with others.
+func TestPathWithURICharacters(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "a#b?c%d")
+	db, err := Open(ctx, filepath.Join(dir, "atrium.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := (Auditor{db}).Record(ctx, app.AuditEntry{OrgID: "o", Module: "m", Action: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "atrium.db")); err != nil {
+		t.Fatalf("database not at the named path: %v", err)
+	}
 }
