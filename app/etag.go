@@ -16,7 +16,8 @@ func CheckIfMatch(ifMatch, etag string) error {
 		if strings.HasPrefix(tag, "W/") {
 			continue // weak tags never match for a write
 		}
-		if tag == etag {
+		// Unquoted tags are accepted from sloppy clients.
+		if strings.Trim(tag, `"`) == strings.Trim(etag, `"`) {
 			return nil
 		}
 	}

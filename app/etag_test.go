@@ -13,7 +13,8 @@ func TestCheckIfMatch(t *testing.T) {
 		{`"b", "a"`, `"a"`, true},
 		{`"b"`, `"a"`, false},
 		{`W/"a"`, `"a"`, false},
-		{`a`, `"a"`, false},
+		{`a`, `"a"`, true},
+		{`"ab"`, `"a"`, false},
 	}
 	for _, tt := range tests {
 		err := CheckIfMatch(tt.ifMatch, tt.etag)

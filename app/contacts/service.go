@@ -645,23 +645,8 @@ func SearchText(c ContactDetail) (names, emails, phones, org string) {
 }
 
 // MatchETag reports whether an If-Match header value allows a write to a resource
-// with entity tag etag: an empty header, "*", or one of the listed tags.
-func MatchETag(header, etag string) bool {
-	header = strings.TrimSpace(header)
-	if header == "" || header == "*" {
-		return true
-	}
-	for _, t := range strings.Split(header, ",") {
-		t = strings.TrimSpace(t)
-		if strings.HasPrefix(t, "W/") {
-			continue // weak tags never match a strong comparison
-		}
-		if strings.Trim(t, `"`) == strings.Trim(etag, `"`) {
-			return true
-		}
-	}
-	return false
-}
+// with entity tag etag (app.CheckIfMatch).
+func MatchETag(header, etag string) bool { return app.CheckIfMatch(header, etag) == nil }
 
 func (s *Service) record(ctx context.Context, p *app.Principal, action, targetType, targetID string, fields []string) error {
 	if s.audit == nil {

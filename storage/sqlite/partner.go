@@ -296,6 +296,10 @@ func (m MailOutbox) Queue(ctx context.Context, mail app.Mail) error {
 func (m MailOutbox) List(ctx context.Context, limit int) ([]app.Mail, error) {
 	rows, err := m.read(ctx).QueryContext(ctx, `SELECT id, to_addr, subject, body, status, created_at FROM mail_outbox
 		ORDER BY id DESC LIMIT ?`, limit)
+	return scanMails(rows, err)
+}
+
+func scanMails(rows *sql.Rows, err error) ([]app.Mail, error) {
 	if err != nil {
 		return nil, mapErr(err, "mail")
 	}
@@ -317,21 +321,7 @@ func (m MailOutbox) List(ctx context.Context, limit int) ([]app.Mail, error) {
 func (m MailOutbox) Due(ctx context.Context, now time.Time, limit int) ([]app.Mail, error) {
 	rows, err := m.read(ctx).QueryContext(ctx, `SELECT id, to_addr, subject, body, status, created_at FROM mail_outbox
 		WHERE status = 'queued' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?`, ms(now), limit)
-	if err != nil {
-		return nil, mapErr(err, "mail")
-	}
-	defer rows.Close()
-	var out []app.Mail
-	for rows.Next() {
-		var ml app.Mail
-		var c int64
-		if err := rows.Scan(&ml.ID, &ml.To, &ml.Subject, &ml.Body, &ml.Status, &c); err != nil {
-			return nil, mapErr(err, "mail")
-		}
-		ml.CreatedAt = fromMS(c)
-		out = append(out, ml)
-	}
-	return out, mapErr(rows.Err(), "mail")
+	return scanMails(rows, err)
 }
 
 // MarkSent records a delivered e-mail.
