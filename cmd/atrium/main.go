@@ -62,6 +62,16 @@ func loadFor(cmd *cobra.Command) (wire.Config, error) {
 	return wire.LoadConfig(path, os.Getenv, cmd.Flags())
 }
 
+// openFor opens the data directory of a command that works on it without
+// serving (bootstrap, token, mail): quietly, and safe while a server runs on it.
+func openFor(cmd *cobra.Command) (*wire.Main, error) {
+	cfg, err := loadFor(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return wire.Open(cmd.Context(), cfg, wire.NewLogger(cfg, io.Discard))
+}
+
 func newServeCmd() *cobra.Command {
 	var demo bool
 	cmd := &cobra.Command{
@@ -113,11 +123,7 @@ func newBootstrapCmd() *cobra.Command {
 			"a new personal access token and app password for that user. Safe to run while a server uses the same data directory.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadFor(cmd)
-			if err != nil {
-				return err
-			}
-			m, err := wire.Open(cmd.Context(), cfg, wire.NewLogger(cfg, io.Discard))
+			m, err := openFor(cmd)
 			if err != nil {
 				return err
 			}
@@ -152,11 +158,7 @@ func newTokenCmd() *cobra.Command {
 		Short: "Create a personal access token for a user",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadFor(cmd)
-			if err != nil {
-				return err
-			}
-			m, err := wire.Open(cmd.Context(), cfg, wire.NewLogger(cfg, io.Discard))
+			m, err := openFor(cmd)
 			if err != nil {
 				return err
 			}
@@ -197,11 +199,7 @@ func newMailCmd() *cobra.Command {
 		Short: "List outgoing e-mail, newest first (invitations, password resets)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadFor(cmd)
-			if err != nil {
-				return err
-			}
-			m, err := wire.Open(cmd.Context(), cfg, wire.NewLogger(cfg, io.Discard))
+			m, err := openFor(cmd)
 			if err != nil {
 				return err
 			}
