@@ -17,6 +17,7 @@ import (
 	"atrium/app"
 	"atrium/app/calendar"
 	"atrium/app/contacts"
+	"atrium/app/drive"
 	"atrium/app/identity"
 	"atrium/app/partner"
 	"atrium/app/webhooks"
@@ -39,6 +40,7 @@ type Config struct {
 	Partner     *partner.Service
 	Webhooks    *webhooks.Service
 	Contacts    *contacts.Service
+	Drive       *drive.Service
 	Calendar    *calendar.Service
 	Audit       app.Auditor
 	Idempotency app.IdempotencyStore
@@ -105,7 +107,7 @@ func New(cfg Config) *Server {
 	api := humagin.New(e, hc)
 	api.UseMiddleware(s.authorize, s.idempotency)
 	s.api = api
-	rest.Register(api, rest.Deps{Identity: cfg.Identity, Audit: cfg.Audit, Cursors: cfg.Cursors, Partner: cfg.Partner, Webhooks: cfg.Webhooks, Contacts: cfg.Contacts, Calendar: cfg.Calendar})
+	rest.Register(api, rest.Deps{Identity: cfg.Identity, Audit: cfg.Audit, Cursors: cfg.Cursors, Partner: cfg.Partner, Webhooks: cfg.Webhooks, Contacts: cfg.Contacts, Calendar: cfg.Calendar, Drive: cfg.Drive})
 
 	s.routes()
 	return s

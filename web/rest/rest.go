@@ -12,6 +12,7 @@ import (
 	"atrium/app"
 	"atrium/app/calendar"
 	"atrium/app/contacts"
+	"atrium/app/drive"
 	"atrium/app/identity"
 	"atrium/app/partner"
 	"atrium/app/webhooks"
@@ -35,6 +36,7 @@ type Deps struct {
 	Calendar *calendar.Service
 	Partner  *partner.Service
 	Contacts *contacts.Service
+	Drive    *drive.Service
 	Webhooks *webhooks.Service
 }
 
@@ -48,6 +50,9 @@ func Register(api huma.API, d Deps) {
 	registerPartner(api, d)
 	registerContacts(api, d)
 	registerWebhooks(api, d)
+	if d.Drive != nil {
+		registerDrive(api, d)
+	}
 }
 
 // op describes an operation: its method, path (under /api/v1), id, summary, tag

@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"atrium/app/drive"
+
 	"errors"
 	"fmt"
 	"net"
@@ -45,7 +47,8 @@ type Config struct {
 		AllowPrivateTargets bool          `koanf:"allow_private_targets"`
 		Retention           time.Duration `koanf:"retention"`
 	} `koanf:"webhooks"`
-	Mail struct {
+	Drive DriveConfig `koanf:"drive"`
+	Mail  struct {
 		Host     string `koanf:"host"`
 		Port     int    `koanf:"port"`
 		TLS      string `koanf:"tls"`
@@ -74,6 +77,13 @@ var defaults = map[string]any{
 	"webhooks.timeout":               "10s",
 	"webhooks.allow_private_targets": false,
 	"webhooks.retention":             "720h",
+	"drive.upload_ttl":               "24h",
+	"drive.max_upload_bytes":         int64(10 << 30),
+	"drive.version_max_count":        50,
+	"drive.version_max_age":          "4320h",
+	"drive.trash_max_age":            "720h",
+	"drive.sync_log_max_age":         "2160h",
+	"drive.maintenance_interval":     "10m",
 	"mail.host":                      "",
 	"mail.port":                      587,
 	"mail.tls":                       "starttls",
@@ -194,6 +204,7 @@ func (c *Config) Validate() error {
 	if c.Webhooks.Retention <= 0 {
 		errs = append(errs, errors.New("webhooks.retention: must be positive"))
 	}
+	errs = append(errs, c.Drive.validate()...)
 	if (c.OIDC.Issuer == "") != (c.OIDC.JWKSURL == "") {
 		errs = append(errs, errors.New("oidc: issuer and jwks_url go together"))
 	}
@@ -220,4 +231,40 @@ func (c *Config) RetrySchedule() ([]time.Duration, error) {
 		return nil, errors.New("webhooks.retry_schedule: must list at least one duration")
 	}
 	return out, nil
+}
+
+// DriveConfig is the [drive] section: uploads and retention.
+type DriveConfig struct {
+	UploadTTL           time.Duration `koanf:"upload_ttl"`
+	MaxUploadBytes      int64         `koanf:"max_upload_bytes"`
+	VersionMaxCount     int           `koanf:"version_max_count"`
+	VersionMaxAge       time.Duration `koanf:"version_max_age"`
+	TrashMaxAge         time.Duration `koanf:"trash_max_age"`
+	SyncLogMaxAge       time.Duration `koanf:"sync_log_max_age"`
+	MaintenanceInterval time.Duration `koanf:"maintenance_interval"`
+}
+
+func (d DriveConfig) validate() []error {
+	var errs []error
+	for _, c := range []struct {
+		key string
+		v   time.Duration
+	}{{"upload_ttl", d.UploadTTL}, {"version_max_age", d.VersionMaxAge}, {"trash_max_age", d.TrashMaxAge},
+		{"sync_log_max_age", d.SyncLogMaxAge}, {"maintenance_interval", d.MaintenanceInterval}} {
+		if c.v <= 0 {
+			errs = append(errs, fmt.Errorf("drive.%s: must be positive", c.key))
+		}
+	}
+	if d.VersionMaxCount < 1 {
+		errs = append(errs, errors.New("drive.version_max_count: must be at least 1"))
+	}
+	if d.MaxUploadBytes < 1 {
+		errs = append(errs, errors.New("drive.max_upload_bytes: must be positive"))
+	}
+	return errs
+}
+
+func (d DriveConfig) options() drive.Options {
+	return drive.Options{UploadTTL: d.UploadTTL, MaxUploadBytes: d.MaxUploadBytes, MaxVersions: d.VersionMaxCount,
+		VersionMaxAge: d.VersionMaxAge, TrashMaxAge: d.TrashMaxAge, TombstoneMaxAge: d.SyncLogMaxAge}
 }

@@ -18,6 +18,7 @@ import (
 	"atrium/app"
 	"atrium/app/calendar"
 	"atrium/app/contacts"
+	"atrium/app/drive"
 	"atrium/app/identity"
 	"atrium/app/partner"
 	"atrium/app/webhooks"
@@ -39,6 +40,7 @@ type Main struct {
 	Partner  *partner.Service
 	Contacts *contacts.Service
 	Calendar *calendar.Service
+	Drive    *drive.Service
 	Mail     sqlite.MailOutbox
 	Server   *web.Server
 
@@ -142,6 +144,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 	}
 	m.Contacts = contacts.NewService(sqlite.ContactsStore{DB: db}, audit, m.Clock)
 	m.Calendar = calendar.NewService(sqlite.CalendarStore{DB: db}, audit, sqlite.Outbox{DB: db}, m.Clock)
+	m.Drive = drive.NewService(sqlite.DriveStore{DB: db}, driveBlobs{m.Blobs}, driveURLs{signer}, audit, sqlite.Outbox{DB: db}, m.Clock, log, cfg.Drive.options())
 	m.Server = web.New(web.Config{
 		PublicURL:   cfg.PublicURL,
 		Log:         log,
@@ -150,12 +153,13 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		Webhooks:    m.Webhooks,
 		Contacts:    m.Contacts,
 		Calendar:    m.Calendar,
+		Drive:       m.Drive,
 		Audit:       audit,
 		Idempotency: sqlite.Idempotency{DB: db},
 		Tx:          db,
 		Cursors:     &app.Cursors{Key: cursorKey, Clock: m.Clock},
 		Ready:       m.ready,
-		Blob:        blob.NewHandler(m.Blobs, signer, nil, log),
+		Blob:        blob.NewHandler(m.Blobs, signer, web.DriveUpload(m.Drive), log),
 	})
 	return m, nil
 }
@@ -206,6 +210,7 @@ func (m *Main) Serve(ctx context.Context) error {
 		defer m.mailer.Shutdown(context.Background())
 	}
 	m.Dispatcher.Start(ctx)
+	go m.Drive.Run(ctx, m.Config.Drive.MaintenanceInterval)
 	errc := make(chan error, 1)
 	go func() { errc <- m.http.Serve(m.listener) }()
 	select {

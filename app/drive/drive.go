@@ -1,0 +1,272 @@
+// Package drive holds the rules of the drive: files and folders, uploads,
+// versions, trash, quota, shares, locks and the per-owner change feed of delta
+// sync. Every door (REST, presigned upload, WebDAV, TUS, WOPI) calls this
+// package's Service, so permissions, quota, events, audit and the sync feed are
+// applied once.
+package drive
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"atrium/app"
+)
+
+// File statuses.
+const (
+	StatusPending   = "pending"
+	StatusActive    = "active"
+	StatusArchived  = "archived"
+	StatusRestoring = "restoring"
+)
+
+// Share permissions. PermOwner is what the owner holds.
+const (
+	PermView  = "view"
+	PermEdit  = "edit"
+	PermOwner = "owner"
+)
+
+// FolderMime is the mime type of folders.
+const FolderMime = "inode/directory"
+
+// Event types of the drive.
+const (
+	EventFileCreated  = "drive.file.created"
+	EventFileUpdated  = "drive.file.updated"
+	EventFileDeleted  = "drive.file.deleted"
+	EventShareCreated = "drive.share.created"
+)
+
+// Metadata is the user-editable description of a file.
+type Metadata struct {
+	Description string            `json:"description"`
+	Tags        []string          `json:"tags"`
+	Custom      map[string]string `json:"custom"`
+}
+
+// File is a file or a folder (FileItem).
+type File struct {
+	ID          string     `json:"id"`
+	Name        string     `json:"name"`
+	IsFolder    bool       `json:"is_folder"`
+	MimeType    string     `json:"mime_type"`
+	MimeGroup   string     `json:"mime_group"`
+	SizeBytes   int64      `json:"size_bytes"`
+	ParentID    *string    `json:"parent_id"`
+	OwnerID     string     `json:"owner_id"`
+	OwnerName   string     `json:"owner_name"`
+	OrgID       string     `json:"organization_id"`
+	Status      string     `json:"status"`
+	Version     int        `json:"version"`
+	ContentHash string     `json:"content_hash"`
+	IsFavorite  bool       `json:"is_favorite"`
+	TrashedAt   *time.Time `json:"trashed_at"`
+	Metadata    Metadata   `json:"metadata"`
+	// Permission is what the caller may do with the item: owner, edit or view.
+	Permission string    `json:"permission,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+
+	// StoredBytes is the sum of the sizes of the file's versions.
+	StoredBytes int64 `json:"-"`
+	// TrashRoot is the item the user trashed when this one went with it.
+	TrashRoot string `json:"-"`
+	// TrashParentID is where a trashed root came from.
+	TrashParentID string `json:"-"`
+	// CommentsChannel is created on first request.
+	CommentsChannel string `json:"-"`
+	// Seq is the owner's change sequence number at the last change.
+	Seq int64 `json:"-"`
+	// LastAccessAt is the time of the last download (archive tier).
+	LastAccessAt *time.Time `json:"-"`
+}
+
+// Parent returns the parent id, "" at the root.
+func (f File) Parent() string {
+	if f.ParentID == nil {
+		return ""
+	}
+	return *f.ParentID
+}
+
+// Hash returns the content hash without its "sha256:" prefix (the blob name).
+func (f File) Hash() string { return blobName(f.ContentHash) }
+
+// Version is one stored content of a file (FileVersionResponse).
+type Version struct {
+	ID          string    `json:"id"`
+	FileID      string    `json:"-"`
+	Version     int       `json:"version"`
+	SizeBytes   int64     `json:"size_bytes"`
+	ContentHash string    `json:"content_hash"`
+	MimeType    string    `json:"mime_type"`
+	CreatedAt   time.Time `json:"created_at"`
+	CreatedBy   string    `json:"created_by"`
+	IsHead      bool      `json:"is_head"`
+}
+
+// Upload is an announced three-step upload.
+type Upload struct {
+	ID          string
+	FileID      string
+	OrgID       string
+	OwnerID     string
+	CreatedBy   string
+	Name        string
+	MimeType    string
+	SizeBytes   int64
+	ContentHash string
+	ReceivedAt  *time.Time
+	CreatedAt   time.Time
+	ExpiresAt   time.Time
+}
+
+// Usage is the storage use of an organisation as the caller sees it (StorageUsage).
+type Usage struct {
+	UsedBytes      int64 `json:"used_bytes"`
+	QuotaBytes     int64 `json:"quota_bytes"`
+	FileCount      int64 `json:"file_count"`
+	UserUsedBytes  int64 `json:"user_used_bytes"`
+	UserFileCount  int64 `json:"user_file_count"`
+	AvailableBytes int64 `json:"available_bytes"`
+}
+
+// GroupUsage is one category of the storage breakdown.
+type GroupUsage struct {
+	MimeGroup string `json:"mime_group"`
+	Bytes     int64  `json:"bytes"`
+	Count     int64  `json:"count"`
+}
+
+// Breakdown is the caller's storage by category and their largest files.
+type Breakdown struct {
+	Categories   []GroupUsage `json:"categories"`
+	LargestFiles []File       `json:"largest_files"`
+}
+
+// Breadcrumb is one folder on the path from the root to a folder.
+type Breadcrumb struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// Tombstone is a permanently deleted item, kept for delta sync.
+type Tombstone struct {
+	FileID    string
+	Name      string
+	ParentID  string
+	Seq       int64
+	DeletedAt time.Time
+}
+
+// Share is a share of an item with a user or by link.
+type Share struct {
+	ID         string     `json:"id"`
+	FileID     string     `json:"file_id"`
+	OrgID      string     `json:"-"`
+	OwnerID    string     `json:"-"`
+	CreatedBy  string     `json:"created_by"`
+	UserID     string     `json:"-"`
+	Token      string     `json:"-"`
+	Permission string     `json:"permission"`
+	ExpiresAt  *time.Time `json:"expires_at"`
+	CreatedAt  time.Time  `json:"created_at"`
+}
+
+// Lock is a write lock on a file (WebDAV LOCK or an editor session).
+type Lock struct {
+	FileID    string
+	Token     string
+	OwnerID   string
+	Kind      string
+	OwnerInfo string
+	ExpiresAt time.Time
+	CreatedAt time.Time
+}
+
+// Store keeps the drive. Methods return app errors: not_found for a missing row,
+// conflict when a live item of the same name exists in the folder.
+type Store interface {
+	app.TxRunner
+
+	// NextSeq bumps and returns the owner's change sequence.
+	NextSeq(ctx context.Context, ownerID string) (int64, error)
+
+	CreateFile(ctx context.Context, f File) error
+	// UpdateFile writes every mutable column of f.
+	UpdateFile(ctx context.Context, f File) error
+	File(ctx context.Context, id string) (File, error)
+	// LiveChild returns the live (active, not trashed) item named nameKey in a folder.
+	LiveChild(ctx context.Context, ownerID, parentID, nameKey string) (File, error)
+	// Ancestors returns the folders above id, the root-most first.
+	Ancestors(ctx context.Context, id string) ([]File, error)
+	// Subtree returns the descendants of id (not id itself), parents before
+	// children; live only or every row.
+	Subtree(ctx context.Context, id string, liveOnly bool) ([]File, error)
+	// TrashedWith returns the items trashed together with root (root included).
+	TrashedWith(ctx context.Context, ownerID, root string) ([]File, error)
+	// List returns one page of a listing and the total count.
+	List(ctx context.Context, q Query) ([]File, int, error)
+	// DeleteFiles removes rows (versions, shares and locks go with them).
+	DeleteFiles(ctx context.Context, ids []string) error
+	AddTombstone(ctx context.Context, ownerID string, t Tombstone) error
+	// PruneTombstones forgets deletions older than t, raising each owner's
+	// pruned sequence so that older delta cursors expire.
+	PruneTombstones(ctx context.Context, t time.Time) (int, error)
+	// TrashRootsBefore returns trash roots trashed before t, at most limit.
+	TrashRootsBefore(ctx context.Context, t time.Time, limit int) ([]File, error)
+	// StalePending returns pending files created before t, at most limit.
+	StalePending(ctx context.Context, t time.Time, limit int) ([]File, error)
+
+	AddVersion(ctx context.Context, v Version) error
+	Versions(ctx context.Context, fileID string) ([]Version, error)
+	DeleteVersions(ctx context.Context, ids []string) error
+	// VersionsBefore returns non-head versions created before t, at most limit.
+	VersionsBefore(ctx context.Context, t time.Time, limit int) ([]Version, error)
+
+	CreateUpload(ctx context.Context, u Upload) error
+	Upload(ctx context.Context, id string) (Upload, error)
+	// LatestUpload returns the newest upload of fileID announced by userID.
+	LatestUpload(ctx context.Context, fileID, userID string) (Upload, error)
+	SetUploadReceived(ctx context.Context, id, hash string, at time.Time) error
+	DeleteUploads(ctx context.Context, ids []string) error
+	ExpiredUploads(ctx context.Context, t time.Time, limit int) ([]Upload, error)
+
+	// AddUsage adjusts the counters of an owner's mime group.
+	AddUsage(ctx context.Context, orgID, ownerID, group string, bytes, count int64) error
+	// OrgUsage returns the organisation's stored bytes and file count.
+	OrgUsage(ctx context.Context, orgID string) (bytes, count int64, err error)
+	OwnerUsage(ctx context.Context, orgID, ownerID string) ([]GroupUsage, error)
+	LargestFiles(ctx context.Context, orgID, ownerID string, limit int) ([]File, error)
+
+	// HashInUse reports whether a version or an upload refers to hash.
+	HashInUse(ctx context.Context, hash string) (bool, error)
+	AddOrphan(ctx context.Context, hash string, at time.Time) error
+	Orphans(ctx context.Context, before time.Time, limit int) ([]string, error)
+	DeleteOrphan(ctx context.Context, hash string) error
+
+	// SharePermission returns the best permission that unexpired user shares
+	// of any of fileIDs grant userID, "" when none.
+	SharePermission(ctx context.Context, userID string, fileIDs []string, now time.Time) (string, error)
+}
+
+// Blobs is the content-addressed byte store; names are hex SHA-256.
+type Blobs interface {
+	// Put streams r into the store, at most limit bytes (limit > 0), and returns
+	// the hex SHA-256 and size of what it stored; bytes are durable on return.
+	Put(ctx context.Context, r io.Reader, limit int64) (hash string, size int64, err error)
+	Exists(hash string) bool
+	Open(hash string) (io.ReadSeekCloser, error)
+	Delete(hash string) error
+}
+
+// URLs makes presigned URLs for the byte store.
+type URLs interface {
+	// Download returns a URL serving blob hash under name with mime type;
+	// inline asks browsers to show it rather than save it.
+	Download(hash, name, mimeType string, inline bool, ttl time.Duration) string
+	// Upload returns a URL accepting one PUT for upload ref.
+	Upload(ref string, ttl time.Duration) string
+}

@@ -1,0 +1,210 @@
+package drive
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"atrium/app"
+)
+
+// batch is how many rows one maintenance transaction handles.
+const batch = 200
+
+// Maintain runs the drive's housekeeping once: expired uploads and pending
+// files go, trash and versions past their retention are purged, old tombstones
+// are forgotten, and blobs nothing refers to any more are deleted. It returns a
+// summary of what it did.
+func (s *Service) Maintain(ctx context.Context) (map[string]int, error) {
+	done := map[string]int{}
+	now := s.clock.Now()
+	steps := []struct {
+		name string
+		fn   func(context.Context, time.Time) (int, error)
+	}{
+		{"uploads_expired", s.expireUploads},
+		{"trash_purged", s.purgeTrash},
+		{"versions_pruned", s.pruneOldVersions},
+		{"tombstones_pruned", func(ctx context.Context, now time.Time) (int, error) {
+			return s.store.PruneTombstones(ctx, now.Add(-s.opts.TombstoneMaxAge))
+		}},
+		{"blobs_deleted", s.collect},
+	}
+	for _, st := range steps {
+		n, err := st.fn(ctx, now)
+		done[st.name] = n
+		if err != nil {
+			return done, fmt.Errorf("drive maintenance %s: %w", st.name, err)
+		}
+	}
+	return done, nil
+}
+
+// Run calls Maintain every interval until ctx ends.
+func (s *Service) Run(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if done, err := s.Maintain(ctx); err != nil {
+			s.log.ErrorContext(ctx, "drive maintenance failed", "err", err)
+		} else {
+			for k, n := range done {
+				if n > 0 {
+					s.log.InfoContext(ctx, "drive maintenance", "step", k, "count", n)
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (s *Service) expireUploads(ctx context.Context, now time.Time) (int, error) {
+	total := 0
+	deadline := time.Now().Add(sweepTime)
+	for time.Now().Before(deadline) {
+		ups, err := s.store.ExpiredUploads(ctx, now, batch)
+		if err != nil {
+			return total, err
+		}
+		if len(ups) == 0 {
+			break
+		}
+		err = s.store.InTx(ctx, func(ctx context.Context) error {
+			ids := make([]string, 0, len(ups))
+			for _, u := range ups {
+				ids = append(ids, u.ID)
+				if err := s.orphan(ctx, u.ContentHash); err != nil {
+					return err
+				}
+			}
+			return s.store.DeleteUploads(ctx, ids)
+		})
+		if err != nil {
+			return total, err
+		}
+		total += len(ups)
+	}
+	pend, err := s.store.StalePending(ctx, now.Add(-s.opts.UploadTTL), batch)
+	if err != nil || len(pend) == 0 {
+		return total, err
+	}
+	ids := make([]string, 0, len(pend))
+	for _, f := range pend {
+		ids = append(ids, f.ID)
+	}
+	return total + len(pend), s.store.InTx(ctx, func(ctx context.Context) error { return s.store.DeleteFiles(ctx, ids) })
+}
+
+func (s *Service) purgeTrash(ctx context.Context, now time.Time) (int, error) {
+	total := 0
+	deadline := time.Now().Add(sweepTime)
+	for time.Now().Before(deadline) {
+		roots, err := s.store.TrashRootsBefore(ctx, now.Add(-s.opts.TrashMaxAge), 20)
+		if err != nil || len(roots) == 0 {
+			return total, err
+		}
+		err = s.store.InTx(ctx, func(ctx context.Context) error {
+			for _, f := range roots {
+				if err := s.purge(ctx, f); err != nil {
+					return err
+				}
+				if err := s.audit.Record(ctx, app.AuditEntry{Module: module, Action: "file.purged", ActorID: "system",
+					TargetType: kind(f), TargetID: f.ID, OrgID: f.OrgID, CreatedAt: now}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return total, err
+		}
+		total += len(roots)
+	}
+	return total, nil
+}
+
+func (s *Service) pruneOldVersions(ctx context.Context, now time.Time) (int, error) {
+	total := 0
+	deadline := time.Now().Add(sweepTime)
+	for time.Now().Before(deadline) {
+		vs, err := s.store.VersionsBefore(ctx, now.Add(-s.opts.VersionMaxAge), batch)
+		if err != nil || len(vs) == 0 {
+			return total, err
+		}
+		files := map[string]bool{}
+		for _, v := range vs {
+			files[v.FileID] = true
+		}
+		n := 0
+		err = s.store.InTx(ctx, func(ctx context.Context) error {
+			for id := range files {
+				f, err := s.store.File(ctx, id)
+				if err != nil {
+					return err
+				}
+				k, err := s.pruneVersions(ctx, &f, s.opts.MaxVersions, now.Add(-s.opts.VersionMaxAge))
+				if err != nil {
+					return err
+				}
+				if k > 0 {
+					if err := s.store.UpdateFile(ctx, f); err != nil {
+						return err
+					}
+				}
+				n += k
+			}
+			return nil
+		})
+		if err != nil {
+			return total, err
+		}
+		total += n
+		if n == 0 {
+			return total, nil
+		}
+	}
+	return total, nil
+}
+
+// collect deletes blobs orphaned longer than the grace period that still have
+// no reference; see refMu.
+func (s *Service) collect(ctx context.Context, now time.Time) (int, error) {
+	hashes, err := s.store.Orphans(ctx, now.Add(-s.opts.OrphanGrace), 1000)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, h := range hashes {
+		deleted, err := s.collectOne(ctx, h)
+		if err != nil {
+			return n, err
+		}
+		if deleted {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (s *Service) collectOne(ctx context.Context, h string) (bool, error) {
+	s.refMu.Lock()
+	defer s.refMu.Unlock()
+	used, err := s.store.HashInUse(ctx, h)
+	if err != nil {
+		return false, err
+	}
+	if err := s.store.DeleteOrphan(ctx, h); err != nil {
+		return false, err
+	}
+	if used {
+		return false, nil
+	}
+	if err := s.blobs.Delete(blobName(h)); err != nil {
+		return false, fmt.Errorf("delete blob %s: %w", h, err)
+	}
+	return true, nil
+}

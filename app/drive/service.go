@@ -1,0 +1,262 @@
+package drive
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"atrium/app"
+)
+
+const module = "drive"
+
+// Options are the drive's tunables.
+type Options struct {
+	// UploadTTL is how long an announced upload may wait for its bytes and
+	// confirmation (default 24 h).
+	UploadTTL time.Duration
+	// URLTTL is the lifetime of presigned download URLs (default 15 min).
+	URLTTL time.Duration
+	// MaxVersions and VersionMaxAge bound the versions kept per file (defaults
+	// 50 and 180 days); the head is always kept.
+	MaxVersions   int
+	VersionMaxAge time.Duration
+	// TrashMaxAge is how long trashed items are kept (default 30 days).
+	TrashMaxAge time.Duration
+	// TombstoneMaxAge is how long delta sync remembers deletions (default 90
+	// days); an older cursor is expired.
+	TombstoneMaxAge time.Duration
+	// OrphanGrace is how long an unreferenced blob is kept before it is
+	// deleted (default 1 h).
+	OrphanGrace time.Duration
+	// MaxUploadBytes caps one presigned upload (default 10 GiB).
+	MaxUploadBytes int64
+}
+
+func (o *Options) defaults() {
+	if o.UploadTTL <= 0 {
+		o.UploadTTL = 24 * time.Hour
+	}
+	if o.URLTTL <= 0 {
+		o.URLTTL = 15 * time.Minute
+	}
+	if o.MaxVersions <= 0 {
+		o.MaxVersions = 50
+	}
+	if o.VersionMaxAge <= 0 {
+		o.VersionMaxAge = 180 * 24 * time.Hour
+	}
+	if o.TrashMaxAge <= 0 {
+		o.TrashMaxAge = 30 * 24 * time.Hour
+	}
+	if o.TombstoneMaxAge <= 0 {
+		o.TombstoneMaxAge = 90 * 24 * time.Hour
+	}
+	if o.OrphanGrace <= 0 {
+		o.OrphanGrace = time.Hour
+	}
+	if o.MaxUploadBytes <= 0 {
+		o.MaxUploadBytes = 10 << 30
+	}
+}
+
+// Service is the one place the drive's rules live.
+type Service struct {
+	store  Store
+	blobs  Blobs
+	urls   URLs
+	audit  app.Auditor
+	outbox app.Outbox
+	clock  app.Clock
+	log    *slog.Logger
+	opts   Options
+
+	// refMu orders "a blob gained a reference" against "the collector deletes
+	// an unreferenced blob": a writer checks the blob exists and commits its
+	// reference under it, the collector re-checks references and deletes under
+	// it, so a deduplicated Put can never lose its bytes to the collector.
+	refMu sync.Mutex
+}
+
+// NewService returns the drive service.
+func NewService(store Store, blobs Blobs, urls URLs, audit app.Auditor, outbox app.Outbox, clock app.Clock, log *slog.Logger, opts Options) *Service {
+	opts.defaults()
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Service{store: store, blobs: blobs, urls: urls, audit: audit, outbox: outbox, clock: clock, log: log, opts: opts}
+}
+
+// Options returns the effective options.
+func (s *Service) Options() Options { return s.opts }
+
+// check verifies the caller may use the drive with scope.
+func check(p *app.Principal, scope string) error {
+	if err := p.Require(scope); err != nil {
+		return err
+	}
+	if err := p.RequireUser(); err != nil {
+		return err
+	}
+	if !p.HasFeature("drive") {
+		return app.Errorf(app.EFeatureNotInPlan, "The organisation's plan does not include the drive.")
+	}
+	return nil
+}
+
+func notFound() error { return app.Errorf(app.ENotFound, "No such file or folder.") }
+
+// access loads item id and returns what the caller may do with it: owner, edit
+// or view. Items of other organisations, pending items of others and items
+// neither owned nor shared answer not_found; need is the least permission the
+// operation requires (view or edit, or owner).
+func (s *Service) access(ctx context.Context, p *app.Principal, id, need string) (File, error) {
+	f, err := s.store.File(ctx, id)
+	if app.ErrorCode(err) == app.ENotFound {
+		return f, notFound()
+	}
+	if err != nil {
+		return f, err
+	}
+	if f.OrgID != p.OrgID {
+		return File{}, notFound()
+	}
+	if f.OwnerID == p.UserID {
+		f.Permission = PermOwner
+		return f, nil
+	}
+	if f.Status == StatusPending || f.TrashedAt != nil {
+		return File{}, notFound()
+	}
+	perm, err := s.sharedPermission(ctx, p.UserID, f)
+	if err != nil {
+		return File{}, err
+	}
+	if perm == "" {
+		return File{}, notFound()
+	}
+	f.Permission = perm
+	if need == PermOwner || (need == PermEdit && perm != PermEdit) {
+		return f, app.Errorf(app.EForbidden, "The item is shared with you for %s only; this needs %s.", describePerm(perm), describePerm(need))
+	}
+	return f, nil
+}
+
+func describePerm(p string) string {
+	switch p {
+	case PermOwner:
+		return "its owner"
+	case PermEdit:
+		return "edit permission"
+	}
+	return "viewing"
+}
+
+// sharedPermission returns what user shares of f or its ancestors grant userID.
+func (s *Service) sharedPermission(ctx context.Context, userID string, f File) (string, error) {
+	ids := []string{f.ID}
+	if f.ParentID != nil {
+		anc, err := s.store.Ancestors(ctx, f.ID)
+		if err != nil {
+			return "", err
+		}
+		for _, a := range anc {
+			ids = append(ids, a.ID)
+		}
+	}
+	return s.store.SharePermission(ctx, userID, ids, s.clock.Now())
+}
+
+// folder returns the live folder id owned by the caller ("" is the root) as a
+// parent for new items; location names the input in errors.
+func (s *Service) parentFolder(ctx context.Context, p *app.Principal, id, location string) (*File, error) {
+	if id == "" {
+		return nil, nil
+	}
+	f, err := s.access(ctx, p, id, PermEdit)
+	if app.ErrorCode(err) == app.ENotFound {
+		return nil, app.Errorf(app.ENotFound, "No such folder %s (%s).", id, location)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !f.IsFolder {
+		return nil, app.Invalid(location, "The target is a file, not a folder.", id)
+	}
+	if f.TrashedAt != nil || f.Status == StatusPending {
+		return nil, app.Errorf(app.ENotFound, "The folder %s is in the trash.", id)
+	}
+	return &f, nil
+}
+
+// change stamps f with the owner's next sequence number and the time.
+func (s *Service) change(ctx context.Context, f *File) error {
+	seq, err := s.store.NextSeq(ctx, f.OwnerID)
+	if err != nil {
+		return fmt.Errorf("next drive seq: %w", err)
+	}
+	f.Seq = seq
+	return nil
+}
+
+// emit records an event about f.
+func (s *Service) emit(ctx context.Context, typ string, f File, extra map[string]any) error {
+	data := map[string]any{"file_id": f.ID}
+	if typ != EventFileDeleted {
+		data["name"] = f.Name
+	}
+	for k, v := range extra {
+		data[k] = v
+	}
+	return s.outbox.Emit(ctx, app.Event{Type: typ, OrgID: f.OrgID, CreatedAt: s.clock.Now(), Data: data})
+}
+
+func (s *Service) record(ctx context.Context, p *app.Principal, action, targetType, id string, fields ...string) error {
+	return s.audit.Record(ctx, app.AuditEntry{Module: module, Action: action, ActorID: p.UserID, TargetType: targetType,
+		TargetID: id, OrgID: p.OrgID, ChangedFields: fields, CreatedAt: s.clock.Now()})
+}
+
+// quota returns quota_exceeded unless the organisation can store add more bytes.
+func (s *Service) quota(ctx context.Context, p *app.Principal, add int64) error {
+	if add <= 0 || p.QuotaBytes <= 0 {
+		return nil
+	}
+	used, _, err := s.store.OrgUsage(ctx, p.OrgID)
+	if err != nil {
+		return err
+	}
+	if used+add > p.QuotaBytes {
+		return &app.Error{Code: app.EQuotaExceeded, Message: fmt.Sprintf(
+			"Storing %d more bytes would exceed the quota: %d of %d bytes are used.", add, used, p.QuotaBytes)}
+	}
+	return nil
+}
+
+// freeName returns name, or the first "name (n).ext" free in the folder.
+func (s *Service) freeName(ctx context.Context, ownerID, parentID, name string) (string, error) {
+	cand := name
+	for n := 1; n < 10000; n++ {
+		_, err := s.store.LiveChild(ctx, ownerID, parentID, NameKey(cand))
+		if app.ErrorCode(err) == app.ENotFound {
+			return cand, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		cand = NumberedName(name, n)
+	}
+	return "", app.Errorf(app.EConflict, "No free name like %q in the folder.", name)
+}
+
+func nameConflict(name string) error {
+	return app.Errorf(app.EConflict, "An item named %q already exists in the folder.", name)
+}
+
+func strPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

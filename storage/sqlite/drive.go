@@ -1,0 +1,554 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"atrium/app/drive"
+)
+
+// DriveStore implements drive.Store.
+type DriveStore struct{ *DB }
+
+var _ drive.Store = DriveStore{}
+
+const fileCols = `f.id, f.organization_id, f.owner_id, f.parent_id, f.name, f.is_folder, f.mime_type, f.mime_group,
+	f.size_bytes, f.stored_bytes, f.content_hash, f.version, f.status, f.is_favorite, f.description, f.tags, f.custom,
+	f.trashed_at, ifnull(f.trash_root, ''), ifnull(f.trash_parent_id, ''), ifnull(f.comments_channel, ''), f.seq,
+	f.last_access_at, f.created_at, f.updated_at,
+	ifnull((SELECT CASE WHEN trim(u.first_name || ' ' || u.last_name) = '' THEN u.email ELSE trim(u.first_name || ' ' || u.last_name) END
+		FROM users u WHERE u.id = f.owner_id), '')`
+
+func scanFile(sc interface{ Scan(...any) error }, extra ...any) (drive.File, error) {
+	var f drive.File
+	var parent sql.NullString
+	var tags, custom string
+	var trashed, access sql.NullInt64
+	var c, u int64
+	err := sc.Scan(append([]any{&f.ID, &f.OrgID, &f.OwnerID, &parent, &f.Name, &f.IsFolder, &f.MimeType, &f.MimeGroup,
+		&f.SizeBytes, &f.StoredBytes, &f.ContentHash, &f.Version, &f.Status, &f.IsFavorite, &f.Metadata.Description, &tags, &custom,
+		&trashed, &f.TrashRoot, &f.TrashParentID, &f.CommentsChannel, &f.Seq, &access, &c, &u, &f.OwnerName}, extra...)...)
+	if err != nil {
+		return f, err
+	}
+	if parent.Valid {
+		f.ParentID = &parent.String
+	}
+	f.TrashedAt, f.LastAccessAt = fromMSPtr(trashed), fromMSPtr(access)
+	f.CreatedAt, f.UpdatedAt = fromMS(c), fromMS(u)
+	if err := json.Unmarshal([]byte(tags), &f.Metadata.Tags); err != nil || f.Metadata.Tags == nil {
+		f.Metadata.Tags = []string{}
+	}
+	if err := json.Unmarshal([]byte(custom), &f.Metadata.Custom); err != nil || f.Metadata.Custom == nil {
+		f.Metadata.Custom = map[string]string{}
+	}
+	return f, nil
+}
+
+func scanFiles(rows *sql.Rows, err error) ([]drive.File, error) {
+	if err != nil {
+		return nil, mapErr(err, "drive items")
+	}
+	defer rows.Close()
+	out := []drive.File{}
+	for rows.Next() {
+		f, err := scanFile(rows)
+		if err != nil {
+			return nil, mapErr(err, "drive items")
+		}
+		out = append(out, f)
+	}
+	return out, mapErr(rows.Err(), "drive items")
+}
+
+func nullStr(s *string) any {
+	if s == nil || *s == "" {
+		return nil
+	}
+	return *s
+}
+
+func emptyNull(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func jsonText(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// jsonIDs encodes ids for json_each: one parameter however many ids.
+func jsonIDs(ids []string) string { return jsonText(ids) }
+
+// NextSeq bumps and returns the owner's change sequence.
+func (s DriveStore) NextSeq(ctx context.Context, ownerID string) (int64, error) {
+	var seq int64
+	err := s.write(ctx).QueryRowContext(ctx, `INSERT INTO drive_seq(owner_id, seq) VALUES (?, 1)
+		ON CONFLICT(owner_id) DO UPDATE SET seq = seq + 1 RETURNING seq`, ownerID).Scan(&seq)
+	return seq, mapErr(err, "drive sequence")
+}
+
+func fileArgs(f drive.File) []any {
+	tags, custom := f.Metadata.Tags, f.Metadata.Custom
+	if tags == nil {
+		tags = []string{}
+	}
+	if custom == nil {
+		custom = map[string]string{}
+	}
+	return []any{f.OrgID, f.OwnerID, nullStr(f.ParentID), f.Name, drive.NameKey(f.Name), f.IsFolder, f.MimeType, f.MimeGroup,
+		f.SizeBytes, f.StoredBytes, f.ContentHash, f.Version, f.Status, f.IsFavorite, f.Metadata.Description, jsonText(tags), jsonText(custom),
+		msPtr(f.TrashedAt), emptyNull(f.TrashRoot), emptyNull(f.TrashParentID), emptyNull(f.CommentsChannel), f.Seq, msPtr(f.LastAccessAt),
+		ms(f.CreatedAt), ms(f.UpdatedAt)}
+}
+
+// CreateFile inserts an item.
+func (s DriveStore) CreateFile(ctx context.Context, f drive.File) error {
+	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO drive_files (organization_id, owner_id, parent_id, name, name_key, is_folder,
+		mime_type, mime_group, size_bytes, stored_bytes, content_hash, version, status, is_favorite, description, tags, custom,
+		trashed_at, trash_root, trash_parent_id, comments_channel, seq, last_access_at, created_at, updated_at, id)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, append(fileArgs(f), f.ID)...)
+	return mapErr(err, "drive item")
+}
+
+// UpdateFile writes every mutable column of f.
+func (s DriveStore) UpdateFile(ctx context.Context, f drive.File) error {
+	res, err := s.write(ctx).ExecContext(ctx, `UPDATE drive_files SET organization_id = ?, owner_id = ?, parent_id = ?, name = ?,
+		name_key = ?, is_folder = ?, mime_type = ?, mime_group = ?, size_bytes = ?, stored_bytes = ?, content_hash = ?, version = ?,
+		status = ?, is_favorite = ?, description = ?, tags = ?, custom = ?, trashed_at = ?, trash_root = ?, trash_parent_id = ?,
+		comments_channel = ?, seq = ?, last_access_at = ?, created_at = ?, updated_at = ? WHERE id = ?`, append(fileArgs(f), f.ID)...)
+	if err != nil {
+		return mapErr(err, "drive item")
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return mapErr(sql.ErrNoRows, "drive item")
+	}
+	return nil
+}
+
+// File returns an item by id.
+func (s DriveStore) File(ctx context.Context, id string) (drive.File, error) {
+	f, err := scanFile(s.read(ctx).QueryRowContext(ctx, `SELECT `+fileCols+` FROM drive_files f WHERE f.id = ?`, id))
+	return f, mapErr(err, "drive item")
+}
+
+// LiveChild returns the live item named nameKey in a folder ("" is the root).
+func (s DriveStore) LiveChild(ctx context.Context, ownerID, parentID, nameKey string) (drive.File, error) {
+	f, err := scanFile(s.read(ctx).QueryRowContext(ctx, `SELECT `+fileCols+` FROM drive_files f
+		WHERE f.owner_id = ? AND ifnull(f.parent_id, '') = ? AND f.name_key = ? AND f.trashed_at IS NULL AND f.status <> 'pending'`,
+		ownerID, parentID, nameKey))
+	return f, mapErr(err, "drive item")
+}
+
+// Ancestors returns the folders above id, the root-most first.
+func (s DriveStore) Ancestors(ctx context.Context, id string) ([]drive.File, error) {
+	return scanFiles(s.read(ctx).QueryContext(ctx, `WITH RECURSIVE a(id, parent_id, depth) AS (
+			SELECT id, parent_id, 0 FROM drive_files WHERE id = ?
+			UNION ALL SELECT p.id, p.parent_id, a.depth + 1 FROM drive_files p JOIN a ON p.id = a.parent_id WHERE a.depth < 1000)
+		SELECT `+fileCols+` FROM a JOIN drive_files f ON f.id = a.id WHERE a.depth > 0 ORDER BY a.depth DESC`, id))
+}
+
+// Subtree returns the descendants of id, parents before children.
+func (s DriveStore) Subtree(ctx context.Context, id string, liveOnly bool) ([]drive.File, error) {
+	live := ""
+	if liveOnly {
+		live = ` AND c.trashed_at IS NULL AND c.status <> 'pending'`
+	}
+	return scanFiles(s.read(ctx).QueryContext(ctx, `WITH RECURSIVE t(id, depth) AS (
+			SELECT c.id, 1 FROM drive_files c WHERE c.parent_id = ?`+live+`
+			UNION ALL SELECT c.id, t.depth + 1 FROM drive_files c JOIN t ON c.parent_id = t.id WHERE t.depth < 1000`+live+`)
+		SELECT `+fileCols+` FROM t JOIN drive_files f ON f.id = t.id ORDER BY t.depth, f.id`, id))
+}
+
+// TrashedWith returns the items trashed together with root.
+func (s DriveStore) TrashedWith(ctx context.Context, ownerID, root string) ([]drive.File, error) {
+	return scanFiles(s.read(ctx).QueryContext(ctx, `SELECT `+fileCols+` FROM drive_files f
+		WHERE f.owner_id = ? AND f.trash_root = ? AND f.trashed_at IS NOT NULL ORDER BY f.id`, ownerID, root))
+}
+
+var sortCols = map[string]string{"name": "f.name_key", "size_bytes": "f.size_bytes", "created_at": "f.created_at",
+	"updated_at": "f.updated_at", "mime_type": "f.mime_type"}
+
+var filterCols = map[string]string{"name": "f.name", "mime_type": "f.mime_type", "size_bytes": "f.size_bytes",
+	"created_at": "f.created_at", "updated_at": "f.updated_at", "is_favorite": "f.is_favorite", "owner_id": "f.owner_id"}
+
+var filterOps = map[string]string{"eq": "=", "ne": "<>", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
+
+// filterSQL renders one parsed filter.
+func filterSQL(f drive.Filter) (string, any) {
+	col := filterCols[f.Field]
+	v := f.Value
+	if t, ok := v.(time.Time); ok {
+		v = ms(t)
+	}
+	switch f.Op {
+	case "contains":
+		return col + ` LIKE ? ESCAPE '\'`, "%" + likeEscape(fmt.Sprint(v)) + "%"
+	case "prefix":
+		return col + ` LIKE ? ESCAPE '\'`, likeEscape(fmt.Sprint(v)) + "%"
+	}
+	if f.Field == "name" && (f.Op == "eq" || f.Op == "ne") {
+		return col + " " + filterOps[f.Op] + " ? COLLATE NOCASE", v
+	}
+	return col + " " + filterOps[f.Op] + " ?", v
+}
+
+// List returns one page of a listing and the total count.
+func (s DriveStore) List(ctx context.Context, q drive.Query) ([]drive.File, int, error) {
+	var where []string
+	var args []any
+	extra := ""
+	switch q.Kind {
+	case drive.ListFolder:
+		where = append(where, "f.owner_id = ?", "f.parent_id IS ?", "f.trashed_at IS NULL", "f.status <> 'pending'")
+		args = append(args, q.OwnerID, emptyNull(q.ParentID))
+	case drive.ListTrash:
+		where = append(where, "f.owner_id = ?", "f.trashed_at IS NOT NULL", "f.trash_root = f.id")
+		args = append(args, q.OwnerID)
+	case drive.ListShared:
+		where = append(where, "f.organization_id = ?", "f.trashed_at IS NULL", "f.status <> 'pending'", "f.owner_id <> ?",
+			"f.id IN (SELECT file_id FROM drive_shares WHERE user_id = ? AND (expires_at IS NULL OR expires_at > ?))")
+		args = append(args, q.OrgID, q.UserID, q.UserID, ms(q.Now))
+		extra = `, (SELECT CASE max(CASE permission WHEN 'edit' THEN 2 ELSE 1 END) WHEN 2 THEN 'edit' ELSE 'view' END
+			FROM drive_shares WHERE file_id = f.id AND user_id = ? AND (expires_at IS NULL OR expires_at > ?))`
+	default:
+		return nil, 0, fmt.Errorf("unknown listing kind %q", q.Kind)
+	}
+	if q.Q != "" {
+		where = append(where, `f.name LIKE ? ESCAPE '\'`)
+		args = append(args, "%"+likeEscape(q.Q)+"%")
+	}
+	if len(q.MimeTypes) > 0 {
+		where = append(where, "f.mime_type IN (SELECT value FROM json_each(?))")
+		args = append(args, jsonIDs(q.MimeTypes))
+	}
+	if q.MimeGroup != "" {
+		where = append(where, "f.mime_group = ?")
+		args = append(args, q.MimeGroup)
+	}
+	if q.IsFolder != nil {
+		where = append(where, "f.is_folder = ?")
+		args = append(args, *q.IsFolder)
+	}
+	for _, fl := range q.Filters {
+		c, a := filterSQL(fl)
+		where = append(where, c)
+		args = append(args, a)
+	}
+	if len(q.OrFilters) > 0 {
+		var ors []string
+		for _, fl := range q.OrFilters {
+			c, a := filterSQL(fl)
+			ors = append(ors, c)
+			args = append(args, a)
+		}
+		where = append(where, "("+strings.Join(ors, " OR ")+")")
+	}
+	cond := strings.Join(where, " AND ")
+	var total int
+	if err := s.read(ctx).QueryRowContext(ctx, `SELECT count(*) FROM drive_files f WHERE `+cond, args...).Scan(&total); err != nil {
+		return nil, 0, mapErr(err, "drive listing")
+	}
+	dir := "ASC"
+	if q.SortDesc {
+		dir = "DESC"
+	}
+	order := "f.is_folder DESC, " + sortCols[q.SortBy] + " " + dir + ", f.id " + dir
+	pageArgs := args
+	if extra != "" {
+		pageArgs = append([]any{q.UserID, ms(q.Now)}, args...)
+	}
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT `+fileCols+extra+` FROM drive_files f WHERE `+cond+` ORDER BY `+order+` LIMIT ? OFFSET ?`,
+		append(pageArgs, q.Limit, q.Offset)...)
+	if err != nil {
+		return nil, 0, mapErr(err, "drive listing")
+	}
+	defer rows.Close()
+	out := []drive.File{}
+	for rows.Next() {
+		var perm sql.NullString
+		var f drive.File
+		if extra != "" {
+			f, err = scanFile(rows, &perm)
+		} else {
+			f, err = scanFile(rows)
+		}
+		if err != nil {
+			return nil, 0, mapErr(err, "drive listing")
+		}
+		f.Permission = perm.String
+		out = append(out, f)
+	}
+	return out, total, mapErr(rows.Err(), "drive listing")
+}
+
+// DeleteFiles removes rows; versions, shares and locks go with them.
+func (s DriveStore) DeleteFiles(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_files WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(ids))
+	return mapErr(err, "drive items")
+}
+
+// AddTombstone records a permanently deleted item.
+func (s DriveStore) AddTombstone(ctx context.Context, ownerID string, t drive.Tombstone) error {
+	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO drive_tombstones (owner_id, file_id, name, parent_id, seq, deleted_at)
+		VALUES (?, ?, ?, ?, ?, ?)`, ownerID, t.FileID, t.Name, emptyNull(t.ParentID), t.Seq, ms(t.DeletedAt))
+	return mapErr(err, "drive tombstone")
+}
+
+// PruneTombstones forgets deletions older than t.
+func (s DriveStore) PruneTombstones(ctx context.Context, t time.Time) (int, error) {
+	n := 0
+	err := s.InTx(ctx, func(ctx context.Context) error {
+		if _, err := s.write(ctx).ExecContext(ctx, `UPDATE drive_seq SET pruned_seq = max(pruned_seq,
+				(SELECT max(seq) FROM drive_tombstones t WHERE t.owner_id = drive_seq.owner_id AND t.deleted_at < ?))
+			WHERE owner_id IN (SELECT owner_id FROM drive_tombstones WHERE deleted_at < ?)`, ms(t), ms(t)); err != nil {
+			return err
+		}
+		res, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_tombstones WHERE deleted_at < ?`, ms(t))
+		if err != nil {
+			return err
+		}
+		k, _ := res.RowsAffected()
+		n = int(k)
+		return nil
+	})
+	return n, mapErr(err, "drive tombstones")
+}
+
+// TrashRootsBefore returns trash roots trashed before t.
+func (s DriveStore) TrashRootsBefore(ctx context.Context, t time.Time, limit int) ([]drive.File, error) {
+	return scanFiles(s.read(ctx).QueryContext(ctx, `SELECT `+fileCols+` FROM drive_files f
+		WHERE f.trashed_at < ? AND f.trash_root = f.id ORDER BY f.trashed_at LIMIT ?`, ms(t), limit))
+}
+
+// StalePending returns pending files created before t.
+func (s DriveStore) StalePending(ctx context.Context, t time.Time, limit int) ([]drive.File, error) {
+	return scanFiles(s.read(ctx).QueryContext(ctx, `SELECT `+fileCols+` FROM drive_files f
+		WHERE f.status = 'pending' AND f.created_at < ? ORDER BY f.created_at LIMIT ?`, ms(t), limit))
+}
+
+// AddVersion records a version.
+func (s DriveStore) AddVersion(ctx context.Context, v drive.Version) error {
+	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO drive_versions (id, file_id, version, size_bytes, content_hash, mime_type,
+		created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, v.ID, v.FileID, v.Version, v.SizeBytes, v.ContentHash, v.MimeType,
+		v.CreatedBy, ms(v.CreatedAt))
+	return mapErr(err, "file version")
+}
+
+const versionCols = `id, file_id, version, size_bytes, content_hash, mime_type, created_by, created_at`
+
+func scanVersions(rows *sql.Rows, err error) ([]drive.Version, error) {
+	if err != nil {
+		return nil, mapErr(err, "file versions")
+	}
+	defer rows.Close()
+	out := []drive.Version{}
+	for rows.Next() {
+		var v drive.Version
+		var c int64
+		if err := rows.Scan(&v.ID, &v.FileID, &v.Version, &v.SizeBytes, &v.ContentHash, &v.MimeType, &v.CreatedBy, &c); err != nil {
+			return nil, mapErr(err, "file versions")
+		}
+		v.CreatedAt = fromMS(c)
+		out = append(out, v)
+	}
+	return out, mapErr(rows.Err(), "file versions")
+}
+
+// Versions lists a file's versions, the newest first.
+func (s DriveStore) Versions(ctx context.Context, fileID string) ([]drive.Version, error) {
+	return scanVersions(s.read(ctx).QueryContext(ctx, `SELECT `+versionCols+` FROM drive_versions WHERE file_id = ? ORDER BY version DESC`, fileID))
+}
+
+// DeleteVersions removes versions by id.
+func (s DriveStore) DeleteVersions(ctx context.Context, ids []string) error {
+	_, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_versions WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(ids))
+	return mapErr(err, "file versions")
+}
+
+// VersionsBefore returns non-head versions created before t.
+func (s DriveStore) VersionsBefore(ctx context.Context, t time.Time, limit int) ([]drive.Version, error) {
+	return scanVersions(s.read(ctx).QueryContext(ctx, `SELECT v.id, v.file_id, v.version, v.size_bytes, v.content_hash, v.mime_type,
+		v.created_by, v.created_at FROM drive_versions v JOIN drive_files f ON f.id = v.file_id
+		WHERE v.created_at < ? AND v.version <> f.version ORDER BY v.created_at LIMIT ?`, ms(t), limit))
+}
+
+// CreateUpload records an announced upload.
+func (s DriveStore) CreateUpload(ctx context.Context, u drive.Upload) error {
+	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO drive_uploads (id, file_id, organization_id, owner_id, created_by, name,
+		mime_type, size_bytes, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, u.ID, u.FileID, u.OrgID, u.OwnerID,
+		u.CreatedBy, u.Name, u.MimeType, u.SizeBytes, ms(u.CreatedAt), ms(u.ExpiresAt))
+	return mapErr(err, "upload")
+}
+
+const uploadCols = `id, file_id, organization_id, owner_id, created_by, name, mime_type, size_bytes, content_hash, received_at, created_at, expires_at`
+
+func scanUpload(sc interface{ Scan(...any) error }) (drive.Upload, error) {
+	var u drive.Upload
+	var rec sql.NullInt64
+	var c, e int64
+	err := sc.Scan(&u.ID, &u.FileID, &u.OrgID, &u.OwnerID, &u.CreatedBy, &u.Name, &u.MimeType, &u.SizeBytes, &u.ContentHash, &rec, &c, &e)
+	u.ReceivedAt, u.CreatedAt, u.ExpiresAt = fromMSPtr(rec), fromMS(c), fromMS(e)
+	return u, err
+}
+
+// Upload returns an upload by id.
+func (s DriveStore) Upload(ctx context.Context, id string) (drive.Upload, error) {
+	u, err := scanUpload(s.read(ctx).QueryRowContext(ctx, `SELECT `+uploadCols+` FROM drive_uploads WHERE id = ?`, id))
+	return u, mapErr(err, "upload")
+}
+
+// LatestUpload returns the newest upload of fileID announced by userID.
+func (s DriveStore) LatestUpload(ctx context.Context, fileID, userID string) (drive.Upload, error) {
+	u, err := scanUpload(s.read(ctx).QueryRowContext(ctx, `SELECT `+uploadCols+` FROM drive_uploads
+		WHERE file_id = ? AND created_by = ? ORDER BY received_at IS NULL, created_at DESC LIMIT 1`, fileID, userID))
+	return u, mapErr(err, "upload")
+}
+
+// SetUploadReceived records the hash of an upload's bytes.
+func (s DriveStore) SetUploadReceived(ctx context.Context, id, hash string, at time.Time) error {
+	res, err := s.write(ctx).ExecContext(ctx, `UPDATE drive_uploads SET content_hash = ?, received_at = ? WHERE id = ?`, hash, ms(at), id)
+	if err != nil {
+		return mapErr(err, "upload")
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return mapErr(sql.ErrNoRows, "upload")
+	}
+	return nil
+}
+
+// DeleteUploads removes uploads by id.
+func (s DriveStore) DeleteUploads(ctx context.Context, ids []string) error {
+	_, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_uploads WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(ids))
+	return mapErr(err, "uploads")
+}
+
+// ExpiredUploads returns uploads expired at t.
+func (s DriveStore) ExpiredUploads(ctx context.Context, t time.Time, limit int) ([]drive.Upload, error) {
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT `+uploadCols+` FROM drive_uploads WHERE expires_at < ? ORDER BY expires_at LIMIT ?`, ms(t), limit)
+	if err != nil {
+		return nil, mapErr(err, "uploads")
+	}
+	defer rows.Close()
+	var out []drive.Upload
+	for rows.Next() {
+		u, err := scanUpload(rows)
+		if err != nil {
+			return nil, mapErr(err, "uploads")
+		}
+		out = append(out, u)
+	}
+	return out, mapErr(rows.Err(), "uploads")
+}
+
+// AddUsage adjusts the counters of an owner's mime group.
+func (s DriveStore) AddUsage(ctx context.Context, orgID, ownerID, group string, bytes, count int64) error {
+	if bytes == 0 && count == 0 {
+		return nil
+	}
+	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO drive_usage (organization_id, owner_id, mime_group, bytes, file_count)
+		VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET bytes = bytes + excluded.bytes, file_count = file_count + excluded.file_count`,
+		orgID, ownerID, group, bytes, count)
+	return mapErr(err, "drive usage")
+}
+
+// OrgUsage returns the organisation's stored bytes and file count.
+func (s DriveStore) OrgUsage(ctx context.Context, orgID string) (int64, int64, error) {
+	var b, c int64
+	err := s.read(ctx).QueryRowContext(ctx, `SELECT ifnull(sum(bytes), 0), ifnull(sum(file_count), 0) FROM drive_usage
+		WHERE organization_id = ?`, orgID).Scan(&b, &c)
+	return b, c, mapErr(err, "drive usage")
+}
+
+// OwnerUsage returns an owner's counters by mime group.
+func (s DriveStore) OwnerUsage(ctx context.Context, orgID, ownerID string) ([]drive.GroupUsage, error) {
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT mime_group, bytes, file_count FROM drive_usage
+		WHERE organization_id = ? AND owner_id = ? ORDER BY mime_group`, orgID, ownerID)
+	if err != nil {
+		return nil, mapErr(err, "drive usage")
+	}
+	defer rows.Close()
+	var out []drive.GroupUsage
+	for rows.Next() {
+		var g drive.GroupUsage
+		if err := rows.Scan(&g.MimeGroup, &g.Bytes, &g.Count); err != nil {
+			return nil, mapErr(err, "drive usage")
+		}
+		out = append(out, g)
+	}
+	return out, mapErr(rows.Err(), "drive usage")
+}
+
+// LargestFiles returns an owner's largest live files.
+func (s DriveStore) LargestFiles(ctx context.Context, orgID, ownerID string, limit int) ([]drive.File, error) {
+	return scanFiles(s.read(ctx).QueryContext(ctx, `SELECT `+fileCols+` FROM drive_files f
+		WHERE f.organization_id = ? AND f.owner_id = ? AND f.is_folder = 0 AND f.status <> 'pending' AND f.trashed_at IS NULL
+		ORDER BY f.size_bytes DESC LIMIT ?`, orgID, ownerID, limit))
+}
+
+// HashInUse reports whether a version or an upload refers to hash.
+func (s DriveStore) HashInUse(ctx context.Context, hash string) (bool, error) {
+	var used bool
+	err := s.read(ctx).QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM drive_versions WHERE content_hash = ?)
+		OR EXISTS (SELECT 1 FROM drive_uploads WHERE content_hash = ?)`, hash, hash).Scan(&used)
+	return used, mapErr(err, "blob references")
+}
+
+// AddOrphan records that hash may have lost its last reference.
+func (s DriveStore) AddOrphan(ctx context.Context, hash string, at time.Time) error {
+	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO drive_orphans (content_hash, since) VALUES (?, ?)
+		ON CONFLICT DO UPDATE SET since = excluded.since`, hash, ms(at))
+	return mapErr(err, "orphan blob")
+}
+
+// Orphans returns hashes orphaned before t.
+func (s DriveStore) Orphans(ctx context.Context, before time.Time, limit int) ([]string, error) {
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT content_hash FROM drive_orphans WHERE since < ? ORDER BY since LIMIT ?`, ms(before), limit)
+	if err != nil {
+		return nil, mapErr(err, "orphan blobs")
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			return nil, mapErr(err, "orphan blobs")
+		}
+		out = append(out, h)
+	}
+	return out, mapErr(rows.Err(), "orphan blobs")
+}
+
+// DeleteOrphan forgets an orphan.
+func (s DriveStore) DeleteOrphan(ctx context.Context, hash string) error {
+	_, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_orphans WHERE content_hash = ?`, hash)
+	return mapErr(err, "orphan blob")
+}
+
+// SharePermission returns the best permission unexpired user shares of fileIDs grant userID.
+func (s DriveStore) SharePermission(ctx context.Context, userID string, fileIDs []string, now time.Time) (string, error) {
+	var best sql.NullInt64
+	err := s.read(ctx).QueryRowContext(ctx, `SELECT max(CASE permission WHEN 'edit' THEN 2 ELSE 1 END) FROM drive_shares
+		WHERE user_id = ? AND file_id IN (SELECT value FROM json_each(?)) AND (expires_at IS NULL OR expires_at > ?)`,
+		userID, jsonIDs(fileIDs), ms(now)).Scan(&best)
+	if err != nil {
+		return "", mapErr(err, "drive shares")
+	}
+	switch best.Int64 {
+	case 2:
+		return drive.PermEdit, nil
+	case 1:
+		return drive.PermView, nil
+	}
+	return "", nil
+}
