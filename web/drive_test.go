@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"atrium/app/identity"
+	"atrium/cmd/atrium/wire"
 	"atrium/web/webtest"
 )
 
@@ -598,4 +599,38 @@ func TestDriveMaintenance(t *testing.T) {
 	if got := c.download(f.ID); !bytes.Equal(got, content) {
 		t.Fatalf("kept file lost: %q", got)
 	}
+}
+
+// TestDriveDemo: the demo seeds a folder tree with real files, once.
+func TestDriveDemo(t *testing.T) {
+	s := webtest.New(t)
+	ctx := context.Background()
+	var creds []wire.DemoCredential
+	for range 2 {
+		var err error
+		if creds, err = wire.SeedDemo(ctx, s.Main); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, cr := range creds {
+		if cr.Email != "bob@acme.example" {
+			continue
+		}
+		c := driveClient{t: t, s: s, tok: cr.Token}
+		if got := names(c.list("/api/v1/drive/browse")); got != "Documents,Pictures,Reports" {
+			t.Fatalf("demo root %q", got)
+		}
+		pics := c.list("/api/v1/drive/browse?q=Pictures").Items[0]
+		png := c.list("/api/v1/drive/browse/" + pics.ID).Items[0]
+		if png.MimeGroup != "image" || !bytes.HasPrefix(c.download(png.ID), []byte("\x89PNG")) {
+			t.Fatalf("demo picture %+v", png)
+		}
+		reports := c.list("/api/v1/drive/browse?q=Reports").Items[0]
+		pdf := c.list("/api/v1/drive/browse/" + reports.ID).Items[0]
+		if b := c.download(pdf.ID); !bytes.HasPrefix(b, []byte("%PDF-1.4")) || !bytes.Contains(b, []byte("Annual report of Bob")) {
+			t.Fatalf("demo pdf %q", b)
+		}
+		return
+	}
+	t.Fatal("no demo user bob")
 }

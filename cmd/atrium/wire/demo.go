@@ -69,6 +69,9 @@ func SeedDemo(ctx context.Context, m *Main) ([]DemoCredential, error) {
 	if err := seedCalendar(ctx, m, acme.ID); err != nil {
 		return nil, err
 	}
+	if err := seedDrive(ctx, m, acme.ID, 1<<40); err != nil { // the business plan's quota
+		return nil, err
+	}
 	return creds, nil
 }
 
