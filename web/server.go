@@ -163,14 +163,16 @@ func (s *Server) routes() {
 		}
 	}
 
-	// CardDAV (and later CalDAV) at /dav/, discovery per RFC 6764.
-	if s.cfg.Contacts != nil {
-		dh := gin.WrapH(dav.New(s.cfg.PublicURL, s.log, dav.NewCardDAV(s.cfg.PublicURL, s.log, s.cfg.Contacts)))
+	// CardDAV and CalDAV at /dav/, discovery per RFC 6764.
+	if s.cfg.Contacts != nil && s.cfg.Calendar != nil {
+		dh := gin.WrapH(dav.New(s.cfg.PublicURL, s.log, dav.NewCardDAV(s.cfg.PublicURL, s.log, s.cfg.Contacts),
+			dav.NewCalDAV(s.cfg.PublicURL, s.log, s.cfg.Calendar)))
 		wk := func(c *gin.Context) { c.Redirect(http.StatusMovedPermanently, dav.Root) }
 		for _, m := range dav.Methods {
 			e.Handle(m, "/dav", dh)
 			e.Handle(m, "/dav/*path", dh)
 			e.Handle(m, "/.well-known/carddav", wk)
+			e.Handle(m, "/.well-known/caldav", wk)
 		}
 	}
 }

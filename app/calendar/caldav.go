@@ -3,6 +3,7 @@ package calendar
 import (
 	"context"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 
@@ -30,6 +31,43 @@ func (s *Service) GetObject(ctx context.Context, p *app.Principal, calID, name s
 		return o, app.Errorf(app.ENotFound, "No object %s in this calendar.", name)
 	}
 	return o, err
+}
+
+// ObjectsByName returns the objects of a calendar with these resource names
+// (calendar-multiget, sync-collection); names without an object are left out.
+func (s *Service) ObjectsByName(ctx context.Context, p *app.Principal, calID string, names []string) ([]Object, error) {
+	cal, _, err := s.calendar(ctx, p, app.ScopeCalendarRead, calID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Object, 0, len(names))
+	for _, n := range names {
+		o, err := s.store.ObjectByName(ctx, cal.ID, n)
+		if app.ErrorCode(err) == app.ENotFound {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// collectionNameRE is what a client may name a calendar it makes (MKCALENDAR).
+var collectionNameRE = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,200}$`)
+
+// CreateCalendarAt adds a calendar with the id a client chose (MKCALENDAR at
+// /dav/calendars/<user>/<id>/); an id in use is a conflict.
+func (s *Service) CreateCalendarAt(ctx context.Context, p *app.Principal, id string, in CalendarInput) (Calendar, error) {
+	if !collectionNameRE.MatchString(id) || id == "." || id == ".." {
+		return Calendar{}, app.Invalid("path.cal_id", "must be 1 to 200 letters, digits, '-', '_', '.' or '@'", id)
+	}
+	c, err := s.createCalendar(ctx, p, id, in)
+	if app.ErrorCode(err) == app.EConflict {
+		return c, app.Errorf(app.EConflict, "A calendar named %s exists.", id)
+	}
+	return c, err
 }
 
 // ObjectsInRange returns the objects of a calendar with an occurrence in

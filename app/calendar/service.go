@@ -90,6 +90,11 @@ func (s *Service) Calendar(ctx context.Context, p *app.Principal, id string) (Ca
 
 // CreateCalendar adds a calendar for the caller.
 func (s *Service) CreateCalendar(ctx context.Context, p *app.Principal, in CalendarInput) (Calendar, error) {
+	return s.createCalendar(ctx, p, app.NewID(), in)
+}
+
+// createCalendar adds a calendar with the given id (CalDAV MKCALENDAR names it).
+func (s *Service) createCalendar(ctx context.Context, p *app.Principal, id string, in CalendarInput) (Calendar, error) {
 	if err := check(p, app.ScopeCalendarWrite); err != nil {
 		return Calendar{}, err
 	}
@@ -110,7 +115,7 @@ func (s *Service) CreateCalendar(ctx context.Context, p *app.Principal, in Calen
 		return Calendar{}, err
 	}
 	now := s.clock.Now()
-	c := Calendar{ID: app.NewID(), OrgID: p.OrgID, UserID: p.UserID, Name: in.Name, Description: in.Description,
+	c := Calendar{ID: id, OrgID: p.OrgID, UserID: p.UserID, Name: in.Name, Description: in.Description,
 		Color: in.Color, Timezone: in.Timezone, CreatedAt: now, UpdatedAt: now}
 	err := s.store.InTx(ctx, func(ctx context.Context) error {
 		if err := s.store.CreateCalendar(ctx, c); err != nil {

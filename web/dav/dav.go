@@ -1,6 +1,6 @@
-// Package dav is Atrium's CardDAV door (RFC 6352), built so that a CalDAV door can
-// join it. It is mounted at /dav/ on the one server; the gin middleware has
-// already authenticated the request (HTTP Basic with e-mail and app password, or a
+// Package dav is Atrium's CardDAV (RFC 6352) and CalDAV (RFC 4791) doors. It is
+// mounted at /dav/ on the one server; the gin middleware has already
+// authenticated the request (HTTP Basic with e-mail and app password, or a
 // bearer token), and every request without a principal is answered 401 with a
 // Basic challenge.
 //
@@ -11,20 +11,22 @@
 //	/dav/addressbooks/<user_id>/          address book home (CardDAV door)
 //	/dav/addressbooks/<user_id>/<book>/   an address book
 //	/dav/addressbooks/<user_id>/<book>/<name>.vcf   a contact
+//	/dav/calendars/<user_id>/             calendar home (CalDAV door)
+//	/dav/calendars/<user_id>/<cal>/       a calendar
+//	/dav/calendars/<user_id>/<cal>/<name>.ics       an event
 //
 // Handler serves the root and the principal and hands every other path to the
 // Door whose Prefix it starts with. A Door reports the properties it adds to the
-// principal (CardDAV: addressbook-home-set) and its DAV capability (the DAV
-// header's "addressbook").
+// principal (CardDAV: addressbook-home-set; CalDAV: calendar-home-set and
+// calendar-user-address-set) and its DAV capability (the DAV header's
+// "addressbook", "calendar-access"). /.well-known/carddav and
+// /.well-known/caldav redirect to /dav/ (RFC 6764).
 //
-// Adding CalDAV: write a type in this package (calendar.go) implementing Door over
-// the app/calendar service, with Prefix "/dav/calendars/", Capability
-// "calendar-access", and PrincipalProps returning calendar-home-set (and
-// calendar-user-address-set); then pass it to New beside NewCardDAV in
-// web/server.go and redirect /.well-known/caldav to /dav/. The XML helpers of
-// xml.go (PropRequest, Props, Resolve, WriteMultistatus, WriteError) and the
-// sync-token scheme of the CardDAV door (a per-collection change sequence and
-// tombstones, see carddav.go) are meant to be shared.
+// A door is carddav.go or caldav.go over its app service; what they share is in
+// xml.go: the XML of PROPFIND, PROPPATCH, MKCOL and REPORT bodies and of
+// multistatus answers, the path layout, the properties of homes, collections
+// and members, and the sync-token scheme (a per-collection change sequence and
+// tombstones, urn:atrium:sync:<collection>:<seq>).
 package dav
 
 import (
