@@ -2,6 +2,7 @@ package calendar
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"regexp"
 	"strings"
@@ -94,7 +95,11 @@ func (s *Service) ObjectsInRange(ctx context.Context, p *app.Principal, calID st
 		return nil, err
 	}
 	hit := map[string]bool{}
-	for _, sum := range mustExpand(comps, start, end, zones([]Calendar{cal})) {
+	sums, err := expand(comps, start, end, zones([]Calendar{cal}))
+	if err != nil {
+		return nil, fmt.Errorf("expand calendar %s: %w", cal.ID, err)
+	}
+	for _, sum := range sums {
 		if !hit[sum.UID] {
 			hit[sum.UID] = true
 			o, err := s.store.Object(ctx, cal.ID, sum.UID)
@@ -105,14 +110,6 @@ func (s *Service) ObjectsInRange(ctx context.Context, p *app.Principal, calID st
 		}
 	}
 	return out, nil
-}
-
-func mustExpand(comps []Component, start, end time.Time, calZones map[string]*time.Location) []EventSummary {
-	out, err := expand(comps, start, end, calZones)
-	if err != nil {
-		return nil
-	}
-	return out
 }
 
 // PutObject creates or replaces an object from iCalendar text a client wrote,
