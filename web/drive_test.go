@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -491,8 +490,25 @@ func TestDriveQuotaBoundary(t *testing.T) {
 	c.upload("b.bin", "", "application/octet-stream", make([]byte, 40)) // exactly the quota
 	webtest.Check(t, c.do("POST", "/api/v1/drive/upload", map[string]any{"name": "c.bin", "size": 1}), webtest.Scenario{Status: 507, Problem: "quota_exceeded"})
 	webtest.Check(t, c.do("POST", "/api/v1/drive/"+c.list("/api/v1/drive/browse?q=a.bin").Items[0].ID+"/copy", nil), webtest.Scenario{Status: 507, Problem: "quota_exceeded"})
-	// Announced within quota, but another upload fills it before confirmation.
-	_ = url.Values{}
+	// Announced within quota, but the organisation fills up before the bytes
+	// arrive: the PUT is refused before anything is kept.
+	c.ok(204, "DELETE", "/api/v1/drive/"+c.list("/api/v1/drive/browse?q=b.bin").Items[0].ID, nil, nil)
+	var tk uploadTicket
+	c.ok(201, "POST", "/api/v1/drive/upload", map[string]any{"name": "late.bin", "size": 30}, &tk)
+	c.upload("filler.bin", "", "application/octet-stream", make([]byte, 20))
+	if res := putURL(t, tk.UploadURL, "application/octet-stream", make([]byte, 30)); res.StatusCode != 507 {
+		t.Fatalf("PUT over quota: %d", res.StatusCode)
+	}
+}
+
+func TestDriveConfirmIntoTrashedFolder(t *testing.T) {
+	_, c := newDrive(t)
+	dir := c.folder("gone", "")
+	var tk uploadTicket
+	c.ok(201, "POST", "/api/v1/drive/upload", map[string]any{"name": "late.txt", "parent_id": dir.ID, "mime_type": "text/plain", "size": 2}, &tk)
+	putURL(t, tk.UploadURL, "text/plain", []byte("hi"))
+	c.ok(204, "POST", "/api/v1/drive/"+dir.ID+"/trash", nil, nil)
+	webtest.Check(t, c.do("POST", "/api/v1/drive/"+tk.File.ID+"/confirm", nil), webtest.Scenario{Status: 409, Problem: "conflict"})
 }
 
 func TestDriveConcurrency(t *testing.T) {

@@ -130,7 +130,15 @@ func (s *Server) authenticate(c *gin.Context) {
 			err = app.Errorf(app.EUnauthorized, "The Basic credential is malformed.")
 			break
 		}
+		keys := basicKeys(c.Request, user)
+		if wait := s.basicFails.blocked(keys...); wait > 0 {
+			err = s.tooManyFailures(wait)
+			break
+		}
 		p, err = s.cfg.Identity.AuthenticateBasic(ctx, user, pass)
+		if app.ErrorCode(err) == app.EUnauthorized {
+			s.basicFails.fail(keys...)
+		}
 	default:
 		err = app.Errorf(app.EUnauthorized, "Unsupported authorization scheme %q.", scheme)
 	}

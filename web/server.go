@@ -24,6 +24,8 @@ import (
 	"atrium/web/dav"
 	"atrium/web/docs"
 	"atrium/web/rest"
+	"atrium/web/tus"
+	"atrium/web/webdav"
 )
 
 // APIVersion is the version string of the OpenAPI description (spec §9).
@@ -51,6 +53,8 @@ type Config struct {
 	Ready func(ctx context.Context) error
 	// Blob serves presigned URLs under /blob/; nil when absent.
 	Blob http.Handler
+	// Tus is the drive's resumable upload door; nil when absent.
+	Tus *tus.Handler
 	// Registry collects Prometheus metrics; nil makes a private one.
 	Registry *prometheus.Registry
 }
@@ -63,6 +67,9 @@ type Server struct {
 	engine   *gin.Engine
 	api      huma.API
 	metrics  *metrics
+
+	// basicFails limits failed HTTP Basic attempts per account and per address.
+	basicFails *failLimiter
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -78,6 +85,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, log: cfg.Log, problems: problems{base: cfg.PublicURL + "/problems"}}
 	s.metrics = newMetrics(cfg.Registry)
+	s.basicFails = newFailLimiter(basicMaxFailures, basicFailWindow, nil)
 
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
@@ -147,6 +155,7 @@ func (s *Server) routes() {
 	e.GET("/reset/:token", s.accountPage("reset"))
 	e.GET("/problems", s.problemIndex)
 	e.GET("/problems/:code", s.problemPage)
+	s.shareRoutes(e)
 
 	if iss := s.cfg.Identity.Issuer(); iss != nil {
 		e.GET("/.well-known/openid-configuration", func(c *gin.Context) { c.JSON(http.StatusOK, iss.Discovery()) })
@@ -160,6 +169,26 @@ func (s *Server) routes() {
 	if s.cfg.Blob != nil {
 		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPut} {
 			e.Handle(m, "/blob/*path", gin.WrapH(s.cfg.Blob))
+		}
+	}
+
+	// Resumable upload of the drive (tus) at /api/v1/drive/tus/.
+	if s.cfg.Tus != nil {
+		th := gin.WrapH(s.cfg.Tus.Mount(func(w http.ResponseWriter, r *http.Request, err error) {
+			s.problems.fromError(err).write(w, requestIDFrom(r.Context()))
+		}))
+		for _, rt := range tus.Routes {
+			e.Handle(rt.Method, rt.Path, th)
+		}
+	}
+
+	// The drive's WebDAV file mount at /api/v1/webdav/ and its alias /webdav/.
+	if s.cfg.Drive != nil {
+		wh := gin.WrapH(webdav.New(s.cfg.Drive, s.cfg.PublicURL, s.log))
+		for _, m := range webdav.Methods {
+			for _, p := range []string{webdav.Prefix, webdav.Prefix + "/*path", webdav.AliasPrefix, webdav.AliasPrefix + "/*path"} {
+				e.Handle(m, p, wh)
+			}
 		}
 	}
 

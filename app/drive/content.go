@@ -134,6 +134,18 @@ func (s *Service) ReceiveUpload(ctx context.Context, ref, contentType string, co
 	if contentLength >= 0 && contentLength != u.SizeBytes {
 		return "", app.Invalid("header.Content-Length", fmt.Sprintf("The upload was announced as %d bytes.", u.SizeBytes), contentLength)
 	}
+	// The quota again, before any byte is kept: the organisation may have
+	// filled up since the upload was announced.
+	plan, err := s.store.LinkPlan(ctx, u.OrgID, u.CreatedBy)
+	if app.ErrorCode(err) == app.ENotFound {
+		return "", app.Errorf(app.ENotFound, "There is no such upload; request a new upload URL.")
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := s.quota(ctx, &app.Principal{OrgID: u.OrgID, QuotaBytes: plan.QuotaBytes}, u.SizeBytes); err != nil {
+		return "", err
+	}
 	hash, n, err := s.blobs.Put(ctx, r, u.SizeBytes)
 	if err != nil {
 		if errors.Is(err, ErrTooLarge) {
@@ -189,6 +201,9 @@ func (s *Service) Confirm(ctx context.Context, p *app.Principal, fileID string) 
 		return File{}, err
 	}
 	f, err := s.access(ctx, p, fileID, PermEdit)
+	if app.ErrorCode(err) == app.ENotFound {
+		f, err = s.sharedPending(ctx, p, fileID)
+	}
 	if err != nil {
 		return File{}, err
 	}
@@ -204,6 +219,9 @@ func (s *Service) Confirm(ctx context.Context, p *app.Principal, fileID string) 
 	}
 	if u.ContentHash == "" {
 		return File{}, app.Errorf(app.EConflict, "No bytes have arrived for this upload yet; PUT them to upload_url, then confirm.")
+	}
+	if err := s.checkWriteLock(ctx, p, f); err != nil {
+		return File{}, err
 	}
 	var out File
 	err = s.referenced(ctx, blobName(u.ContentHash), func(ctx context.Context) error {
@@ -241,6 +259,11 @@ func (s *Service) commitContent(ctx context.Context, p *app.Principal, target Fi
 	}
 	now := s.clock.Now()
 	if target.Status == StatusPending {
+		if target.ParentID != nil {
+			if parent, err := s.store.File(ctx, *target.ParentID); err != nil || parent.TrashedAt != nil {
+				return File{}, app.Errorf(app.EConflict, "The folder this upload was going to went to the trash or is gone; upload again.")
+			}
+		}
 		other, err := s.store.LiveChild(ctx, target.OwnerID, target.Parent(), NameKey(target.Name))
 		switch {
 		case err == nil && other.IsFolder:
@@ -401,6 +424,9 @@ func (s *Service) Put(ctx context.Context, p *app.Principal, req PutRequest) (Fi
 		if parent, err = s.parentFolder(ctx, p, req.ParentID, "parent_id"); err != nil {
 			return File{}, false, err
 		}
+	}
+	if err := s.checkPutLock(ctx, p, target, parent, req.ParentID, req.Name); err != nil {
+		return File{}, false, err
 	}
 	if req.Size >= 0 {
 		if err := s.quota(ctx, p, req.Size); err != nil {

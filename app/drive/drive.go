@@ -182,6 +182,9 @@ type Lock struct {
 	OwnerID   string
 	Kind      string
 	OwnerInfo string
+	// Shared is a shared (not exclusive) lock; Deep covers a folder's descendants.
+	Shared    bool
+	Deep      bool
 	ExpiresAt time.Time
 	CreatedAt time.Time
 }
@@ -190,6 +193,11 @@ type Lock struct {
 // conflict when a live item of the same name exists in the folder.
 type Store interface {
 	app.TxRunner
+	TusStore
+	SyncStore
+	ShareStore
+	LockStore
+	MountStore
 
 	// NextSeq bumps and returns the owner's change sequence.
 	NextSeq(ctx context.Context, ownerID string) (int64, error)

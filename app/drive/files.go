@@ -22,6 +22,9 @@ func (s *Service) CreateFolder(ctx context.Context, p *app.Principal, name, pare
 	if err != nil {
 		return File{}, err
 	}
+	if err := s.checkFolderLock(ctx, p, parentID); err != nil {
+		return File{}, err
+	}
 	now := s.clock.Now()
 	f := File{ID: app.NewID(), OrgID: p.OrgID, OwnerID: s.owner(p, parent), ParentID: strPtr(parentID), Name: name, IsFolder: true,
 		MimeType: FolderMime, MimeGroup: "other", Status: StatusActive, Metadata: Metadata{Tags: []string{}, Custom: map[string]string{}},
@@ -103,6 +106,9 @@ func (s *Service) Rename(ctx context.Context, p *app.Principal, id, name string)
 		if f.TrashedAt != nil {
 			return app.Errorf(app.EConflict, "%q is in the trash; restore it first.", f.Name)
 		}
+		if err := s.checkLock(ctx, p, f.ID); err != nil {
+			return err
+		}
 		if NameKey(name) != NameKey(f.Name) {
 			if _, err := s.store.LiveChild(ctx, f.OwnerID, f.Parent(), NameKey(name)); err == nil {
 				return nameConflict(name)
@@ -118,10 +124,16 @@ func (s *Service) Rename(ctx context.Context, p *app.Principal, id, name string)
 
 // Move moves an item into targetID ("" is the root); never into itself or below.
 func (s *Service) Move(ctx context.Context, p *app.Principal, id, targetID string) (File, error) {
+	return s.move(ctx, p, id, targetID, "", "body.target_folder_id")
+}
+
+// move moves an item into targetID, renamed to name unless name is empty;
+// location names the target in errors.
+func (s *Service) move(ctx context.Context, p *app.Principal, id, targetID, name, location string) (File, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return File{}, err
 	}
-	target, err := s.parentFolder(ctx, p, targetID, "body.target_folder_id")
+	target, err := s.parentFolder(ctx, p, targetID, location)
 	if err != nil {
 		return File{}, err
 	}
@@ -129,30 +141,39 @@ func (s *Service) Move(ctx context.Context, p *app.Principal, id, targetID strin
 		if f.TrashedAt != nil {
 			return app.Errorf(app.EConflict, "%q is in the trash; restore it first.", f.Name)
 		}
+		if err := s.checkLock(ctx, p, f.ID); err != nil {
+			return err
+		}
+		if err := s.checkFolderLock(ctx, p, targetID); err != nil {
+			return err
+		}
 		if target != nil {
 			if target.OwnerID != f.OwnerID {
-				return app.Invalid("body.target_folder_id", "Items move within their owner's drive only; copy them instead.", targetID)
-			}
-			if target.ID == f.ID {
-				return app.Invalid("body.target_folder_id", "A folder cannot be moved into itself.", targetID)
+				return app.Invalid(location, "Items move within their owner's drive only; copy them instead.", targetID)
 			}
 			anc, err := s.store.Ancestors(ctx, target.ID)
 			if err != nil {
 				return err
 			}
-			for _, a := range anc {
+			for _, a := range append(anc, *target) {
 				if a.ID == f.ID {
-					return app.Invalid("body.target_folder_id", "A folder cannot be moved into one of its own subfolders.", targetID)
+					return app.Invalid(location, "A folder cannot be moved into itself or one of its own subfolders.", targetID)
 				}
 			}
 		}
-		if f.Parent() == targetID {
+		if name == "" {
+			name = f.Name
+		}
+		if f.Parent() == targetID && name == f.Name {
 			return nil
 		}
-		if _, err := s.store.LiveChild(ctx, f.OwnerID, targetID, NameKey(f.Name)); err == nil {
-			return nameConflict(f.Name)
+		if other, err := s.store.LiveChild(ctx, f.OwnerID, targetID, NameKey(name)); err == nil && other.ID != f.ID {
+			return nameConflict(name)
 		}
-		f.ParentID = strPtr(targetID)
+		f.ParentID, f.Name = strPtr(targetID), name
+		if !f.IsFolder && f.MimeType == "application/octet-stream" {
+			f.MimeType = DetectMime(name, "")
+		}
 		return nil
 	})
 }
@@ -194,7 +215,10 @@ func (s *Service) UpdateMetadata(ctx context.Context, p *app.Principal, id strin
 	if err := v.Err(); err != nil {
 		return File{}, err
 	}
-	return s.update(ctx, p, id, PermEdit, "metadata", func(_ context.Context, f *File) error {
+	return s.update(ctx, p, id, PermEdit, "metadata", func(ctx context.Context, f *File) error {
+		if err := s.checkLock(ctx, p, f.ID); err != nil {
+			return err
+		}
 		if m.Description != nil {
 			f.Metadata.Description = *m.Description
 		}
@@ -270,6 +294,9 @@ func (s *Service) Copy(ctx context.Context, p *app.Principal, id, targetID strin
 		targetID = src.Parent()
 	}
 	if target, err = s.parentFolder(ctx, p, targetID, "query.target_folder_id"); err != nil {
+		return File{}, err
+	}
+	if err := s.checkFolderLock(ctx, p, targetID); err != nil {
 		return File{}, err
 	}
 	owner := s.owner(p, target)
@@ -370,6 +397,9 @@ func (s *Service) Trash(ctx context.Context, p *app.Principal, id string) error 
 	}
 	if f.TrashedAt != nil {
 		return nil // already there
+	}
+	if err := s.checkLock(ctx, p, f.ID); err != nil {
+		return err
 	}
 	return s.store.InTx(ctx, func(ctx context.Context) error {
 		f, err := s.store.File(ctx, id)
@@ -473,6 +503,9 @@ func (s *Service) Delete(ctx context.Context, p *app.Principal, id string) error
 	}
 	f, err := s.access(ctx, p, id, PermOwner)
 	if err != nil {
+		return err
+	}
+	if err := s.checkLock(ctx, p, f.ID); err != nil {
 		return err
 	}
 	return s.store.InTx(ctx, func(ctx context.Context) error {
@@ -612,6 +645,9 @@ func (s *Service) RestoreVersion(ctx context.Context, p *app.Principal, id, vers
 	}
 	f, err := s.access(ctx, p, id, PermEdit)
 	if err != nil {
+		return File{}, err
+	}
+	if err := s.checkLock(ctx, p, f.ID); err != nil {
 		return File{}, err
 	}
 	v, err := s.version(ctx, f, versionID)

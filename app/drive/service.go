@@ -33,6 +33,11 @@ type Options struct {
 	OrphanGrace time.Duration
 	// MaxUploadBytes caps one presigned upload (default 10 GiB).
 	MaxUploadBytes int64
+	// SyncKey signs delta sync cursors (HMAC-SHA256); required by delta sync.
+	SyncKey []byte
+	// PublicURL is the server's external base URL; share links are
+	// {PublicURL}/s/{token}.
+	PublicURL string
 }
 
 func (o *Options) defaults() {

@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"syscall"
 )
 
 var (
@@ -174,6 +175,82 @@ func (s *Store) Put(ctx context.Context, r io.Reader, limit int64) (Object, erro
 		return Object{}, fmt.Errorf("blob put: sync object dir: %w", err)
 	}
 	return obj, nil
+}
+
+// Adopt moves the finished file at path into the store as the object hash of
+// size bytes, for adapters that computed the SHA-256 while writing the file
+// (resumable uploads): no byte is read again. hash is trusted. The file is
+// fsynced, renamed into place (copied when path is on another file system) and
+// the directory fsynced, so the returned Object is durable; when the store
+// already holds the content, the file is removed and the object kept. path is
+// gone on success; on failure it is left for the caller.
+func (s *Store) Adopt(path, hash string, size int64) (Object, error) {
+	if err := ValidHash(hash); err != nil {
+		return Object{}, fmt.Errorf("blob adopt: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return Object{}, fmt.Errorf("blob adopt: %w", err)
+	}
+	fi, err := f.Stat()
+	if err == nil && (!fi.Mode().IsRegular() || fi.Size() != size) {
+		err = fmt.Errorf("%s holds %d bytes, not %d", path, fi.Size(), size)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return Object{}, fmt.Errorf("blob adopt: %w", err)
+	}
+	obj := Object{Hash: hash, Size: size}
+	final := s.path(hash)
+	dir := filepath.Dir(final)
+	if fi, err := os.Lstat(final); err == nil && fi.Mode().IsRegular() && fi.Size() == size {
+		if err := syncDir(dir); err != nil {
+			return Object{}, fmt.Errorf("blob adopt: sync object dir: %w", err)
+		}
+		if err := os.Remove(path); err != nil {
+			return Object{}, fmt.Errorf("blob adopt: remove duplicate: %w", err)
+		}
+		return obj, nil
+	}
+	if err := s.ensureFanout(hash); err != nil {
+		return Object{}, fmt.Errorf("blob adopt: %w", err)
+	}
+	if err := os.Rename(path, final); err != nil {
+		if !errors.Is(err, syscall.EXDEV) {
+			return Object{}, fmt.Errorf("blob adopt: rename into place: %w", err)
+		}
+		return s.adoptCopy(path, obj)
+	}
+	if err := syncDir(dir); err != nil {
+		return Object{}, fmt.Errorf("blob adopt: sync object dir: %w", err)
+	}
+	return obj, nil
+}
+
+// adoptCopy adopts a file of another file system by copying it through Put,
+// which also checks the hash.
+func (s *Store) adoptCopy(path string, want Object) (Object, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Object{}, fmt.Errorf("blob adopt: %w", err)
+	}
+	got, err := s.Put(context.Background(), f, 0)
+	f.Close()
+	if err != nil {
+		return Object{}, fmt.Errorf("blob adopt: copy: %w", err)
+	}
+	if got != want {
+		return Object{}, fmt.Errorf("blob adopt: %s holds %s (%d bytes), not %s (%d bytes)", path, got.Hash, got.Size, want.Hash, want.Size)
+	}
+	if err := os.Remove(path); err != nil {
+		return Object{}, fmt.Errorf("blob adopt: remove copied file: %w", err)
+	}
+	return got, nil
 }
 
 // copyChunks copies r to both f and h in chunks of len(buf), filling the buffer

@@ -587,3 +587,81 @@ func BenchmarkPut(b *testing.B) {
 		}
 	}
 }
+
+func TestAdopt(t *testing.T) {
+	s := newStore(t)
+	scratch := t.TempDir() // beside the store, as a resumable upload's data file
+	write := func(name string, data []byte) string {
+		t.Helper()
+		p := filepath.Join(scratch, name)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	data := randomBytes(t, 11, copyBufferSize+17)
+	h := sha(data)
+
+	// A wrong size or an invalid hash is refused and the file left alone.
+	p := write("a", data)
+	if _, err := s.Adopt(p, h, int64(len(data))-1); err == nil {
+		t.Fatal("Adopt accepted a wrong size")
+	}
+	if _, err := s.Adopt(p, "nothex", int64(len(data))); !errors.Is(err, ErrInvalidHash) {
+		t.Fatalf("Adopt with an invalid hash: %v", err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("refused file removed: %v", err)
+	}
+	assertObjects(t, s)
+
+	// Adopted: the object holds the bytes, the file moved.
+	obj, err := s.Adopt(p, h, int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obj != (Object{Hash: h, Size: int64(len(data))}) {
+		t.Fatalf("Adopt = %+v", obj)
+	}
+	if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("adopted file still at its path: %v", err)
+	}
+	f, err := s.Open(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(f)
+	f.Close()
+	if !bytes.Equal(got, data) {
+		t.Fatal("adopted object differs")
+	}
+
+	// The same content again: the existing object is kept, the file removed.
+	op, _ := s.Path(h)
+	before, _ := os.Stat(op)
+	p2 := write("b", data)
+	if _, err := s.Adopt(p2, h, int64(len(data))); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.Stat(op)
+	if !os.SameFile(before, after) {
+		t.Error("Adopt replaced an existing object")
+	}
+	if _, err := os.Stat(p2); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("duplicate file kept: %v", err)
+	}
+	// Empty content works too; Put of the same bytes deduplicates against it.
+	empty := sha(nil)
+	if _, err := s.Adopt(write("c", nil), empty, 0); err != nil {
+		t.Fatal(err)
+	}
+	if o, err := s.Put(context.Background(), bytes.NewReader(nil), 0); err != nil || o.Hash != empty {
+		t.Fatalf("Put after Adopt: %+v %v", o, err)
+	}
+	assertObjects(t, s, sortedHashes(h, empty)...)
+}
+
+func sortedHashes(h ...string) []string {
+	slices.Sort(h)
+	return h
+}

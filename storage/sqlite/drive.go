@@ -500,7 +500,8 @@ func (s DriveStore) LargestFiles(ctx context.Context, orgID, ownerID string, lim
 func (s DriveStore) HashInUse(ctx context.Context, hash string) (bool, error) {
 	var used bool
 	err := s.read(ctx).QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM drive_versions WHERE content_hash = ?)
-		OR EXISTS (SELECT 1 FROM drive_uploads WHERE content_hash = ?)`, hash, hash).Scan(&used)
+		OR EXISTS (SELECT 1 FROM drive_uploads WHERE content_hash = ?)
+		OR EXISTS (SELECT 1 FROM drive_tus_uploads WHERE content_hash = ?)`, hash, hash, hash).Scan(&used)
 	return used, mapErr(err, "blob references")
 }
 

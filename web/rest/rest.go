@@ -52,6 +52,9 @@ func Register(api huma.API, d Deps) {
 	registerWebhooks(api, d)
 	if d.Drive != nil {
 		registerDrive(api, d)
+		registerDriveTus(api, d)
+		registerDriveSync(api, d)
+		registerDriveShares(api, d)
 	}
 }
 

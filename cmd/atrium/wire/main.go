@@ -26,6 +26,7 @@ import (
 	"atrium/storage/blob"
 	"atrium/storage/sqlite"
 	"atrium/web"
+	"atrium/web/tus"
 )
 
 // Main is a wired Atrium: the one place that connects the adapters to the app.
@@ -41,6 +42,7 @@ type Main struct {
 	Contacts *contacts.Service
 	Calendar *calendar.Service
 	Drive    *drive.Service
+	Tus      *tus.Handler
 	Mail     sqlite.MailOutbox
 	Server   *web.Server
 
@@ -144,7 +146,11 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 	}
 	m.Contacts = contacts.NewService(sqlite.ContactsStore{DB: db}, audit, m.Clock)
 	m.Calendar = calendar.NewService(sqlite.CalendarStore{DB: db}, audit, sqlite.Outbox{DB: db}, m.Clock)
-	m.Drive = drive.NewService(sqlite.DriveStore{DB: db}, driveBlobs{m.Blobs}, driveURLs{signer}, audit, sqlite.Outbox{DB: db}, m.Clock, log, cfg.Drive.options())
+	m.Drive = drive.NewService(sqlite.DriveStore{DB: db}, driveBlobs{m.Blobs}, driveURLs{signer}, audit, sqlite.Outbox{DB: db}, m.Clock, log, cfg.Drive.options().WithSyncKey(cursorKey).WithPublicURL(cfg.PublicURL))
+	if m.Tus, err = tus.New(tus.Config{Drive: m.Drive, Blobs: m.Blobs, Dir: filepath.Join(cfg.Data, "tus"), PublicURL: cfg.PublicURL, Log: log}); err != nil {
+		m.Close()
+		return nil, err
+	}
 	m.Server = web.New(web.Config{
 		PublicURL:   cfg.PublicURL,
 		Log:         log,
@@ -160,6 +166,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		Cursors:     &app.Cursors{Key: cursorKey, Clock: m.Clock},
 		Ready:       m.ready,
 		Blob:        blob.NewHandler(m.Blobs, signer, web.DriveUpload(m.Drive), log),
+		Tus:         m.Tus,
 	})
 	return m, nil
 }
@@ -211,6 +218,7 @@ func (m *Main) Serve(ctx context.Context) error {
 	}
 	m.Dispatcher.Start(ctx)
 	go m.Drive.Run(ctx, m.Config.Drive.MaintenanceInterval)
+	go m.Tus.Run(ctx, m.Config.Drive.MaintenanceInterval)
 	errc := make(chan error, 1)
 	go func() { errc <- m.http.Serve(m.listener) }()
 	select {

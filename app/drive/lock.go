@@ -1,0 +1,573 @@
+package drive
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"atrium/app"
+)
+
+// The drive's one lock manager: WebDAV LOCK/UNLOCK now, editor (WOPI) sessions
+// later. A lock belongs to the user who took it; it is exclusive, or shared
+// with other shared locks, and on a folder it may cover everything below it
+// (Deep). While a lock lives, writes to the item (content, name, place,
+// metadata, trash, delete) and, for a folder, additions to it are refused with
+// locked (423) unless the caller holds the lock: over REST the lock's owner
+// passes; a door that asks for strict checking (WebDAV) must also present the
+// lock token, which it puts in the context with WithLockTokens.
+//
+// This file also holds the few helpers of the file mount that are rules rather
+// than protocol: path resolution, dead properties, timestamps and the combined
+// move-and-rename.
+
+// Lock kinds.
+const (
+	LockKindWebDAV = "webdav"
+	LockKindEditor = "editor"
+)
+
+// DefaultLockTTL is the lifetime of a lock, and the longest one may ask for.
+const DefaultLockTTL = 30 * time.Minute
+
+// LockTokenPrefix starts every lock token (RFC 4918 §6.5 URI scheme).
+const LockTokenPrefix = "opaquelocktoken:"
+
+// LockStore keeps locks. Queries ignore locks expired at now.
+type LockStore interface {
+	// AddLock inserts a lock, first removing expired locks of the same file.
+	AddLock(ctx context.Context, l Lock) error
+	// LockByToken returns a lock, expired or not; not_found when absent.
+	LockByToken(ctx context.Context, token string) (Lock, error)
+	SetLockExpiry(ctx context.Context, token string, at time.Time) error
+	DeleteLock(ctx context.Context, token string) error
+	// LocksOn returns the live locks on fileID, the deep ones on the folders
+	// above it and, with below, every lock on the items below it.
+	LocksOn(ctx context.Context, fileID string, below bool, now time.Time) ([]Lock, error)
+	// LocksOnFiles returns the live locks held directly on fileIDs.
+	LocksOnFiles(ctx context.Context, fileIDs []string, now time.Time) ([]Lock, error)
+}
+
+// DeadProp is a property a WebDAV client stored on an item: its XML namespace,
+// local name and value (the property element's content as self-contained XML).
+type DeadProp struct {
+	Space string
+	Name  string
+	Value string
+}
+
+// MountStore is what the file mount needs beyond the drive's own queries.
+type MountStore interface {
+	// ResolvePath walks nameKeys (NameKey of each segment) from folder
+	// parentID ("" is the root) of ownerID through live items and returns the
+	// items found, in path order: fewer than len(nameKeys) when one is missing.
+	ResolvePath(ctx context.Context, ownerID, parentID string, nameKeys []string) ([]File, error)
+	// DeadProps returns the dead properties of fileIDs by file id.
+	DeadProps(ctx context.Context, fileIDs []string) (map[string][]DeadProp, error)
+	// PatchDeadProps stores set and removes remove (by Space and Name).
+	PatchDeadProps(ctx context.Context, fileID string, set, remove []DeadProp) error
+	// CopyDeadProps copies the dead properties of one item to another.
+	CopyDeadProps(ctx context.Context, fromID, toID string) error
+	// Children returns up to limit live items of folder parentID ("" is the
+	// root) of ownerID with ids after afterID, by id, with the columns a
+	// listing of the mount shows (no owner name, no metadata).
+	Children(ctx context.Context, ownerID, parentID, afterID string, limit int) ([]File, error)
+}
+
+type lockTokensKey struct{}
+
+type submittedTokens struct {
+	tokens []string
+	strict bool
+}
+
+// WithLockTokens returns ctx carrying the lock tokens a client submitted; the
+// service accepts a write to a locked item when the caller owns the lock and
+// submitted its token.
+func WithLockTokens(ctx context.Context, tokens ...string) context.Context {
+	st, _ := ctx.Value(lockTokensKey{}).(submittedTokens)
+	st.tokens = append(slices.Clone(st.tokens), tokens...)
+	return context.WithValue(ctx, lockTokensKey{}, st)
+}
+
+// WithStrictLocks returns ctx in which a lock's owner, too, must submit the
+// lock's token to write (WebDAV, RFC 4918 §7).
+func WithStrictLocks(ctx context.Context) context.Context {
+	st, _ := ctx.Value(lockTokensKey{}).(submittedTokens)
+	st.strict = true
+	return context.WithValue(ctx, lockTokensKey{}, st)
+}
+
+func lockTokens(ctx context.Context) submittedTokens {
+	st, _ := ctx.Value(lockTokensKey{}).(submittedTokens)
+	return st
+}
+
+// LockRequest describes a lock to take.
+type LockRequest struct {
+	Kind      string
+	OwnerInfo string
+	Shared    bool
+	// Deep, on a folder, covers everything below it (depth infinity).
+	Deep bool
+	// TTL is the lock's lifetime (0 or more than DefaultLockTTL: DefaultLockTTL).
+	TTL time.Duration
+}
+
+func lockTTL(ttl time.Duration) time.Duration {
+	if ttl <= 0 || ttl > DefaultLockTTL {
+		return DefaultLockTTL
+	}
+	return ttl
+}
+
+func lockedError(f File, l Lock) error {
+	return app.Errorf(app.ELocked, "%q is locked until %s; the lock's token is needed to change it.",
+		f.Name, l.ExpiresAt.UTC().Format(time.RFC3339))
+}
+
+// Lock takes an exclusive lock of kind on an item the caller may edit (on a
+// folder it covers everything below it). Any live lock on the item, above it
+// or, for a folder, below it → locked.
+func (s *Service) Lock(ctx context.Context, p *app.Principal, fileID, kind, ownerInfo string, ttl time.Duration) (Lock, error) {
+	return s.LockWith(ctx, p, fileID, LockRequest{Kind: kind, OwnerInfo: ownerInfo, Deep: true, TTL: ttl})
+}
+
+// LockWith takes a lock as r describes. A shared lock coexists with other
+// shared locks only.
+func (s *Service) LockWith(ctx context.Context, p *app.Principal, fileID string, r LockRequest) (Lock, error) {
+	if err := check(p, app.ScopeDriveWrite); err != nil {
+		return Lock{}, err
+	}
+	f, err := s.access(ctx, p, fileID, PermEdit)
+	if err != nil {
+		return Lock{}, err
+	}
+	if f.Status == StatusPending || f.TrashedAt != nil {
+		return Lock{}, app.Errorf(app.EConflict, "Only live, confirmed items can be locked.")
+	}
+	if r.Kind == "" {
+		r.Kind = LockKindWebDAV
+	}
+	now := s.clock.Now()
+	l := Lock{FileID: f.ID, Token: LockTokenPrefix + app.NewID(), OwnerID: p.UserID, Kind: r.Kind, OwnerInfo: r.OwnerInfo,
+		Shared: r.Shared, Deep: r.Deep && f.IsFolder, ExpiresAt: now.Add(lockTTL(r.TTL)), CreatedAt: now}
+	err = s.store.InTx(ctx, func(ctx context.Context) error {
+		held, err := s.store.LocksOn(ctx, f.ID, l.Deep, now)
+		if err != nil {
+			return err
+		}
+		for _, h := range held {
+			if !h.Shared || !l.Shared {
+				return lockedError(f, h)
+			}
+		}
+		return s.store.AddLock(ctx, l)
+	})
+	if err != nil {
+		return Lock{}, err
+	}
+	return l, nil
+}
+
+// Refresh extends a live lock of the caller's by ttl (see LockRequest.TTL);
+// an unknown, expired or foreign token → precondition_failed.
+func (s *Service) Refresh(ctx context.Context, p *app.Principal, token string, ttl time.Duration) (Lock, error) {
+	if err := check(p, app.ScopeDriveWrite); err != nil {
+		return Lock{}, err
+	}
+	now := s.clock.Now()
+	l, err := s.store.LockByToken(ctx, token)
+	if app.ErrorCode(err) == app.ENotFound || (err == nil && (!l.ExpiresAt.After(now) || l.OwnerID != p.UserID)) {
+		return Lock{}, app.Errorf(app.EPreconditionFailed, "No lock of yours has the token %s (it may have expired).", token)
+	}
+	if err != nil {
+		return Lock{}, err
+	}
+	l.ExpiresAt = now.Add(lockTTL(ttl))
+	if err := s.store.SetLockExpiry(ctx, l.Token, l.ExpiresAt); err != nil {
+		return Lock{}, err
+	}
+	return l, nil
+}
+
+// Unlock releases the lock token on fileID (or on a folder above it that the
+// lock covers; "" skips that check). The lock's owner or the item's owner may
+// release it; an unknown or expired token, or one on another item → conflict.
+func (s *Service) Unlock(ctx context.Context, p *app.Principal, fileID, token string) error {
+	if err := check(p, app.ScopeDriveWrite); err != nil {
+		return err
+	}
+	l, err := s.store.LockByToken(ctx, token)
+	if app.ErrorCode(err) == app.ENotFound || (err == nil && !l.ExpiresAt.After(s.clock.Now())) {
+		return app.Errorf(app.EConflict, "There is no lock with the token %s (it may have expired).", token)
+	}
+	if err != nil {
+		return err
+	}
+	if fileID != "" && fileID != l.FileID {
+		covered := false
+		if l.Deep {
+			anc, err := s.store.Ancestors(ctx, fileID)
+			if err != nil {
+				return err
+			}
+			covered = slices.ContainsFunc(anc, func(a File) bool { return a.ID == l.FileID })
+		}
+		if !covered {
+			return app.Errorf(app.EConflict, "The lock %s is not on this item.", token)
+		}
+	}
+	if l.OwnerID != p.UserID {
+		f, err := s.access(ctx, p, l.FileID, PermView)
+		if err != nil {
+			return err
+		}
+		if f.Permission != PermOwner {
+			return app.Errorf(app.EForbidden, "The lock belongs to another user; they or the item's owner may release it.")
+		}
+	}
+	return s.store.DeleteLock(ctx, token)
+}
+
+// LockOf returns the lock that covers an item the caller may see (one on the
+// item first, else a deep one on a folder above it); not_found when none.
+func (s *Service) LockOf(ctx context.Context, p *app.Principal, fileID string) (Lock, error) {
+	ls, err := s.Locks(ctx, p, fileID)
+	if err != nil {
+		return Lock{}, err
+	}
+	if len(ls) == 0 {
+		return Lock{}, app.Errorf(app.ENotFound, "The item is not locked.")
+	}
+	return ls[0], nil
+}
+
+// Locks returns the live locks covering an item the caller may see: those on
+// the item first, then deep ones on the folders above it.
+func (s *Service) Locks(ctx context.Context, p *app.Principal, fileID string) ([]Lock, error) {
+	if err := check(p, app.ScopeDriveRead); err != nil {
+		return nil, err
+	}
+	if _, err := s.access(ctx, p, fileID, PermView); err != nil {
+		return nil, err
+	}
+	ls, err := s.store.LocksOn(ctx, fileID, false, s.clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(ls, func(a, b Lock) int {
+		switch {
+		case a.FileID == fileID && b.FileID != fileID:
+			return -1
+		case b.FileID == fileID && a.FileID != fileID:
+			return 1
+		}
+		return a.CreatedAt.Compare(b.CreatedAt)
+	})
+	return ls, nil
+}
+
+// LocksOnItems returns the live locks held directly on items by item id, for
+// listings (the caller has listed the items, so may see them).
+func (s *Service) LocksOnItems(ctx context.Context, p *app.Principal, fileIDs []string) (map[string][]Lock, error) {
+	if err := check(p, app.ScopeDriveRead); err != nil {
+		return nil, err
+	}
+	ls, err := s.store.LocksOnFiles(ctx, fileIDs, s.clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]Lock{}
+	for _, l := range ls {
+		out[l.FileID] = append(out[l.FileID], l)
+	}
+	return out, nil
+}
+
+// checkLock refuses a change of item fileID (its content, name, place,
+// metadata or existence) unless the caller holds every lock that covers it:
+// locks on it, deep locks above it and locks below it.
+func (s *Service) checkLock(ctx context.Context, p *app.Principal, fileID string) error {
+	return s.lockHeld(ctx, p, fileID, true)
+}
+
+// checkFolderLock refuses adding an item to folderID ("" is a root: never
+// locked) unless the caller holds the locks on the folder and deep ones above it.
+func (s *Service) checkFolderLock(ctx context.Context, p *app.Principal, folderID string) error {
+	if folderID == "" {
+		return nil
+	}
+	return s.lockHeld(ctx, p, folderID, false)
+}
+
+// checkPutLock checks the locks for Put: the target file, or the file of that
+// name in the folder, or the folder for a new file.
+func (s *Service) checkPutLock(ctx context.Context, p *app.Principal, target, parent *File, parentID, name string) error {
+	if target != nil {
+		return s.checkLock(ctx, p, target.ID)
+	}
+	f, err := s.store.LiveChild(ctx, s.owner(p, parent), parentID, NameKey(name))
+	if err == nil {
+		return s.checkLock(ctx, p, f.ID)
+	}
+	if app.ErrorCode(err) != app.ENotFound {
+		return err
+	}
+	return s.checkFolderLock(ctx, p, parentID)
+}
+
+// checkWriteLock checks the locks for writing f's content: a pending file is
+// new in its folder.
+func (s *Service) checkWriteLock(ctx context.Context, p *app.Principal, f File) error {
+	if f.Status == StatusPending {
+		return s.checkFolderLock(ctx, p, f.Parent())
+	}
+	return s.checkLock(ctx, p, f.ID)
+}
+
+func (s *Service) lockHeld(ctx context.Context, p *app.Principal, fileID string, below bool) error {
+	locks, err := s.store.LocksOn(ctx, fileID, below, s.clock.Now())
+	if err != nil || len(locks) == 0 {
+		return err
+	}
+	st := lockTokens(ctx)
+	// Locks on the same item are alternatives (shared locks): holding one is
+	// enough; every locked item must be held.
+	held := map[string]bool{}
+	for _, l := range locks {
+		if l.OwnerID == p.UserID && (!st.strict || slices.Contains(st.tokens, l.Token)) {
+			held[l.FileID] = true
+		}
+	}
+	for _, l := range locks {
+		if !held[l.FileID] {
+			f, err := s.store.File(ctx, l.FileID)
+			if err != nil {
+				return err
+			}
+			return lockedError(f, l)
+		}
+	}
+	return nil
+}
+
+// ResolvePath returns the live items along names below folder parentID (""
+// is the caller's own root), in path order: fewer than len(names) when one is
+// missing (the last one returned is then the deepest existing folder). Every
+// item carries the caller's permission.
+func (s *Service) ResolvePath(ctx context.Context, p *app.Principal, parentID string, names []string) ([]File, error) {
+	if err := check(p, app.ScopeDriveRead); err != nil {
+		return nil, err
+	}
+	owner, perm := p.UserID, PermOwner
+	if parentID != "" {
+		f, err := s.access(ctx, p, parentID, PermView)
+		if err != nil {
+			return nil, err
+		}
+		if !f.IsFolder || f.TrashedAt != nil || f.Status == StatusPending {
+			return nil, notFound()
+		}
+		owner, perm = f.OwnerID, f.Permission
+	}
+	if len(names) == 0 {
+		return []File{}, nil
+	}
+	keys := make([]string, len(names))
+	for i, n := range names {
+		keys[i] = NameKey(n)
+	}
+	items, err := s.store.ResolvePath(ctx, owner, parentID, keys)
+	if err != nil {
+		return nil, err
+	}
+	for i := range items {
+		if items[i].OrgID != p.OrgID {
+			return nil, notFound()
+		}
+		items[i].Permission = perm
+	}
+	return items, nil
+}
+
+// Children calls fn with the live items of folder folderID ("" is the
+// caller's root) in batches, each item carrying the caller's permission. It is
+// Browse for the mount: no counts, breadcrumbs, owner names or metadata, and
+// no page limit, so that a folder of 10,000 items lists in a few queries.
+func (s *Service) Children(ctx context.Context, p *app.Principal, folderID string, fn func([]File) error) error {
+	if err := check(p, app.ScopeDriveRead); err != nil {
+		return err
+	}
+	owner, perm := p.UserID, PermOwner
+	if folderID != "" {
+		f, err := s.access(ctx, p, folderID, PermView)
+		if err != nil {
+			return err
+		}
+		if !f.IsFolder {
+			return app.Errorf(app.EConflict, "%q is a file, not a folder.", f.Name)
+		}
+		if f.TrashedAt != nil || f.Status == StatusPending {
+			return notFound()
+		}
+		owner, perm = f.OwnerID, f.Permission
+	}
+	const batch = 2000
+	after := ""
+	for {
+		items, err := s.store.Children(ctx, owner, folderID, after, batch)
+		if err != nil {
+			return err
+		}
+		for i := range items {
+			items[i].Permission = perm
+		}
+		if len(items) > 0 {
+			if err := fn(items); err != nil {
+				return err
+			}
+		}
+		if len(items) < batch {
+			return nil
+		}
+		after = items[len(items)-1].ID
+	}
+}
+
+// DeadProps returns the dead properties of items the caller has listed.
+func (s *Service) DeadProps(ctx context.Context, p *app.Principal, fileIDs []string) (map[string][]DeadProp, error) {
+	if err := check(p, app.ScopeDriveRead); err != nil {
+		return nil, err
+	}
+	return s.store.DeadProps(ctx, fileIDs)
+}
+
+// PropPatch stores and removes dead properties of an item the caller may edit.
+// A property name is at most 255 bytes, a value at most 64 KiB, and an item
+// carries at most 100 properties.
+func (s *Service) PropPatch(ctx context.Context, p *app.Principal, fileID string, set, remove []DeadProp) error {
+	if err := check(p, app.ScopeDriveWrite); err != nil {
+		return err
+	}
+	if _, err := s.access(ctx, p, fileID, PermEdit); err != nil {
+		return err
+	}
+	for _, d := range set {
+		if len(d.Name) > 255 || len(d.Space) > 1024 || len(d.Value) > 64<<10 {
+			return app.Errorf(app.EPayloadTooLarge, "A property name is at most 255 bytes and its value at most 64 KiB.")
+		}
+	}
+	return s.store.InTx(ctx, func(ctx context.Context) error {
+		if err := s.checkLock(ctx, p, fileID); err != nil {
+			return err
+		}
+		if err := s.store.PatchDeadProps(ctx, fileID, set, remove); err != nil {
+			return err
+		}
+		all, err := s.store.DeadProps(ctx, []string{fileID})
+		if err != nil {
+			return err
+		}
+		if len(all[fileID]) > 100 {
+			return app.Errorf(app.EPayloadTooLarge, "An item carries at most 100 properties.")
+		}
+		return nil
+	})
+}
+
+// SetModified sets the modification time of an item the caller may edit
+// (clients keep a file's time when they copy it in).
+func (s *Service) SetModified(ctx context.Context, p *app.Principal, fileID string, t time.Time) (File, error) {
+	if err := check(p, app.ScopeDriveWrite); err != nil {
+		return File{}, err
+	}
+	if _, err := s.access(ctx, p, fileID, PermEdit); err != nil {
+		return File{}, err
+	}
+	err := s.store.InTx(ctx, func(ctx context.Context) error {
+		f, err := s.store.File(ctx, fileID)
+		if err != nil {
+			return err
+		}
+		if err := s.checkLock(ctx, p, f.ID); err != nil {
+			return err
+		}
+		f.UpdatedAt = t.UTC().Truncate(time.Millisecond)
+		if err := s.change(ctx, &f); err != nil {
+			return err
+		}
+		if err := s.store.UpdateFile(ctx, f); err != nil {
+			return err
+		}
+		return s.emit(ctx, EventFileUpdated, f, map[string]any{"change": "modified", "parent_id": f.ParentID})
+	})
+	if err != nil {
+		return File{}, err
+	}
+	return s.reload(ctx, p, fileID)
+}
+
+// MoveTo moves an item into targetID ("" is the root) under a new name in one
+// step (WebDAV MOVE): a rename when the folder stays, a move when the name does.
+func (s *Service) MoveTo(ctx context.Context, p *app.Principal, id, targetID, name string) (File, error) {
+	if err := check(p, app.ScopeDriveWrite); err != nil {
+		return File{}, err
+	}
+	cur, err := s.access(ctx, p, id, PermEdit)
+	if err != nil {
+		return File{}, err
+	}
+	if cur.Parent() == targetID {
+		if name == cur.Name {
+			return cur, nil
+		}
+		return s.Rename(ctx, p, id, name)
+	}
+	if name == cur.Name {
+		return s.Move(ctx, p, id, targetID)
+	}
+	if err := CheckName("name", name); err != nil {
+		return File{}, err
+	}
+	return s.move(ctx, p, id, targetID, name, "header.Destination")
+}
+
+// CopyTo copies an item into targetID ("" is the root) as name (WebDAV COPY);
+// shallow copies a folder without its contents. Dead properties go with the
+// copied item.
+func (s *Service) CopyTo(ctx context.Context, p *app.Principal, id, targetID, name string, shallow bool) (File, error) {
+	if err := CheckName("name", name); err != nil {
+		return File{}, err
+	}
+	src, err := s.Detail(ctx, p, id)
+	if err != nil {
+		return File{}, err
+	}
+	var c File
+	if shallow && src.IsFolder {
+		c, err = s.CreateFolder(ctx, p, name, targetID)
+	} else {
+		// Copy puts an owner's copy beside the original when targetID is the
+		// root; it then moves to the root under its name.
+		beside := targetID == "" && src.OwnerID == p.UserID && src.Parent() != ""
+		if c, err = s.Copy(ctx, p, id, targetID); err == nil && (beside || c.Name != name) {
+			copyID := c.ID
+			if c, err = s.MoveTo(ctx, p, copyID, targetID, name); err != nil {
+				_ = s.Delete(context.WithoutCancel(ctx), p, copyID)
+			}
+		}
+	}
+	if err != nil {
+		return File{}, err
+	}
+	if err := s.store.CopyDeadProps(ctx, src.ID, c.ID); err != nil {
+		return File{}, fmt.Errorf("copy properties: %w", err)
+	}
+	return c, nil
+}
+
+// IsLockToken reports whether s looks like a token this manager issues.
+func IsLockToken(s string) bool { return strings.HasPrefix(s, LockTokenPrefix) }

@@ -1,0 +1,428 @@
+package drive
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"atrium/app"
+)
+
+// Statuses of a resumable upload.
+const (
+	// TusUploading: bytes are still arriving.
+	TusUploading = "uploading"
+	// TusConflict: complete, but a live item of its name exists in the folder;
+	// the upload waits for ResolveTusUpload and keeps its blob referenced.
+	TusConflict = "conflict"
+	// TusDone: the bytes became FileID.
+	TusDone = "done"
+)
+
+// Strategies that settle a resumable upload's name conflict.
+const (
+	// StrategySkip discards the upload and keeps the existing item.
+	StrategySkip = "skip"
+	// StrategyRename stores the upload as a new file named "name (1).ext".
+	StrategyRename = "rename"
+	// StrategyOverwrite makes the upload a new version of the existing file.
+	StrategyOverwrite = "overwrite"
+)
+
+// TusUpload is a resumable (TUS) upload. It belongs to the user who created it;
+// Offset counts the durable bytes received and HashState is the marshalled
+// SHA-256 state after them, so a resumed upload continues the hash.
+type TusUpload struct {
+	ID        string
+	OrgID     string
+	CreatedBy string
+	ParentID  string
+	Name      string
+	MimeType  string
+	// Length is the total size; meaningless while LengthDeferred.
+	Length         int64
+	LengthDeferred bool
+	Offset         int64
+	HashState      []byte
+	Status         string
+	// ContentHash ("sha256:…") is the blob of an upload in conflict.
+	ContentHash string
+	// FileID is the file a done upload became (or kept, for skip).
+	FileID    string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	// ExpiresAt is when an abandoned upload is dropped: UploadTTL after its
+	// last activity.
+	ExpiresAt time.Time
+}
+
+// Complete reports whether every byte has arrived.
+func (u TusUpload) Complete() bool { return !u.LengthDeferred && u.Offset == u.Length }
+
+// TusStore keeps resumable uploads. Methods return not_found for a missing row.
+type TusStore interface {
+	CreateTusUpload(ctx context.Context, u TusUpload) error
+	TusUpload(ctx context.Context, id string) (TusUpload, error)
+	// UpdateTusUpload writes the mutable columns: length, deferral, offset,
+	// hash state, status, content hash, file id, updated and expiry times.
+	UpdateTusUpload(ctx context.Context, u TusUpload) error
+	DeleteTusUploads(ctx context.Context, ids []string) error
+	// ExpiredTusUploads returns uploads whose expiry is before t, at most limit.
+	ExpiredTusUploads(ctx context.Context, t time.Time, limit int) ([]TusUpload, error)
+}
+
+// TusCreate is what the creation of a resumable upload carries (its metadata
+// filename, filetype and parent_id, and Upload-Length or Upload-Defer-Length).
+type TusCreate struct {
+	Name     string
+	MimeType string
+	ParentID string
+	Length   int64
+	Deferred bool
+}
+
+// TusResolution is the outcome of settling a conflict (CONTRACT §4).
+type TusResolution struct {
+	Strategy string `json:"strategy" enum:"skip,rename,overwrite" doc:"The strategy applied."`
+	File     File   `json:"file" doc:"The resulting file: the new file or version, or for skip the existing item."`
+}
+
+// MaxTusBytes is the largest resumable upload (the upload cap).
+func (s *Service) MaxTusBytes() int64 { return s.opts.MaxUploadBytes }
+
+// CreateTusUpload starts a resumable upload into the caller's folder (or one
+// shared with edit permission): the name must be valid, the folder live and,
+// when the length is known, the quota must hold it.
+func (s *Service) CreateTusUpload(ctx context.Context, p *app.Principal, req TusCreate) (TusUpload, error) {
+	if err := check(p, app.ScopeDriveWrite); err != nil {
+		return TusUpload{}, err
+	}
+	if req.Name == "" {
+		return TusUpload{}, app.Invalid("header.Upload-Metadata", "The metadata must carry the file name under the key filename.", nil)
+	}
+	if err := CheckName("header.Upload-Metadata.filename", req.Name); err != nil {
+		return TusUpload{}, err
+	}
+	if !req.Deferred {
+		if req.Length < 0 {
+			return TusUpload{}, app.Invalid("header.Upload-Length", "The length is a number of bytes, 0 or more.", req.Length)
+		}
+		if req.Length > s.opts.MaxUploadBytes {
+			return TusUpload{}, app.Errorf(app.EPayloadTooLarge, "One upload is at most %d bytes.", s.opts.MaxUploadBytes)
+		}
+	}
+	if _, err := s.parentFolder(ctx, p, req.ParentID, "header.Upload-Metadata.parent_id"); err != nil {
+		return TusUpload{}, err
+	}
+	if !req.Deferred {
+		if err := s.quota(ctx, p, req.Length); err != nil {
+			return TusUpload{}, err
+		}
+	}
+	now := s.clock.Now()
+	u := TusUpload{ID: app.NewID() + app.RandomHex(8), OrgID: p.OrgID, CreatedBy: p.UserID, ParentID: req.ParentID, Name: req.Name,
+		MimeType: DetectMime(req.Name, req.MimeType), Length: req.Length, LengthDeferred: req.Deferred, Status: TusUploading,
+		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(s.opts.UploadTTL)}
+	if u.LengthDeferred {
+		u.Length = 0
+	}
+	if err := s.store.CreateTusUpload(ctx, u); err != nil {
+		return TusUpload{}, err
+	}
+	return u, nil
+}
+
+// TusUpload returns one of the caller's resumable uploads; another user's, or
+// an expired one, is not_found.
+func (s *Service) TusUpload(ctx context.Context, p *app.Principal, id string) (TusUpload, error) {
+	if err := check(p, app.ScopeDriveRead); err != nil {
+		return TusUpload{}, err
+	}
+	return s.ownTusUpload(ctx, p, id)
+}
+
+func (s *Service) ownTusUpload(ctx context.Context, p *app.Principal, id string) (TusUpload, error) {
+	u, err := s.store.TusUpload(ctx, id)
+	if app.ErrorCode(err) == app.ENotFound || (err == nil && (u.OrgID != p.OrgID || u.CreatedBy != p.UserID || !s.clock.Now().Before(u.ExpiresAt))) {
+		return TusUpload{}, app.Errorf(app.ENotFound, "No such upload; it may have expired. Create a new one.")
+	}
+	return u, err
+}
+
+// TusRoom returns how many bytes the caller's organisation may still store.
+func (s *Service) TusRoom(ctx context.Context, p *app.Principal) (int64, error) {
+	if err := check(p, app.ScopeDriveWrite); err != nil {
+		return 0, err
+	}
+	if p.QuotaBytes <= 0 {
+		return math.MaxInt64, nil
+	}
+	used, _, err := s.store.OrgUsage(ctx, p.OrgID)
+	if err != nil {
+		return 0, err
+	}
+	return max(0, p.QuotaBytes-used), nil
+}
+
+// QuotaError is the error of an upload that would exceed the quota.
+func QuotaError(room int64) error {
+	return app.Errorf(app.EQuotaExceeded, "The upload would exceed the storage quota: %d more bytes fit.", room)
+}
+
+// TusProgress records that the upload's durable bytes now end at offset, with
+// the hash state after them; the upload's expiry moves UploadTTL ahead.
+func (s *Service) TusProgress(ctx context.Context, p *app.Principal, id string, offset int64, hashState []byte) (TusUpload, error) {
+	if err := check(p, app.ScopeDriveWrite); err != nil {
+		return TusUpload{}, err
+	}
+	var out TusUpload
+	err := s.store.InTx(ctx, func(ctx context.Context) error {
+		u, err := s.ownTusUpload(ctx, p, id)
+		if err != nil {
+			return err
+		}
+		if u.Status != TusUploading {
+			return app.Errorf(app.EConflict, "The upload is complete; it takes no more bytes.")
+		}
+		if offset < u.Offset || (!u.LengthDeferred && offset > u.Length) {
+			return fmt.Errorf("tus upload %s: offset %d outside [%d, %d]", id, offset, u.Offset, u.Length)
+		}
+		now := s.clock.Now()
+		u.Offset, u.HashState, u.UpdatedAt, u.ExpiresAt = offset, hashState, now, now.Add(s.opts.UploadTTL)
+		out = u
+		return s.store.UpdateTusUpload(ctx, u)
+	})
+	return out, err
+}
+
+// TusDeclareLength sets the length of an upload created with a deferred length.
+func (s *Service) TusDeclareLength(ctx context.Context, p *app.Principal, id string, length int64) (TusUpload, error) {
+	if err := check(p, app.ScopeDriveWrite); err != nil {
+		return TusUpload{}, err
+	}
+	if length > s.opts.MaxUploadBytes {
+		return TusUpload{}, app.Errorf(app.EPayloadTooLarge, "One upload is at most %d bytes.", s.opts.MaxUploadBytes)
+	}
+	if err := s.quota(ctx, p, length); err != nil {
+		return TusUpload{}, err
+	}
+	var out TusUpload
+	err := s.store.InTx(ctx, func(ctx context.Context) error {
+		u, err := s.ownTusUpload(ctx, p, id)
+		if err != nil {
+			return err
+		}
+		if !u.LengthDeferred {
+			return app.Invalid("header.Upload-Length", "The upload's length is already known.", length)
+		}
+		if length < u.Offset {
+			return app.Invalid("header.Upload-Length", fmt.Sprintf("%d bytes have arrived already.", u.Offset), length)
+		}
+		u.Length, u.LengthDeferred, u.UpdatedAt = length, false, s.clock.Now()
+		out = u
+		return s.store.UpdateTusUpload(ctx, u)
+	})
+	return out, err
+}
+
+// CompleteTusUpload turns a fully received upload into a drive file. hash is
+// the hex SHA-256 of its bytes, already in the blob store. Without a live item
+// of its name in the folder the file is created (drive.file.created);
+// otherwise the upload waits in the conflict state for ResolveTusUpload,
+// keeping the blob referenced. When completion fails the upload is dropped
+// and its blob left to the collector.
+func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, hash string, size int64) (TusUpload, error) {
+	if err := check(p, app.ScopeDriveWrite); err != nil {
+		return TusUpload{}, err
+	}
+	u, err := s.ownTusUpload(ctx, p, id)
+	if err != nil {
+		return TusUpload{}, err
+	}
+	u, err = s.completeTus(ctx, p, u, hash, size)
+	if err != nil {
+		ctx := context.WithoutCancel(ctx)
+		if derr := s.store.InTx(ctx, func(ctx context.Context) error {
+			if err := s.store.DeleteTusUploads(ctx, []string{id}); err != nil {
+				return err
+			}
+			return s.orphan(ctx, hash)
+		}); derr != nil {
+			s.log.ErrorContext(ctx, "drop failed resumable upload", "upload", id, "err", derr)
+		}
+		return TusUpload{}, err
+	}
+	return u, nil
+}
+
+func (s *Service) completeTus(ctx context.Context, p *app.Principal, u TusUpload, hash string, size int64) (TusUpload, error) {
+	if u.Status != TusUploading || u.LengthDeferred || u.Offset != size || u.Length != size {
+		return TusUpload{}, fmt.Errorf("tus upload %s: completing %d bytes in state %s at %d of %d", u.ID, size, u.Status, u.Offset, u.Length)
+	}
+	parent, err := s.parentFolder(ctx, p, u.ParentID, "header.Upload-Metadata.parent_id")
+	if err != nil {
+		return TusUpload{}, err
+	}
+	owner := s.owner(p, parent)
+	err = s.referenced(ctx, hash, func(ctx context.Context) error {
+		_, err := s.store.LiveChild(ctx, owner, u.ParentID, NameKey(u.Name))
+		switch {
+		case err == nil:
+			u.Status, u.ContentHash = TusConflict, FormatHash(hash)
+		case app.ErrorCode(err) == app.ENotFound:
+			f, err := s.tusNewFile(ctx, p, owner, u.ParentID, u.Name, u.MimeType, FormatHash(hash), size)
+			if err != nil {
+				return err
+			}
+			u.Status, u.FileID = TusDone, f.ID
+		default:
+			return err
+		}
+		now := s.clock.Now()
+		u.HashState, u.UpdatedAt, u.ExpiresAt = nil, now, now.Add(s.opts.UploadTTL)
+		return s.store.UpdateTusUpload(ctx, u)
+	})
+	return u, err
+}
+
+// tusNewFile creates a file named name in the folder with content (hash,
+// size); it runs inside referenced.
+func (s *Service) tusNewFile(ctx context.Context, p *app.Principal, owner, parentID, name, mimeType, hash string, size int64) (File, error) {
+	now := s.clock.Now()
+	f := File{ID: app.NewID(), OrgID: p.OrgID, OwnerID: owner, ParentID: strPtr(parentID), Name: name,
+		MimeType: mimeType, MimeGroup: MimeGroup(mimeType), Status: StatusPending,
+		Metadata: Metadata{Tags: []string{}, Custom: map[string]string{}}, CreatedAt: now, UpdatedAt: now}
+	if err := s.change(ctx, &f); err != nil {
+		return File{}, err
+	}
+	if err := s.store.CreateFile(ctx, f); err != nil {
+		return File{}, err
+	}
+	return s.commitContent(ctx, p, f, name, mimeType, hash, size)
+}
+
+// ResolveTusUpload settles the name conflict of a completed upload: skip
+// discards it and returns the existing item, rename stores it as "name (1).ext",
+// overwrite makes it a new version of the existing file. When the conflicting
+// item is gone meanwhile, the upload becomes a file of its own name whatever
+// the strategy. An upload not in conflict → conflict; another user's → not_found.
+func (s *Service) ResolveTusUpload(ctx context.Context, p *app.Principal, id, strategy string) (TusResolution, error) {
+	if err := check(p, app.ScopeDriveWrite); err != nil {
+		return TusResolution{}, err
+	}
+	switch strategy {
+	case StrategySkip, StrategyRename, StrategyOverwrite:
+	default:
+		return TusResolution{}, app.Invalid("query.strategy", "The strategy is one of skip, rename, overwrite.", strategy)
+	}
+	u, err := s.ownTusUpload(ctx, p, id)
+	if err != nil {
+		return TusResolution{}, err
+	}
+	if u.Status != TusConflict {
+		return TusResolution{}, app.Errorf(app.EConflict, "The upload is not waiting for a conflict resolution (it is %s).", u.Status)
+	}
+	parent, err := s.parentFolder(ctx, p, u.ParentID, "parent_id")
+	if err != nil {
+		return TusResolution{}, err
+	}
+	owner := s.owner(p, parent)
+	var out File
+	err = s.referenced(ctx, blobName(u.ContentHash), func(ctx context.Context) error {
+		cur, err := s.store.TusUpload(ctx, id)
+		if err != nil {
+			return err
+		}
+		if cur.Status != TusConflict {
+			return app.Errorf(app.EConflict, "The upload is not waiting for a conflict resolution (it is %s).", cur.Status)
+		}
+		existing, err := s.store.LiveChild(ctx, owner, u.ParentID, NameKey(u.Name))
+		switch {
+		case app.ErrorCode(err) == app.ENotFound:
+			out, err = s.tusNewFile(ctx, p, owner, u.ParentID, u.Name, u.MimeType, u.ContentHash, u.Length)
+		case err != nil:
+		case strategy == StrategySkip:
+			out, err = existing, s.orphan(ctx, u.ContentHash)
+		case strategy == StrategyOverwrite:
+			out, err = s.commitContent(ctx, p, existing, existing.Name, u.MimeType, u.ContentHash, u.Length)
+		default:
+			var name string
+			if name, err = s.freeName(ctx, owner, u.ParentID, u.Name); err == nil {
+				out, err = s.tusNewFile(ctx, p, owner, u.ParentID, name, u.MimeType, u.ContentHash, u.Length)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		now := s.clock.Now()
+		cur.Status, cur.ContentHash, cur.FileID, cur.UpdatedAt = TusDone, "", out.ID, now
+		return s.store.UpdateTusUpload(ctx, cur)
+	})
+	if err != nil {
+		return TusResolution{}, err
+	}
+	out.Permission = PermOwner
+	if out.OwnerID != p.UserID {
+		out.Permission = PermEdit
+	}
+	return TusResolution{Strategy: strategy, File: out}, nil
+}
+
+// TerminateTusUpload drops one of the caller's uploads (tus termination); an
+// upload in conflict releases its blob. It returns the dropped upload so the
+// door can remove its partial bytes.
+func (s *Service) TerminateTusUpload(ctx context.Context, p *app.Principal, id string) (TusUpload, error) {
+	if err := check(p, app.ScopeDriveWrite); err != nil {
+		return TusUpload{}, err
+	}
+	var out TusUpload
+	err := s.store.InTx(ctx, func(ctx context.Context) error {
+		u, err := s.ownTusUpload(ctx, p, id)
+		if err != nil {
+			return err
+		}
+		if err := s.store.DeleteTusUploads(ctx, []string{id}); err != nil {
+			return err
+		}
+		out = u
+		return s.orphan(ctx, u.ContentHash)
+	})
+	return out, err
+}
+
+// ExpireTusUploads drops the uploads abandoned longer than UploadTTL: remove
+// frees each one's partial bytes first (a missing file is no error), then the
+// rows go and the blobs of expired conflicts are left to the collector. It
+// returns how many went.
+func (s *Service) ExpireTusUploads(ctx context.Context, remove func(TusUpload) error) (int, error) {
+	total := 0
+	now := s.clock.Now()
+	deadline := time.Now().Add(sweepTime)
+	for time.Now().Before(deadline) {
+		ups, err := s.store.ExpiredTusUploads(ctx, now, batch)
+		if err != nil || len(ups) == 0 {
+			return total, err
+		}
+		ids := make([]string, 0, len(ups))
+		for _, u := range ups {
+			if err := remove(u); err != nil {
+				return total, fmt.Errorf("free expired upload %s: %w", u.ID, err)
+			}
+			ids = append(ids, u.ID)
+		}
+		err = s.store.InTx(ctx, func(ctx context.Context) error {
+			for _, u := range ups {
+				if err := s.orphan(ctx, u.ContentHash); err != nil {
+					return err
+				}
+			}
+			return s.store.DeleteTusUploads(ctx, ids)
+		})
+		if err != nil {
+			return total, err
+		}
+		total += len(ups)
+	}
+	return total, nil
+}

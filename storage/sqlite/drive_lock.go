@@ -1,0 +1,103 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"atrium/app/drive"
+)
+
+const lockCols = `l.token, l.file_id, l.owner_id, l.kind, l.shared, l.deep, l.owner_info, l.expires_at, l.created_at`
+
+func scanLock(sc interface{ Scan(...any) error }) (drive.Lock, error) {
+	var l drive.Lock
+	var e, c int64
+	err := sc.Scan(&l.Token, &l.FileID, &l.OwnerID, &l.Kind, &l.Shared, &l.Deep, &l.OwnerInfo, &e, &c)
+	l.ExpiresAt, l.CreatedAt = fromMS(e), fromMS(c)
+	return l, err
+}
+
+func scanLocks(rows *sql.Rows, err error) ([]drive.Lock, error) {
+	if err != nil {
+		return nil, mapErr(err, "drive locks")
+	}
+	defer rows.Close()
+	out := []drive.Lock{}
+	for rows.Next() {
+		l, err := scanLock(rows)
+		if err != nil {
+			return nil, mapErr(err, "drive locks")
+		}
+		out = append(out, l)
+	}
+	return out, mapErr(rows.Err(), "drive locks")
+}
+
+// AddLock inserts a lock, first removing expired locks of the same file.
+func (s DriveStore) AddLock(ctx context.Context, l drive.Lock) error {
+	if _, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_locks WHERE file_id = ? AND expires_at <= ?`,
+		l.FileID, ms(l.CreatedAt)); err != nil {
+		return mapErr(err, "drive lock")
+	}
+	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO drive_locks (token, file_id, owner_id, kind, shared, deep, owner_info,
+		expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, l.Token, l.FileID, l.OwnerID, l.Kind, l.Shared, l.Deep,
+		l.OwnerInfo, ms(l.ExpiresAt), ms(l.CreatedAt))
+	return mapErr(err, "drive lock")
+}
+
+// LockByToken returns a lock, expired or not.
+func (s DriveStore) LockByToken(ctx context.Context, token string) (drive.Lock, error) {
+	l, err := scanLock(s.read(ctx).QueryRowContext(ctx, `SELECT `+lockCols+` FROM drive_locks l WHERE l.token = ?`, token))
+	return l, mapErr(err, "drive lock")
+}
+
+// SetLockExpiry moves a lock's expiry.
+func (s DriveStore) SetLockExpiry(ctx context.Context, token string, at time.Time) error {
+	res, err := s.write(ctx).ExecContext(ctx, `UPDATE drive_locks SET expires_at = ? WHERE token = ?`, ms(at), token)
+	if err != nil {
+		return mapErr(err, "drive lock")
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return mapErr(sql.ErrNoRows, "drive lock")
+	}
+	return nil
+}
+
+// DeleteLock removes a lock.
+func (s DriveStore) DeleteLock(ctx context.Context, token string) error {
+	_, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_locks WHERE token = ?`, token)
+	return mapErr(err, "drive lock")
+}
+
+// LocksOn returns the live locks on fileID, deep ones above it and, with
+// below, those on its descendants.
+func (s DriveStore) LocksOn(ctx context.Context, fileID string, below bool, now time.Time) ([]drive.Lock, error) {
+	q := `WITH RECURSIVE up(id, parent_id, depth) AS (
+			SELECT id, parent_id, 0 FROM drive_files WHERE id = ?1
+			UNION ALL SELECT p.id, p.parent_id, up.depth + 1 FROM drive_files p JOIN up ON p.id = up.parent_id WHERE up.depth < 1000)
+		SELECT ` + lockCols + ` FROM up JOIN drive_locks l ON l.file_id = up.id
+		WHERE l.expires_at > ?2 AND (up.depth = 0 OR l.deep = 1)`
+	if below {
+		q = `WITH RECURSIVE up(id, parent_id, depth) AS (
+			SELECT id, parent_id, 0 FROM drive_files WHERE id = ?1
+			UNION ALL SELECT p.id, p.parent_id, up.depth + 1 FROM drive_files p JOIN up ON p.id = up.parent_id WHERE up.depth < 1000),
+		down(id, depth) AS (
+			SELECT c.id, 1 FROM drive_files c WHERE c.parent_id = ?1
+			UNION ALL SELECT c.id, down.depth + 1 FROM drive_files c JOIN down ON c.parent_id = down.id WHERE down.depth < 1000)
+		SELECT ` + lockCols + ` FROM up JOIN drive_locks l ON l.file_id = up.id
+		WHERE l.expires_at > ?2 AND (up.depth = 0 OR l.deep = 1)
+		UNION ALL
+		SELECT ` + lockCols + ` FROM down JOIN drive_locks l ON l.file_id = down.id WHERE l.expires_at > ?2`
+	}
+	return scanLocks(s.read(ctx).QueryContext(ctx, q, fileID, ms(now)))
+}
+
+// LocksOnFiles returns the live locks held directly on fileIDs.
+func (s DriveStore) LocksOnFiles(ctx context.Context, fileIDs []string, now time.Time) ([]drive.Lock, error) {
+	if len(fileIDs) == 0 {
+		return []drive.Lock{}, nil
+	}
+	return scanLocks(s.read(ctx).QueryContext(ctx, `SELECT `+lockCols+` FROM drive_locks l
+		WHERE l.file_id IN (SELECT value FROM json_each(?)) AND l.expires_at > ? ORDER BY l.created_at`, jsonIDs(fileIDs), ms(now)))
+}

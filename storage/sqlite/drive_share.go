@@ -1,0 +1,131 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"strings"
+
+	"atrium/app/drive"
+)
+
+const shareCols = `s.id, s.organization_id, s.file_id, s.owner_id, s.created_by, ifnull(s.user_id, ''), ifnull(s.token, ''),
+	s.permission, s.expires_at, s.created_at`
+
+func scanShare(sc interface{ Scan(...any) error }, extra ...any) (drive.Share, error) {
+	var sh drive.Share
+	var exp sql.NullInt64
+	var c int64
+	err := sc.Scan(append([]any{&sh.ID, &sh.OrgID, &sh.FileID, &sh.OwnerID, &sh.CreatedBy, &sh.UserID, &sh.Token,
+		&sh.Permission, &exp, &c}, extra...)...)
+	sh.ExpiresAt, sh.CreatedAt = fromMSPtr(exp), fromMS(c)
+	return sh, err
+}
+
+// CreateShare inserts a share.
+func (s DriveStore) CreateShare(ctx context.Context, sh drive.Share) error {
+	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO drive_shares (id, organization_id, file_id, owner_id, created_by, user_id,
+		token, permission, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, sh.ID, sh.OrgID, sh.FileID, sh.OwnerID,
+		sh.CreatedBy, emptyNull(sh.UserID), emptyNull(sh.Token), sh.Permission, msPtr(sh.ExpiresAt), ms(sh.CreatedAt))
+	return mapErr(err, "share")
+}
+
+// UpdateShare writes the permission and expiry of a share.
+func (s DriveStore) UpdateShare(ctx context.Context, sh drive.Share) error {
+	res, err := s.write(ctx).ExecContext(ctx, `UPDATE drive_shares SET permission = ?, expires_at = ? WHERE id = ?`,
+		sh.Permission, msPtr(sh.ExpiresAt), sh.ID)
+	if err != nil {
+		return mapErr(err, "share")
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return mapErr(sql.ErrNoRows, "share")
+	}
+	return nil
+}
+
+// Share returns a share by id.
+func (s DriveStore) Share(ctx context.Context, id string) (drive.Share, error) {
+	sh, err := scanShare(s.read(ctx).QueryRowContext(ctx, `SELECT `+shareCols+` FROM drive_shares s WHERE s.id = ?`, id))
+	return sh, mapErr(err, "share")
+}
+
+// ShareByToken returns the link share of a token.
+func (s DriveStore) ShareByToken(ctx context.Context, token string) (drive.Share, error) {
+	sh, err := scanShare(s.read(ctx).QueryRowContext(ctx, `SELECT `+shareCols+` FROM drive_shares s WHERE s.token = ?`, token))
+	return sh, mapErr(err, "share")
+}
+
+// UserShare returns the share of fileID with userID.
+func (s DriveStore) UserShare(ctx context.Context, fileID, userID string) (drive.Share, error) {
+	sh, err := scanShare(s.read(ctx).QueryRowContext(ctx, `SELECT `+shareCols+` FROM drive_shares s
+		WHERE s.file_id = ? AND s.user_id = ? ORDER BY s.created_at LIMIT 1`, fileID, userID))
+	return sh, mapErr(err, "share")
+}
+
+const userDisplayName = `CASE WHEN trim(u.first_name || ' ' || u.last_name) = '' THEN u.email ELSE trim(u.first_name || ' ' || u.last_name) END`
+
+// Shares lists a file's shares, the oldest first, with the users they are with.
+func (s DriveStore) Shares(ctx context.Context, fileID string) ([]drive.ShareInfo, error) {
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT `+shareCols+`, ifnull(u.email, ''), ifnull(`+userDisplayName+`, '')
+		FROM drive_shares s LEFT JOIN users u ON u.id = s.user_id WHERE s.file_id = ? ORDER BY s.created_at, s.id`, fileID)
+	if err != nil {
+		return nil, mapErr(err, "shares")
+	}
+	defer rows.Close()
+	out := []drive.ShareInfo{}
+	for rows.Next() {
+		var email, name string
+		sh, err := scanShare(rows, &email, &name)
+		if err != nil {
+			return nil, mapErr(err, "shares")
+		}
+		in := drive.ShareInfo{Share: sh}
+		if sh.UserID != "" {
+			in.SharedWith = &drive.ShareUser{UserID: sh.UserID, Email: email, DisplayName: name}
+		}
+		out = append(out, in)
+	}
+	return out, mapErr(rows.Err(), "shares")
+}
+
+// DeleteShare removes a share.
+func (s DriveStore) DeleteShare(ctx context.Context, id string) error {
+	res, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_shares WHERE id = ?`, id)
+	if err != nil {
+		return mapErr(err, "share")
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return mapErr(sql.ErrNoRows, "share")
+	}
+	return nil
+}
+
+// OrgUser finds a user of orgID by id, or by e-mail when id is empty.
+func (s DriveStore) OrgUser(ctx context.Context, orgID, id, email string) (drive.ShareUser, error) {
+	var u drive.ShareUser
+	cond, arg := `u.id = ?`, id
+	if id == "" {
+		cond, arg = `u.email_key = ?`, strings.ToLower(email)
+	}
+	err := s.read(ctx).QueryRowContext(ctx, `SELECT u.id, u.email, `+userDisplayName+`, u.status FROM users u
+		WHERE u.organization_id = ? AND `+cond, orgID, arg).Scan(&u.UserID, &u.Email, &u.DisplayName, &u.Status)
+	return u, mapErr(err, "user")
+}
+
+// LinkPlan returns the plan of an active organisation for a link an active
+// user of it created.
+func (s DriveStore) LinkPlan(ctx context.Context, orgID, userID string) (drive.Plan, error) {
+	var p drive.Plan
+	var features string
+	err := s.read(ctx).QueryRowContext(ctx, `SELECT p.features, p.quota_bytes FROM organizations o
+		JOIN subscriptions sub ON sub.organization_id = o.id JOIN plans p ON p.slug = sub.plan_slug
+		JOIN users u ON u.organization_id = o.id AND u.id = ? AND u.status = 'active'
+		WHERE o.id = ? AND o.status = 'active'`, userID, orgID).Scan(&features, &p.QuotaBytes)
+	if err != nil {
+		return p, mapErr(err, "organisation")
+	}
+	if err := json.Unmarshal([]byte(features), &p.Features); err != nil {
+		return p, mapErr(err, "plan features")
+	}
+	return p, nil
+}

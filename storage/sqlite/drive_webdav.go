@@ -1,0 +1,102 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+
+	"atrium/app/drive"
+)
+
+// ResolvePath walks nameKeys from folder parentID of ownerID in one recursive
+// query over the live-name index and returns the items found, in path order.
+func (s DriveStore) ResolvePath(ctx context.Context, ownerID, parentID string, nameKeys []string) ([]drive.File, error) {
+	if len(nameKeys) == 0 {
+		return []drive.File{}, nil
+	}
+	return scanFiles(s.read(ctx).QueryContext(ctx, `WITH RECURSIVE walk(id, depth) AS (
+			SELECT ?, 0
+			UNION ALL
+			SELECT c.id, walk.depth + 1 FROM walk JOIN drive_files c
+				ON c.owner_id = ? AND ifnull(c.parent_id, '') = walk.id
+				AND c.name_key = json_extract(?, '$[' || walk.depth || ']')
+				AND c.trashed_at IS NULL AND c.status <> 'pending'
+			WHERE walk.depth < ?)
+		SELECT `+fileCols+` FROM walk JOIN drive_files f ON f.id = walk.id WHERE walk.depth > 0 ORDER BY walk.depth`,
+		parentID, ownerID, jsonText(nameKeys), len(nameKeys)))
+}
+
+// DeadProps returns the dead properties of fileIDs by file id.
+func (s DriveStore) DeadProps(ctx context.Context, fileIDs []string) (map[string][]drive.DeadProp, error) {
+	out := map[string][]drive.DeadProp{}
+	if len(fileIDs) == 0 {
+		return out, nil
+	}
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT file_id, ns, name, value FROM drive_props
+		WHERE file_id IN (SELECT value FROM json_each(?)) ORDER BY file_id, ns, name`, jsonIDs(fileIDs))
+	if err != nil {
+		return nil, mapErr(err, "drive properties")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var d drive.DeadProp
+		if err := rows.Scan(&id, &d.Space, &d.Name, &d.Value); err != nil {
+			return nil, mapErr(err, "drive properties")
+		}
+		out[id] = append(out[id], d)
+	}
+	return out, mapErr(rows.Err(), "drive properties")
+}
+
+// PatchDeadProps stores set and removes remove.
+func (s DriveStore) PatchDeadProps(ctx context.Context, fileID string, set, remove []drive.DeadProp) error {
+	for _, d := range remove {
+		if _, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_props WHERE file_id = ? AND ns = ? AND name = ?`,
+			fileID, d.Space, d.Name); err != nil {
+			return mapErr(err, "drive property")
+		}
+	}
+	for _, d := range set {
+		if _, err := s.write(ctx).ExecContext(ctx, `INSERT INTO drive_props (file_id, ns, name, value) VALUES (?, ?, ?, ?)
+			ON CONFLICT DO UPDATE SET value = excluded.value`, fileID, d.Space, d.Name, d.Value); err != nil {
+			return mapErr(err, "drive property")
+		}
+	}
+	return nil
+}
+
+// CopyDeadProps copies the dead properties of one item to another.
+func (s DriveStore) CopyDeadProps(ctx context.Context, fromID, toID string) error {
+	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO drive_props (file_id, ns, name, value)
+		SELECT ?, ns, name, value FROM drive_props WHERE file_id = ? ON CONFLICT DO UPDATE SET value = excluded.value`, toID, fromID)
+	return mapErr(err, "drive properties")
+}
+
+// Children returns a batch of a folder's live items by id, with the columns
+// of a mount listing only.
+func (s DriveStore) Children(ctx context.Context, ownerID, parentID, afterID string, limit int) ([]drive.File, error) {
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT id, organization_id, parent_id, name, is_folder, mime_type, size_bytes,
+		content_hash, version, status, seq, created_at, updated_at FROM drive_files
+		WHERE owner_id = ? AND parent_id IS ? AND trashed_at IS NULL AND status <> 'pending' AND id > ?
+		ORDER BY id LIMIT ?`, ownerID, emptyNull(parentID), afterID, limit)
+	if err != nil {
+		return nil, mapErr(err, "drive listing")
+	}
+	defer rows.Close()
+	out := make([]drive.File, 0, 64)
+	for rows.Next() {
+		f := drive.File{OwnerID: ownerID}
+		var parent sql.NullString
+		var c, u int64
+		if err := rows.Scan(&f.ID, &f.OrgID, &parent, &f.Name, &f.IsFolder, &f.MimeType, &f.SizeBytes, &f.ContentHash,
+			&f.Version, &f.Status, &f.Seq, &c, &u); err != nil {
+			return nil, mapErr(err, "drive listing")
+		}
+		if parent.Valid {
+			f.ParentID = &parent.String
+		}
+		f.CreatedAt, f.UpdatedAt = fromMS(c), fromMS(u)
+		out = append(out, f)
+	}
+	return out, mapErr(rows.Err(), "drive listing")
+}

@@ -1,0 +1,328 @@
+package tus
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+
+	"github.com/tus/tusd/v2/pkg/handler"
+
+	"atrium/app"
+	"atrium/app/drive"
+	"atrium/storage/blob"
+)
+
+// store is tusd's data store: rows in the drive service, bytes in dir/<id>.
+type store struct {
+	svc   *drive.Service
+	blobs *blob.Store
+	dir   string
+	log   *slog.Logger
+}
+
+var (
+	_ handler.DataStore               = (*store)(nil)
+	_ handler.TerminaterDataStore     = (*store)(nil)
+	_ handler.LengthDeferrerDataStore = (*store)(nil)
+)
+
+var validID = regexp.MustCompile(`^[0-9A-Za-z-]{1,100}$`)
+
+func (s *store) path(id string) string { return filepath.Join(s.dir, id) }
+
+// remove frees the partial bytes of upload id.
+func (s *store) remove(id string) error {
+	if !validID.MatchString(id) {
+		return nil
+	}
+	if err := os.Remove(s.path(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// NewUpload creates the upload row (the service checks the caller, the folder,
+// the name and the quota) and its empty data file.
+func (s *store) NewUpload(ctx context.Context, info handler.FileInfo) (handler.Upload, error) {
+	rq := requestFrom(ctx)
+	meta := info.MetaData
+	name, mimeType := meta["filename"], meta["filetype"]
+	if name == "" {
+		name = meta["name"] // Uppy sends both
+	}
+	if mimeType == "" {
+		mimeType = meta["type"]
+	}
+	u, err := s.svc.CreateTusUpload(ctx, rq.p, drive.TusCreate{Name: name, MimeType: mimeType, ParentID: meta["parent_id"],
+		Length: info.Size, Deferred: info.SizeIsDeferred})
+	if err != nil {
+		return nil, rq.fail(err)
+	}
+	f, err := os.OpenFile(s.path(u.ID), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err == nil {
+		err = f.Close()
+	}
+	if err != nil {
+		if _, terr := s.svc.TerminateTusUpload(context.WithoutCancel(ctx), rq.p, u.ID); terr != nil {
+			s.log.ErrorContext(ctx, "drop upload without data file", "upload", u.ID, "err", terr)
+		}
+		return nil, rq.fail(fmt.Errorf("create upload data file: %w", err))
+	}
+	up := &upload{s: s, rq: rq, u: u}
+	up.headers()
+	return up, nil
+}
+
+// GetUpload loads one of the caller's uploads; another user's is not found. An
+// upload whose last bytes were stored but not yet committed (the server
+// stopped in between) is completed here.
+func (s *store) GetUpload(ctx context.Context, id string) (handler.Upload, error) {
+	rq := requestFrom(ctx)
+	if !validID.MatchString(id) {
+		return nil, rq.fail(app.Errorf(app.ENotFound, "No such upload."))
+	}
+	u, err := s.svc.TusUpload(ctx, rq.p, id)
+	if err != nil {
+		return nil, rq.fail(err)
+	}
+	up := &upload{s: s, rq: rq, u: u}
+	if u.Status == drive.TusUploading && u.Complete() && rq.p.Require(app.ScopeDriveWrite) == nil {
+		if err := up.finish(ctx); err != nil {
+			return nil, err
+		}
+	}
+	up.headers()
+	return up, nil
+}
+
+func (s *store) AsTerminatableUpload(u handler.Upload) handler.TerminatableUpload {
+	return u.(*upload)
+}
+
+func (s *store) AsLengthDeclarableUpload(u handler.Upload) handler.LengthDeclarableUpload {
+	return u.(*upload)
+}
+
+// upload is one upload within one request.
+type upload struct {
+	s  *store
+	rq *request
+	u  drive.TusUpload
+}
+
+// headers adds the upload's expiry and, once complete, its state and file.
+func (up *upload) headers() {
+	h := up.rq.header
+	h.Set("Upload-Expires", up.u.ExpiresAt.UTC().Format(http.TimeFormat))
+	if up.u.Status != drive.TusUploading {
+		h.Set(HeaderStatus, up.u.Status)
+	}
+	if up.u.FileID != "" {
+		h.Set(HeaderFileID, up.u.FileID)
+	}
+}
+
+func (up *upload) GetInfo(context.Context) (handler.FileInfo, error) {
+	u := up.u
+	meta := handler.MetaData{"filename": u.Name, "filetype": u.MimeType}
+	if u.ParentID != "" {
+		meta["parent_id"] = u.ParentID
+	}
+	return handler.FileInfo{ID: u.ID, Size: u.Length, SizeIsDeferred: u.LengthDeferred, Offset: u.Offset, MetaData: meta}, nil
+}
+
+func (up *upload) GetReader(context.Context) (io.ReadCloser, error) { return nil, errNotServed }
+
+// buffers recycle the copy buffers of WriteChunk.
+var buffers = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}
+
+// WriteChunk appends src at offset: the bytes go to the data file and through
+// the SHA-256 restored from the saved state; after the body ends (or breaks
+// off) the file is fsynced and the new offset saved with the hash state, so
+// the recorded offset never runs ahead of durable bytes. The quota is checked
+// before (known length) or as the bytes arrive (deferred length).
+func (up *upload) WriteChunk(ctx context.Context, offset int64, src io.Reader) (int64, error) {
+	rq, u := up.rq, up.u
+	if offset != u.Offset {
+		return 0, rq.fail(fmt.Errorf("write upload %s at %d, recorded offset %d", u.ID, offset, u.Offset))
+	}
+	room, err := up.s.svc.TusRoom(ctx, rq.p)
+	if err != nil {
+		return 0, rq.fail(err)
+	}
+	limit := room - offset // bytes this request may add
+	if !u.LengthDeferred {
+		if u.Length > room {
+			return 0, rq.fail(drive.QuotaError(room))
+		}
+		limit = u.Length - offset
+	}
+	h, err := restoreHash(u)
+	if err != nil {
+		return 0, rq.fail(err)
+	}
+	f, err := os.OpenFile(up.s.path(u.ID), os.O_WRONLY, 0)
+	if err != nil {
+		return 0, rq.fail(fmt.Errorf("open upload data file: %w", err))
+	}
+	n, over, werr := appendAt(f, offset, h, src, limit)
+	if n > 0 && werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return 0, rq.fail(fmt.Errorf("write upload %s: %w", u.ID, werr))
+	}
+	if n > 0 {
+		state, err := h.(encoding.BinaryMarshaler).MarshalBinary()
+		if err != nil {
+			return 0, rq.fail(fmt.Errorf("save hash state: %w", err))
+		}
+		// Record what is on disk even when the client went away meanwhile.
+		nu, err := up.s.svc.TusProgress(context.WithoutCancel(ctx), rq.p, u.ID, offset+n, state)
+		if err != nil {
+			return 0, rq.fail(err)
+		}
+		up.u = nu
+		up.headers()
+	}
+	if over {
+		return n, rq.fail(drive.QuotaError(room))
+	}
+	return n, nil
+}
+
+// appendAt drops whatever follows offset in f (bytes written before a crash
+// but never recorded), then copies src to f and h until EOF or limit bytes;
+// over reports that src had more than limit. Reading the next MiB overlaps
+// with hashing and writing the previous one (in parallel too), and writeback
+// of written bytes starts at once, so the fsync after the PATCH finds little
+// left to do.
+func appendAt(f *os.File, offset int64, h hash.Hash, src io.Reader, limit int64) (n int64, over bool, err error) {
+	if err := f.Truncate(offset); err != nil {
+		return 0, false, err
+	}
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return 0, false, err
+	}
+	var bufs [2]*[]byte
+	for i := range bufs {
+		bufs[i] = buffers.Get().(*[]byte)
+		defer buffers.Put(bufs[i])
+	}
+	var pending chan error // the stage in flight, nil when none
+	wait := func() error {
+		if pending == nil {
+			return nil
+		}
+		err := <-pending
+		pending = nil
+		return err
+	}
+	defer wait()
+	for i := 0; ; i++ {
+		buf := *bufs[i%2]
+		m, rerr := io.ReadFull(src, buf)
+		if m > 0 && int64(m) > limit-n {
+			m, over = int(max(0, limit-n)), true
+		}
+		if err := wait(); err != nil {
+			return n, false, err
+		}
+		if m > 0 {
+			pending = make(chan error, 1)
+			go func(b []byte, at int64) {
+				hashed := make(chan struct{})
+				go func() { h.Write(b); close(hashed) }()
+				_, err := f.Write(b)
+				if err == nil {
+					startWriteback(f, at, int64(len(b)))
+				}
+				<-hashed
+				pending <- err
+			}(buf[:m], offset+n)
+			n += int64(m)
+		}
+		if over || rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			return n, over, wait()
+		}
+		if rerr != nil {
+			if err := wait(); err != nil {
+				return n, false, err
+			}
+			return n, false, rerr
+		}
+	}
+}
+
+func restoreHash(u drive.TusUpload) (hash.Hash, error) {
+	h := sha256.New()
+	if u.Offset == 0 {
+		return h, nil
+	}
+	if err := h.(encoding.BinaryUnmarshaler).UnmarshalBinary(u.HashState); err != nil {
+		return nil, fmt.Errorf("restore hash state of upload %s: %w", u.ID, err)
+	}
+	return h, nil
+}
+
+// FinishUpload runs when the last byte is stored: see finish.
+func (up *upload) FinishUpload(ctx context.Context) error { return up.finish(ctx) }
+
+// finish moves the data file into the blob store under the hash computed while
+// it was written, and lets the service commit it: a new file, or the conflict
+// state when the name is taken.
+func (up *upload) finish(ctx context.Context) error {
+	rq, u := up.rq, up.u
+	ctx = context.WithoutCancel(ctx)
+	h, err := restoreHash(u)
+	if err != nil {
+		return rq.fail(err)
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	if _, err := up.s.blobs.Adopt(up.s.path(u.ID), sum, u.Length); err != nil {
+		return rq.fail(err)
+	}
+	nu, err := up.s.svc.CompleteTusUpload(ctx, rq.p, u.ID, sum, u.Length)
+	if err != nil {
+		return rq.fail(err)
+	}
+	up.u = nu
+	up.headers()
+	return nil
+}
+
+// DeclareLength sets a deferred length.
+func (up *upload) DeclareLength(ctx context.Context, length int64) error {
+	nu, err := up.s.svc.TusDeclareLength(ctx, up.rq.p, up.u.ID, length)
+	if err != nil {
+		return up.rq.fail(err)
+	}
+	up.u = nu
+	return nil
+}
+
+// Terminate drops the upload and its bytes.
+func (up *upload) Terminate(ctx context.Context) error {
+	if _, err := up.s.svc.TerminateTusUpload(ctx, up.rq.p, up.u.ID); err != nil {
+		return up.rq.fail(err)
+	}
+	if err := up.s.remove(up.u.ID); err != nil {
+		return up.rq.fail(fmt.Errorf("remove upload data file: %w", err))
+	}
+	return nil
+}

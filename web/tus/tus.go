@@ -1,0 +1,342 @@
+// Package tus is the drive's resumable upload door (tus 1.0.0 with the
+// creation, creation-with-upload, creation-defer-length, termination and
+// expiration extensions) at /api/v1/drive/tus/, served by tusd v2 over a data
+// store of our own: each upload's bytes go to a partial file beside the blob
+// store while their SHA-256 is computed, the hash state is saved with the
+// offset after every PATCH (so a resumed upload, also after a restart,
+// continues the hash), and the finished file is moved into the blob store
+// without a second read. The drive service decides everything else: who may
+// upload where, the quota, the upload's owner, expiry, conflicts and the
+// resulting file.
+package tus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/tus/tusd/v2/pkg/handler"
+	"github.com/tus/tusd/v2/pkg/memorylocker"
+
+	"atrium/app"
+	"atrium/app/drive"
+	"atrium/storage/blob"
+)
+
+// BasePath is where the door is mounted.
+const BasePath = "/api/v1/drive/tus/"
+
+// Response headers beyond the protocol's: the state of a complete upload
+// (done or conflict) and the file it became.
+const (
+	HeaderStatus = "Atrium-Upload-Status"
+	HeaderFileID = "Atrium-File-Id"
+)
+
+// Routes are the method and path patterns (gin syntax) the door answers.
+var Routes = []struct{ Method, Path string }{
+	{http.MethodOptions, "/api/v1/drive/tus"},
+	{http.MethodOptions, BasePath},
+	{http.MethodOptions, BasePath + ":upload_id"},
+	{http.MethodPost, "/api/v1/drive/tus"},
+	{http.MethodPost, BasePath},
+	{http.MethodHead, BasePath + ":upload_id"},
+	{http.MethodPatch, BasePath + ":upload_id"},
+	{http.MethodDelete, BasePath + ":upload_id"},
+}
+
+// ProblemFunc answers an error as application/problem+json.
+type ProblemFunc func(w http.ResponseWriter, r *http.Request, err error)
+
+// Config is what the door needs.
+type Config struct {
+	Drive *drive.Service
+	Blobs *blob.Store
+	// Dir keeps the partial uploads; it must be on the blob store's file system
+	// (finished uploads are renamed into it) and survive restarts.
+	Dir string
+	// PublicURL makes the absolute Location of new uploads.
+	PublicURL string
+	Log       *slog.Logger
+}
+
+// Handler serves the resumable upload protocol.
+type Handler struct {
+	svc    *drive.Service
+	store  *store
+	tusd   *handler.UnroutedHandler
+	routes http.Handler
+	log    *slog.Logger
+}
+
+var corsHeaders = handler.CorsConfig{
+	AllowOrigin:   regexp.MustCompile(".*"),
+	AllowMethods:  "POST, HEAD, PATCH, OPTIONS, DELETE",
+	AllowHeaders:  handler.DefaultCorsConfig.AllowHeaders,
+	MaxAge:        "86400",
+	ExposeHeaders: handler.DefaultCorsConfig.ExposeHeaders + ", Upload-Expires, " + HeaderStatus + ", " + HeaderFileID + ", X-Request-Id",
+}
+
+// New returns the door; it creates cfg.Dir when missing.
+func New(cfg Config) (*Handler, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("tus: create upload dir: %w", err)
+	}
+	st := &store{svc: cfg.Drive, blobs: cfg.Blobs, dir: cfg.Dir, log: cfg.Log}
+	composer := handler.NewStoreComposer()
+	composer.UseCore(st)
+	composer.UseTerminater(st)
+	composer.UseLengthDeferrer(st)
+	memorylocker.New().UseIn(composer)
+	tusd, err := handler.NewUnroutedHandler(handler.Config{
+		StoreComposer:        composer,
+		MaxSize:              cfg.Drive.MaxTusBytes(),
+		BasePath:             strings.TrimRight(cfg.PublicURL, "/") + BasePath,
+		DisableDownload:      true,
+		DisableConcatenation: true,
+		Cors:                 &corsHeaders,
+		Logger:               newTusdLogger(cfg.Log),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("tus: %w", err)
+	}
+	h := &Handler{svc: cfg.Drive, store: st, tusd: tusd, log: cfg.Log}
+	// tusd takes the upload id from the whole path.
+	h.routes = http.StripPrefix(strings.TrimSuffix(BasePath, "/"), tusd.Middleware(http.HandlerFunc(h.route)))
+	return h, nil
+}
+
+// Mount returns the door's http.Handler, answering errors with problem (the
+// server's problem+json writer).
+func (h *Handler) Mount(problem ProblemFunc) http.Handler {
+	return mounted{h: h, problem: problem}
+}
+
+type mounted struct {
+	h       *Handler
+	problem ProblemFunc
+}
+
+// Extensions is the Tus-Extension list.
+func (h *Handler) Extensions() string { return h.tusd.SupportedExtensions() + ",expiration" }
+
+// ServeHTTP authenticates (the server's middleware resolved the credential),
+// checks the scope of the method and hands the request to tusd; error
+// responses become problem+json.
+func (m mounted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := m.h
+	fail := func(err error) {
+		if app.ErrorCode(err) == "" {
+			h.log.ErrorContext(r.Context(), "tus request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		}
+		m.problem(w, r, err)
+	}
+	if r.Method == http.MethodOptions {
+		h.options(w, r)
+		return
+	}
+	p := app.PrincipalFrom(r.Context())
+	if p == nil {
+		fail(app.Errorf(app.EUnauthorized, "Authentication is required: send Authorization: Bearer <token>."))
+		return
+	}
+	scope := app.ScopeDriveWrite
+	if r.Method == http.MethodHead {
+		scope = app.ScopeDriveRead
+	}
+	if err := p.Require(scope); err != nil {
+		fail(err)
+		return
+	}
+	rq := &request{p: p, header: w.Header()}
+	ew := &errorWriter{ResponseWriter: w}
+	h.routes.ServeHTTP(ew, r.WithContext(context.WithValue(r.Context(), requestKey{}, rq)))
+	if ew.status == 0 {
+		return
+	}
+	err := rq.err
+	if err == nil {
+		err = tusdError(ew.status, ew.body.String())
+	}
+	for _, k := range []string{"Content-Type", "Content-Length"} {
+		w.Header().Del(k)
+	}
+	fail(err)
+}
+
+// route dispatches within tusd's middleware (which checked Tus-Resumable and
+// applied X-HTTP-Method-Override).
+func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
+	id := strings.Trim(r.URL.Path, "/")
+	switch {
+	case id == "" && r.Method == http.MethodPost:
+		h.tusd.PostFile(w, r)
+	case id != "" && r.Method == http.MethodHead:
+		h.tusd.HeadFile(w, r)
+	case id != "" && r.Method == http.MethodPatch:
+		h.tusd.PatchFile(w, r)
+	case id != "" && r.Method == http.MethodDelete:
+		h.tusd.DelFile(w, r)
+	default:
+		w.Header().Set("Allow", "POST, OPTIONS")
+		if id != "" {
+			w.Header().Set("Allow", "HEAD, PATCH, DELETE, OPTIONS")
+		}
+		requestFrom(r.Context()).err = app.Errorf(app.EBadRequest, "%s is not a tus request here.", r.Method)
+		w.WriteHeader(http.StatusMethodNotAllowed)
+	}
+}
+
+// options answers protocol discovery (and CORS preflight) with 204.
+func (h *Handler) options(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	if origin := r.Header.Get("Origin"); origin != "" {
+		hd.Set("Access-Control-Allow-Origin", origin)
+		hd.Set("Vary", "Origin")
+		hd.Set("Access-Control-Allow-Methods", corsHeaders.AllowMethods)
+		hd.Set("Access-Control-Allow-Headers", corsHeaders.AllowHeaders)
+		hd.Set("Access-Control-Max-Age", corsHeaders.MaxAge)
+	}
+	hd.Set("Tus-Resumable", "1.0.0")
+	hd.Set("Tus-Version", "1.0.0")
+	hd.Set("Tus-Extension", h.Extensions())
+	hd.Set("Tus-Max-Size", fmt.Sprint(h.svc.MaxTusBytes()))
+	hd.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// Sweep drops the uploads abandoned longer than the upload TTL and frees their
+// bytes; it returns how many went.
+func (h *Handler) Sweep(ctx context.Context) (int, error) {
+	return h.svc.ExpireTusUploads(ctx, func(u drive.TusUpload) error { return h.store.remove(u.ID) })
+}
+
+// Run sweeps every interval until ctx ends.
+func (h *Handler) Run(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if n, err := h.Sweep(ctx); err != nil {
+			h.log.ErrorContext(ctx, "tus sweep failed", "err", err)
+		} else if n > 0 {
+			h.log.InfoContext(ctx, "tus uploads expired", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// request is what one request's store calls share: the caller, the response
+// headers to add to, and the last error the store returned (answered as a
+// problem instead of tusd's text).
+type request struct {
+	p      *app.Principal
+	header http.Header
+	err    error
+}
+
+type requestKey struct{}
+
+func requestFrom(ctx context.Context) *request {
+	rq, _ := ctx.Value(requestKey{}).(*request)
+	if rq == nil {
+		// Unreachable through ServeHTTP; a request without one has no rights.
+		return &request{header: http.Header{}}
+	}
+	return rq
+}
+
+// fail records err for the response and returns it as a tusd error; the door
+// replaces tusd's response with the problem of err.
+func (rq *request) fail(err error) error {
+	rq.err = err
+	return handler.Error{ErrorCode: "ERR_ATRIUM", Message: app.ErrorMessage(err), HTTPResponse: handler.HTTPResponse{
+		StatusCode: http.StatusInternalServerError, // replaced by the problem's status
+		Header:     handler.HTTPHeader{"Content-Type": "text/plain; charset=utf-8"},
+	}}
+}
+
+// tusdStatus maps the statuses of tusd's own errors to problem codes.
+var tusdStatus = map[int]string{
+	http.StatusBadRequest:            app.EBadRequest,
+	http.StatusForbidden:             app.EForbidden,
+	http.StatusNotFound:              app.ENotFound,
+	http.StatusMethodNotAllowed:      app.EBadRequest,
+	http.StatusConflict:              app.EConflict,
+	http.StatusPreconditionFailed:    app.EPreconditionFailed,
+	http.StatusRequestEntityTooLarge: app.EPayloadTooLarge,
+	http.StatusLocked:                app.ELocked,
+	http.StatusNotImplemented:        app.EBadRequest,
+	http.StatusServiceUnavailable:    app.EUnavailable,
+}
+
+// tusdMessages words tusd's errors for people.
+var tusdMessages = map[string]string{
+	"ERR_MISMATCHED_OFFSET":     "Upload-Offset does not match the upload's offset; send HEAD to learn where to resume.",
+	"ERR_INVALID_OFFSET":        "Upload-Offset is required: a number of bytes, 0 or more.",
+	"ERR_INVALID_CONTENT_TYPE":  "A PATCH carries Content-Type: application/offset+octet-stream.",
+	"ERR_UNSUPPORTED_VERSION":   "Send Tus-Resumable: 1.0.0.",
+	"ERR_INVALID_UPLOAD_LENGTH": "Upload-Length must be a number of bytes (or send Upload-Defer-Length: 1), and can be declared once.",
+	"ERR_UPLOAD_SIZE_EXCEEDED":  "The body goes beyond the upload's length.",
+	"ERR_MAX_SIZE_EXCEEDED":     "The upload is larger than Tus-Max-Size allows.",
+}
+
+// tusdError turns a tusd error response ("ERR_CODE: message") into an app error.
+func tusdError(status int, body string) error {
+	code, msg, _ := strings.Cut(strings.TrimSpace(body), ": ")
+	if m, ok := tusdMessages[code]; ok {
+		msg = m
+	} else if msg != "" {
+		msg = strings.ToUpper(msg[:1]) + msg[1:] + "."
+	}
+	if c, ok := tusdStatus[status]; ok {
+		return app.Errorf(c, "%s", msg)
+	}
+	return fmt.Errorf("tusd answered %d: %s", status, body)
+}
+
+// errorWriter holds back an error response of tusd (status ≥ 400) so that the
+// door can answer a problem instead.
+type errorWriter struct {
+	http.ResponseWriter
+	status  int
+	body    strings.Builder
+	written bool
+}
+
+func (w *errorWriter) WriteHeader(code int) {
+	if code >= 400 && !w.written {
+		w.status = code
+		return
+	}
+	w.written = true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *errorWriter) Write(b []byte) (int, error) {
+	if w.status != 0 {
+		if w.body.Len() < 1024 {
+			w.body.Write(b)
+		}
+		return len(b), nil
+	}
+	w.written = true
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController (tusd's read deadlines) reach the connection.
+func (w *errorWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+var errNotServed = errors.New("tus: downloads are not served by this door")

@@ -1,0 +1,289 @@
+package webdav
+
+import (
+	"bufio"
+	"errors"
+	"html"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"atrium/app"
+	"atrium/app/drive"
+)
+
+// get serves GET and HEAD: a file's content with Range and conditional
+// requests, or a small HTML index of a folder.
+func (q *request) get() error {
+	res := q.res
+	if !res.exists {
+		return app.Errorf(app.ENotFound, "Nothing is at %s.", q.r.URL.Path)
+	}
+	if res.isCollection() {
+		return q.index()
+	}
+	f, rc, err := q.h.drive.Open(q.ctx, q.p, res.file.ID)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	h := q.w.Header()
+	h.Set("ETag", etag(f))
+	h.Set("Content-Type", f.MimeType)
+	h.Set("Accept-Ranges", "bytes")
+	h.Set("X-Content-Type-Options", "nosniff")
+	// The content is the user's: a browser must not run it on our origin.
+	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	http.ServeContent(q.w, q.r, "", f.UpdatedAt, rc)
+	return nil
+}
+
+// index writes an HTML list of a folder's items.
+func (q *request) index() error {
+	q.w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	q.w.Header().Set("Content-Security-Policy", "default-src 'none'")
+	if q.r.Method == http.MethodHead {
+		q.w.WriteHeader(http.StatusOK)
+		return nil
+	}
+	bw := bufio.NewWriterSize(q.w, 32<<10)
+	bw.WriteString("<!doctype html><meta charset=\"utf-8\"><title>")
+	bw.WriteString(html.EscapeString("/" + strings.Join(q.res.segs, "/")))
+	bw.WriteString("</title><ul>\n")
+	err := q.children(func(c child) error {
+		name := c.name
+		if c.file.IsFolder || c.kind == kindShared {
+			name += "/"
+		}
+		bw.WriteString(`<li><a href="`)
+		bw.WriteString(html.EscapeString(q.href(append(q.res.segs[:len(q.res.segs):len(q.res.segs)], c.name), c.file.IsFolder || c.kind == kindShared)))
+		bw.WriteString(`">`)
+		bw.WriteString(html.EscapeString(name))
+		bw.WriteString("</a>\n")
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	bw.WriteString("</ul>\n")
+	return bw.Flush()
+}
+
+// put stores the body as the file at the path: a new file (201) or a new
+// version of the existing one (204).
+func (q *request) put() error {
+	res := q.res
+	if err := res.writable(); err != nil {
+		return err
+	}
+	if res.exists && res.file.IsFolder {
+		return methodNotAllowed(q.w, "%q is a folder; PUT writes files.", res.file.Name)
+	}
+	if !res.exists && !res.parentOK {
+		return app.Errorf(app.EConflict, "The folder to put %q in does not exist.", res.name())
+	}
+	if q.r.ContentLength > MaxPutBytes {
+		return app.Errorf(app.EPayloadTooLarge, "A file stored over WebDAV is at most %d bytes (512 MiB); use the resumable upload for larger files.", MaxPutBytes)
+	}
+	if err := q.checkPreconditions(); err != nil {
+		return err
+	}
+	req := drive.PutRequest{ParentID: res.parentID, Name: res.name(), MimeType: q.r.Header.Get("Content-Type"),
+		Size: q.r.ContentLength, Body: q.r.Body, MaxBytes: MaxPutBytes}
+	if res.exists {
+		req.FileID = res.file.ID
+	}
+	f, created, err := q.h.drive.Put(q.ctx, q.p, req)
+	if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return app.Errorf(app.EBadRequest, "The body ended before its Content-Length; nothing was stored.")
+		}
+		return err
+	}
+	q.w.Header().Set("ETag", etag(f))
+	if created {
+		q.w.Header().Set("Location", q.href(res.segs, false))
+		q.w.WriteHeader(http.StatusCreated)
+	} else {
+		q.w.WriteHeader(http.StatusNoContent)
+	}
+	return nil
+}
+
+// checkPreconditions honours If-Match and If-None-Match on writes.
+func (q *request) checkPreconditions() error {
+	res := q.res
+	if im := q.r.Header.Get("If-Match"); im != "" {
+		if !res.exists || (strings.TrimSpace(im) != "*" && !etagListHas(im, etag(res.file))) {
+			return app.Errorf(app.EPreconditionFailed, "If-Match does not match the current entity tag.")
+		}
+	}
+	if inm := q.r.Header.Get("If-None-Match"); inm != "" && res.exists {
+		if strings.TrimSpace(inm) == "*" || etagListHas(inm, etag(res.file)) {
+			return app.Errorf(app.EPreconditionFailed, "If-None-Match: the resource exists with that entity tag.")
+		}
+	}
+	return nil
+}
+
+func etagListHas(list, tag string) bool {
+	for _, t := range strings.Split(list, ",") {
+		if strings.TrimPrefix(strings.TrimSpace(t), "W/") == tag {
+			return true
+		}
+	}
+	return false
+}
+
+// delete moves the item to the trash.
+func (q *request) delete() error {
+	res := q.res
+	if err := res.writable(); err != nil {
+		return err
+	}
+	if !res.exists {
+		return app.Errorf(app.ENotFound, "Nothing is at %s.", q.r.URL.Path)
+	}
+	if q.r.URL.Fragment != "" || strings.Contains(q.r.RequestURI, "#") {
+		return app.Errorf(app.EBadRequest, "A request URI carries no fragment.")
+	}
+	if err := q.checkPreconditions(); err != nil {
+		return err
+	}
+	if err := q.h.drive.Trash(q.ctx, q.p, res.file.ID); err != nil {
+		return err
+	}
+	q.w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// mkcol creates a folder.
+func (q *request) mkcol() error {
+	res := q.res
+	if res.exists {
+		return methodNotAllowed(q.w, "Something already exists at %s.", q.r.URL.Path)
+	}
+	if err := res.writable(); err != nil {
+		return err
+	}
+	if q.r.ContentLength > 0 || len(q.r.TransferEncoding) > 0 {
+		n, _ := io.Copy(io.Discard, io.LimitReader(q.r.Body, 1))
+		if n > 0 {
+			return app.Errorf("unsupported_media_type", "MKCOL takes no body.")
+		}
+	}
+	if !res.parentOK {
+		return app.Errorf(app.EConflict, "The folder to create %q in does not exist.", res.name())
+	}
+	if _, err := q.h.drive.CreateFolder(q.ctx, q.p, res.name(), res.parentID); err != nil {
+		return err
+	}
+	q.w.Header().Set("Location", q.href(res.segs, true))
+	q.w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// destination resolves the Destination header.
+func (q *request) destination() (*resource, error) {
+	raw := q.r.Header.Get("Destination")
+	if raw == "" {
+		return nil, app.Errorf(app.EBadRequest, "COPY and MOVE need a Destination header.")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, app.Errorf(app.EBadRequest, "The Destination header is not a URL.")
+	}
+	if u.Host != "" && u.Host != q.r.Host {
+		return nil, app.Errorf("bad_gateway", "The destination is on another server.")
+	}
+	_, rel, ok := splitMount(u.Path)
+	if !ok {
+		return nil, app.Errorf("bad_gateway", "The destination is outside the file mount.")
+	}
+	segs, err := segments(rel)
+	if err != nil {
+		return nil, err
+	}
+	return q.resolve(segs)
+}
+
+// copyMove serves COPY and MOVE.
+func (q *request) copyMove(move bool) error {
+	src := q.res
+	if !src.exists {
+		return app.Errorf(app.ENotFound, "Nothing is at %s.", q.r.URL.Path)
+	}
+	if src.kind != kindItem {
+		return app.Errorf(app.EForbidden, "The root and %q cannot be copied or moved.", SharedFolder)
+	}
+	if move && src.shared {
+		return readOnly()
+	}
+	depth := strings.ToLower(strings.TrimSpace(q.r.Header.Get("Depth")))
+	switch {
+	case depth == "" || depth == "infinity":
+	case depth == "0" && !move:
+	default:
+		return app.Errorf(app.EBadRequest, "Depth must be infinity%s.", map[bool]string{false: " or 0", true: ""}[move])
+	}
+	overwrite := true
+	switch strings.ToUpper(strings.TrimSpace(q.r.Header.Get("Overwrite"))) {
+	case "", "T":
+	case "F":
+		overwrite = false
+	default:
+		return app.Errorf(app.EBadRequest, "Overwrite is T or F.")
+	}
+	dst, err := q.destination()
+	if err != nil {
+		return err
+	}
+	if err := dst.writable(); err != nil {
+		return err
+	}
+	same := dst.exists && dst.file.ID == src.file.ID
+	if same && (!move || dst.name() == src.file.Name) {
+		return app.Errorf(app.EForbidden, "The source and the destination are the same.")
+	}
+	if !same && isPrefix(src.segs, dst.segs) && len(dst.segs) > len(src.segs) {
+		return app.Errorf(app.EForbidden, "An item cannot be copied or moved into itself.")
+	}
+	if !dst.parentOK {
+		return app.Errorf(app.EConflict, "The destination folder does not exist.")
+	}
+	status := http.StatusCreated
+	if dst.exists && !same {
+		if !overwrite {
+			return app.Errorf(app.EPreconditionFailed, "The destination exists and Overwrite is F.")
+		}
+		if err := q.h.drive.Trash(q.ctx, q.p, dst.file.ID); err != nil {
+			return err
+		}
+		status = http.StatusNoContent
+	}
+	if move {
+		_, err = q.h.drive.MoveTo(q.ctx, q.p, src.file.ID, dst.parentID, dst.name())
+	} else {
+		_, err = q.h.drive.CopyTo(q.ctx, q.p, src.file.ID, dst.parentID, dst.name(), depth == "0")
+	}
+	if err != nil {
+		return err
+	}
+	q.w.Header().Set("Location", q.href(dst.segs, src.file.IsFolder))
+	q.w.WriteHeader(status)
+	return nil
+}
+
+// isPrefix reports whether a is a prefix of b, comparing names as the drive does.
+func isPrefix(a, b []string) bool {
+	if len(a) > len(b) {
+		return false
+	}
+	for i := range a {
+		if drive.NameKey(a[i]) != drive.NameKey(b[i]) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,518 @@
+package webdav
+
+import (
+	"bufio"
+	"encoding/xml"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"atrium/app"
+	"atrium/app/drive"
+)
+
+const nsMS = "urn:schemas-microsoft-com:"
+
+// Live properties of every resource, in allprop order.
+var liveProps = []xml.Name{
+	{Space: nsDAV, Local: "resourcetype"}, {Space: nsDAV, Local: "displayname"},
+	{Space: nsDAV, Local: "getlastmodified"}, {Space: nsDAV, Local: "creationdate"},
+	{Space: nsDAV, Local: "getetag"}, {Space: nsDAV, Local: "getcontentlength"},
+	{Space: nsDAV, Local: "getcontenttype"}, {Space: nsDAV, Local: "supportedlock"},
+	{Space: nsDAV, Local: "lockdiscovery"},
+}
+
+// quotaProps (RFC 4331) are answered on request only.
+var quotaProps = []xml.Name{{Space: nsDAV, Local: "quota-available-bytes"}, {Space: nsDAV, Local: "quota-used-bytes"}}
+
+// protectedProps cannot be set by PROPPATCH.
+var protectedProps = map[string]bool{"resourcetype": true, "getetag": true, "getcontentlength": true,
+	"getcontenttype": true, "supportedlock": true, "lockdiscovery": true, "creationdate": true,
+	"quota-available-bytes": true, "quota-used-bytes": true}
+
+// propQuery is what a PROPFIND asks for.
+type propQuery struct {
+	allprop, propname bool
+	names             []xml.Name // prop, or allprop's include
+}
+
+func (pq propQuery) wants(space, local string) bool {
+	if pq.allprop || pq.propname {
+		return true
+	}
+	return slices.Contains(pq.names, xml.Name{Space: space, Local: local})
+}
+
+func (pq propQuery) wantsDead() bool {
+	if pq.allprop || pq.propname {
+		return true
+	}
+	for _, n := range pq.names {
+		if n.Space != nsDAV || !slices.Contains(liveProps, n) && !slices.Contains(quotaProps, n) {
+			return true
+		}
+	}
+	return false
+}
+
+func parsePropfind(q *request) (propQuery, error) {
+	root, err := parseXML(q.r.Body)
+	if errors.Is(err, errNoBody) {
+		return propQuery{allprop: true}, nil
+	}
+	if err != nil {
+		return propQuery{}, app.Errorf(app.EBadRequest, "The PROPFIND body is not valid XML: %v.", err)
+	}
+	if !root.is(nsDAV, "propfind") {
+		return propQuery{}, app.Errorf(app.EBadRequest, "The PROPFIND body must be a DAV:propfind element.")
+	}
+	var pq propQuery
+	for _, c := range root.Children {
+		switch {
+		case c.is(nsDAV, "allprop"):
+			pq.allprop = true
+		case c.is(nsDAV, "propname"):
+			pq.propname = true
+		case c.is(nsDAV, "prop"), c.is(nsDAV, "include"):
+			for _, p := range c.Children {
+				if !slices.Contains(pq.names, p.Name) {
+					pq.names = append(pq.names, p.Name)
+				}
+			}
+		}
+	}
+	if !pq.allprop && !pq.propname && pq.names == nil {
+		return propQuery{}, app.Errorf(app.EBadRequest, "The PROPFIND body names no properties (prop, allprop or propname).")
+	}
+	if pq.allprop && pq.propname {
+		return propQuery{}, app.Errorf(app.EBadRequest, "allprop and propname exclude each other.")
+	}
+	return pq, nil
+}
+
+// entry is one resource of a multistatus answer.
+type entry struct {
+	segs  []string
+	kind  int
+	file  drive.File
+	dead  []drive.DeadProp
+	locks []drive.Lock
+	// chain and chainAt locate lock roots (see resource).
+	chain   []drive.File
+	chainAt int
+}
+
+func (e *entry) collection() bool { return e.kind != kindItem || e.file.IsFolder }
+
+// propfind answers PROPFIND with Depth 0 or 1.
+func (q *request) propfind() error {
+	depth := strings.ToLower(strings.TrimSpace(q.r.Header.Get("Depth")))
+	if depth != "0" && depth != "1" {
+		q.w.Header().Set("Content-Type", "application/xml; charset=utf-8")
+		q.w.WriteHeader(http.StatusForbidden)
+		_, err := q.w.Write([]byte(`<?xml version="1.0" encoding="utf-8"?>` + "\n" +
+			`<D:error xmlns:D="DAV:"><D:propfind-finite-depth/></D:error>` + "\n"))
+		return err
+	}
+	pq, err := parsePropfind(q)
+	if err != nil {
+		return err
+	}
+	res := q.res
+	if !res.exists {
+		return app.Errorf(app.ENotFound, "Nothing is at %s.", q.r.URL.Path)
+	}
+	self := &entry{segs: res.segs, kind: res.kind, file: res.file, chain: res.chain, chainAt: res.chainAt}
+	var parentLocks []drive.Lock
+	if res.kind == kindItem {
+		if pq.wants(nsDAV, "lockdiscovery") || pq.wants(nsDAV, "supportedlock") {
+			if self.locks, err = q.h.drive.Locks(q.ctx, q.p, res.file.ID); err != nil {
+				return err
+			}
+			for _, l := range self.locks {
+				if l.Deep {
+					parentLocks = append(parentLocks, l)
+				}
+			}
+		}
+		if pq.wantsDead() {
+			dead, err := q.h.drive.DeadProps(q.ctx, q.p, []string{res.file.ID})
+			if err != nil {
+				return err
+			}
+			self.dead = dead[res.file.ID]
+		}
+	}
+	var usage *drive.Usage
+	if res.isCollection() && (pq.wants(nsDAV, "quota-available-bytes") || pq.wants(nsDAV, "quota-used-bytes")) && !pq.allprop && !pq.propname {
+		u, err := q.h.drive.Storage(q.ctx, q.p)
+		if err != nil {
+			return err
+		}
+		usage = &u
+	}
+	q.w.Header().Set("Content-Type", "application/xml; charset=utf-8")
+	q.w.WriteHeader(http.StatusMultiStatus)
+	bw := bufio.NewWriterSize(q.w, 64<<10)
+	bw.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n" + `<D:multistatus xmlns:D="DAV:">`)
+	now := time.Now()
+	q.writeEntry(bw, self, pq, usage, now)
+	if depth == "1" && res.isCollection() {
+		err = q.childPages(func(page []child) error {
+			ids := make([]string, 0, len(page))
+			for _, c := range page {
+				if c.kind == kindItem {
+					ids = append(ids, c.file.ID)
+				}
+			}
+			var dead map[string][]drive.DeadProp
+			var locks map[string][]drive.Lock
+			if pq.wantsDead() {
+				if dead, err = q.h.drive.DeadProps(q.ctx, q.p, ids); err != nil {
+					return err
+				}
+			}
+			if pq.wants(nsDAV, "lockdiscovery") {
+				if locks, err = q.h.drive.LocksOnItems(q.ctx, q.p, ids); err != nil {
+					return err
+				}
+			}
+			for _, c := range page {
+				segs := append(res.segs[:len(res.segs):len(res.segs)], c.name)
+				e := &entry{segs: segs, kind: c.kind, file: c.file, chain: append(res.chain[:len(res.chain):len(res.chain)], c.file), chainAt: res.chainAt}
+				if c.kind == kindItem {
+					e.dead = dead[c.file.ID]
+					e.locks = append(locks[c.file.ID], parentLocks...)
+					if res.kind == kindShared {
+						e.chain, e.chainAt = []drive.File{c.file}, 1
+					}
+				}
+				q.writeEntry(bw, e, pq, nil, now)
+			}
+			return nil
+		})
+		if err != nil {
+			// The status is sent: end the document with what is known and log.
+			q.h.log.Error("webdav propfind listing", "path", q.r.URL.Path, "err", err)
+		}
+	}
+	bw.WriteString("</D:multistatus>\n")
+	return bw.Flush()
+}
+
+// child is one item of a collection listing under its name in the mount.
+type child struct {
+	name string
+	kind int
+	file drive.File
+}
+
+// childPages calls fn with the children of the request's collection, a page
+// at a time.
+func (q *request) childPages(fn func([]child) error) error {
+	res := q.res
+	switch res.kind {
+	case kindShared:
+		shared, err := q.sharedItems()
+		if err != nil {
+			return err
+		}
+		page := make([]child, 0, len(shared))
+		for _, s := range shared {
+			page = append(page, child{name: s.name, kind: kindItem, file: s.file})
+		}
+		return fn(page)
+	case kindRoot:
+		if err := fn([]child{{name: SharedFolder, kind: kindShared}}); err != nil {
+			return err
+		}
+	}
+	folder := ""
+	if res.kind == kindItem {
+		folder = res.file.ID
+	}
+	return q.h.drive.Children(q.ctx, q.p, folder, func(items []drive.File) error {
+		out := make([]child, 0, len(items))
+		for _, f := range items {
+			if folder == "" && drive.NameKey(f.Name) == drive.NameKey(SharedFolder) {
+				continue // hidden by the virtual folder
+			}
+			out = append(out, child{name: f.Name, kind: kindItem, file: f})
+		}
+		return fn(out)
+	})
+}
+
+// children calls fn for each child of the request's collection.
+func (q *request) children(fn func(child) error) error {
+	return q.childPages(func(page []child) error {
+		for _, c := range page {
+			if err := fn(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// writeEntry writes one response element.
+func (q *request) writeEntry(w *bufio.Writer, e *entry, pq propQuery, usage *drive.Usage, now time.Time) {
+	w.WriteString("<D:response><D:href>")
+	escapeTo(w, q.href(e.segs, e.collection()))
+	w.WriteString("</D:href>")
+	var missing []xml.Name
+	w.WriteString("<D:propstat><D:prop>")
+	if pq.propname {
+		for _, n := range liveProps {
+			if q.liveValue(e, n.Local, now) != nil {
+				propElement(w, n, "")
+			}
+		}
+		for _, d := range e.dead {
+			if d.Space != nsDAV || !slices.Contains(liveProps, xml.Name{Space: d.Space, Local: d.Name}) {
+				propElement(w, xml.Name{Space: d.Space, Local: d.Name}, "")
+			}
+		}
+	} else {
+		names := pq.names
+		if pq.allprop {
+			names = append(slices.Clone(liveProps), pq.names...)
+			for _, d := range e.dead {
+				if n := (xml.Name{Space: d.Space, Local: d.Name}); !slices.Contains(names, n) {
+					names = append(names, n)
+				}
+			}
+		}
+		for i, n := range names {
+			if pq.allprop && slices.Contains(names[:i], n) {
+				continue
+			}
+			if v := q.propValue(e, n, usage, now); v != nil {
+				propElement(w, n, *v)
+			} else if !pq.allprop || slices.Contains(pq.names, n) {
+				missing = append(missing, n)
+			}
+		}
+	}
+	w.WriteString("</D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat>")
+	if len(missing) > 0 {
+		w.WriteString("<D:propstat><D:prop>")
+		for _, n := range missing {
+			propElement(w, n, "")
+		}
+		w.WriteString("</D:prop><D:status>HTTP/1.1 404 Not Found</D:status></D:propstat>")
+	}
+	w.WriteString("</D:response>\n")
+}
+
+// propValue returns the XML value of a property, nil when the resource has none.
+func (q *request) propValue(e *entry, n xml.Name, usage *drive.Usage, now time.Time) *string {
+	if n.Space == nsDAV {
+		if v := q.liveValue(e, n.Local, now); v != nil {
+			return v
+		}
+		if usage != nil {
+			switch n.Local {
+			case "quota-available-bytes":
+				v := strconv.FormatInt(usage.AvailableBytes, 10)
+				if usage.QuotaBytes <= 0 {
+					v = strconv.FormatInt(1<<50, 10)
+				}
+				return &v
+			case "quota-used-bytes":
+				v := strconv.FormatInt(usage.UserUsedBytes, 10)
+				return &v
+			}
+		}
+	}
+	for _, d := range e.dead {
+		if d.Space == n.Space && d.Name == n.Local {
+			v := d.Value
+			return &v
+		}
+	}
+	return nil
+}
+
+func str(s string) *string { return &s }
+
+// liveValue returns a live property's XML value, nil when not defined here.
+func (q *request) liveValue(e *entry, local string, now time.Time) *string {
+	item := e.kind == kindItem
+	switch local {
+	case "resourcetype":
+		if e.collection() {
+			return str("<D:collection/>")
+		}
+		return str("")
+	case "displayname":
+		if len(e.segs) == 0 {
+			return str("")
+		}
+		return str(escape(e.segs[len(e.segs)-1]))
+	case "getlastmodified":
+		if item {
+			return str(httpTime(e.file.UpdatedAt))
+		}
+	case "creationdate":
+		if item {
+			return str(e.file.CreatedAt.UTC().Format(time.RFC3339))
+		}
+	case "getetag":
+		if item {
+			return str(escape(etag(e.file)))
+		}
+	case "getcontentlength":
+		if item && !e.file.IsFolder {
+			return str(strconv.FormatInt(e.file.SizeBytes, 10))
+		}
+	case "getcontenttype":
+		if item && !e.file.IsFolder {
+			return str(escape(e.file.MimeType))
+		}
+	case "supportedlock":
+		if item {
+			return str("<D:lockentry><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>" +
+				"<D:lockentry><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>")
+		}
+	case "lockdiscovery":
+		if item {
+			var b strings.Builder
+			for _, l := range e.locks {
+				q.activeLock(&b, l, q.lockRoot(l, e), now)
+			}
+			return str(b.String())
+		}
+	}
+	return nil
+}
+
+// lockRoot returns the href of the item a lock covering e was taken on.
+func (q *request) lockRoot(l drive.Lock, e *entry) string {
+	for i, f := range e.chain {
+		if f.ID == l.FileID {
+			n := e.chainAt + i + 1
+			return q.href(e.segs[:n], f.IsFolder)
+		}
+	}
+	return q.href(e.segs, e.collection())
+}
+
+// activeLock writes a DAV:activelock element.
+func (q *request) activeLock(w stringWriter, l drive.Lock, root string, now time.Time) {
+	scope, depth := "exclusive", "0"
+	if l.Shared {
+		scope = "shared"
+	}
+	if l.Deep {
+		depth = "infinity"
+	}
+	secs := int64(l.ExpiresAt.Sub(now).Seconds() + 0.999)
+	w.WriteString("<D:activelock><D:locktype><D:write/></D:locktype><D:lockscope><D:" + scope + "/></D:lockscope><D:depth>" + depth + "</D:depth>")
+	if l.OwnerInfo != "" {
+		w.WriteString("<D:owner>" + l.OwnerInfo + "</D:owner>")
+	}
+	w.WriteString("<D:timeout>Second-" + strconv.FormatInt(max(secs, 0), 10) + "</D:timeout><D:locktoken><D:href>")
+	escapeTo(w, l.Token)
+	w.WriteString("</D:href></D:locktoken><D:lockroot><D:href>")
+	escapeTo(w, root)
+	w.WriteString("</D:href></D:lockroot></D:activelock>")
+}
+
+// proppatch stores dead properties and honours modification times.
+func (q *request) proppatch() error {
+	res := q.res
+	if !res.exists {
+		return app.Errorf(app.ENotFound, "Nothing is at %s.", q.r.URL.Path)
+	}
+	if err := res.writable(); err != nil {
+		return err
+	}
+	root, err := parseXML(q.r.Body)
+	if err != nil {
+		return app.Errorf(app.EBadRequest, "The PROPPATCH body is not valid XML: %v.", err)
+	}
+	if !root.is(nsDAV, "propertyupdate") {
+		return app.Errorf(app.EBadRequest, "The PROPPATCH body must be a DAV:propertyupdate element.")
+	}
+	type op struct {
+		name   xml.Name
+		remove bool
+		value  string
+		status int
+	}
+	var ops []*op
+	final := map[xml.Name]*op{}
+	var modified *time.Time
+	failed := false
+	for _, c := range root.Children {
+		remove := c.is(nsDAV, "remove")
+		if !remove && !c.is(nsDAV, "set") {
+			continue
+		}
+		for _, pr := range c.Children {
+			if !pr.is(nsDAV, "prop") {
+				continue
+			}
+			for _, p := range pr.Children {
+				o := &op{name: p.Name, remove: remove, value: innerXML(p), status: http.StatusOK}
+				switch {
+				case p.Name.Space == nsDAV && protectedProps[p.Name.Local]:
+					o.status, failed = http.StatusForbidden, true
+				case !remove && ((p.Name.Space == nsDAV && p.Name.Local == "getlastmodified") ||
+					(p.Name.Space == nsMS && p.Name.Local == "Win32LastModifiedTime")):
+					t, err := http.ParseTime(strings.TrimSpace(p.text()))
+					if err != nil {
+						o.status, failed = http.StatusConflict, true
+					} else {
+						modified = &t
+					}
+				}
+				ops = append(ops, o)
+				final[o.name] = o
+			}
+		}
+	}
+	if !failed {
+		var set, del []drive.DeadProp
+		for _, o := range ops {
+			if final[o.name] != o || (o.name.Space == nsDAV && o.name.Local == "getlastmodified") {
+				continue
+			}
+			d := drive.DeadProp{Space: o.name.Space, Name: o.name.Local, Value: o.value}
+			if o.remove {
+				del = append(del, d)
+			} else {
+				set = append(set, d)
+			}
+		}
+		if err := q.h.drive.PropPatch(q.ctx, q.p, res.file.ID, set, del); err != nil {
+			return err
+		}
+		if modified != nil {
+			if _, err := q.h.drive.SetModified(q.ctx, q.p, res.file.ID, *modified); err != nil {
+				return err
+			}
+		}
+	}
+	q.w.Header().Set("Content-Type", "application/xml; charset=utf-8")
+	q.w.WriteHeader(http.StatusMultiStatus)
+	bw := bufio.NewWriter(q.w)
+	bw.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n" + `<D:multistatus xmlns:D="DAV:"><D:response><D:href>`)
+	escapeTo(bw, q.href(res.segs, res.isCollection()))
+	bw.WriteString("</D:href>")
+	for _, o := range ops {
+		st := o.status
+		if failed && st == http.StatusOK {
+			st = http.StatusFailedDependency
+		}
+		bw.WriteString("<D:propstat><D:prop>")
+		propElement(bw, o.name, "")
+		bw.WriteString("</D:prop><D:status>HTTP/1.1 " + strconv.Itoa(st) + " " + http.StatusText(st) + "</D:status></D:propstat>")
+	}
+	bw.WriteString("</D:response></D:multistatus>\n")
+	return bw.Flush()
+}

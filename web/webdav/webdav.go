@@ -1,0 +1,274 @@
+// Package webdav is the drive's file mount (RFC 4918, DAV classes 1 and 2) at
+// /api/v1/webdav/ and its alias /webdav/. It is an http.Handler over the drive
+// service: every method resolves the path to a drive item and calls the same
+// service method as the REST API, so permissions, quota, versions, locks,
+// events and the sync feed apply unchanged. The gin middleware has already
+// authenticated the request (HTTP Basic with e-mail and app password, or a
+// bearer token); a request without a principal is answered 401 with a Basic
+// challenge.
+//
+// Layout: the mount's root is the caller's own drive; a virtual, read-only
+// folder "Shared with me" at the root holds what others share with the caller
+// (writes there → 403 read_only).
+//
+// The protocol is handled here rather than by golang.org/x/net/webdav's
+// Handler: its PUT maps every error to 405 and cannot stream into a service
+// call, its COPY rewrites content through the file system instead of sharing
+// blobs, its PROPFIND stats every child one by one, and its lock system is
+// not the drive's. What this door does:
+//   - PROPFIND Depth 0 and 1 (infinity, also by omission, → 403 with a
+//     propfind-finite-depth body), written as a stream while the folder is
+//     paged through; dead properties are stored by PROPPATCH.
+//   - GET/HEAD with Range, ETag (the content hash) and Last-Modified.
+//   - PUT streamed into the drive, at most 512 MiB (413 beyond, also when
+//     Content-Length says so up front); an overwrite adds a version; over
+//     quota → 507 Insufficient Storage; an interrupted PUT keeps the old
+//     version.
+//   - LOCK/UNLOCK with the drive's lock manager (exclusive and shared write
+//     locks, 30 minute TTL), the If header (lock tokens and entity tags,
+//     tagged and untagged lists).
+//   - Client quirks: macOS Finder's "._*" and ".DS_Store" files are stored
+//     like any file; Windows' Mini-Redirector gets MS-Author-Via: DAV and its
+//     Translate header is ignored (content is always served as stored).
+package webdav
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"atrium/app"
+	"atrium/app/drive"
+)
+
+// Mount points.
+const (
+	Prefix      = "/api/v1/webdav"
+	AliasPrefix = "/webdav"
+)
+
+// SharedFolder is the name of the virtual folder of items shared with the caller.
+const SharedFolder = "Shared with me"
+
+// MaxPutBytes is the largest file a PUT stores.
+const MaxPutBytes = 512 << 20
+
+// Methods are the HTTP methods the mount answers (for route registration).
+var Methods = []string{http.MethodOptions, http.MethodGet, http.MethodHead, http.MethodPut, http.MethodDelete,
+	http.MethodPost, "PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK"}
+
+const allow = "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK"
+
+// Handler serves the mount.
+type Handler struct {
+	drive    *drive.Service
+	log      *slog.Logger
+	problems string
+}
+
+// New returns the mount's handler; publicURL names the problem type URIs.
+func New(svc *drive.Service, publicURL string, log *slog.Logger) *Handler {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Handler{drive: svc, log: log, problems: strings.TrimRight(publicURL, "/") + "/problems"}
+}
+
+// request is one request being served.
+type request struct {
+	h      *Handler
+	w      http.ResponseWriter
+	r      *http.Request
+	ctx    context.Context
+	p      *app.Principal
+	prefix string // the mount point the client used
+	res    *resource
+	// ifLists is the parsed If header; tokens the lock tokens it submits.
+	ifLists []ifList
+	tokens  []string
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p := app.PrincipalFrom(r.Context())
+	if p == nil {
+		h.problem(w, r, app.Errorf(app.EUnauthorized, "Authentication is required: HTTP Basic with your e-mail address and an app password, or a bearer token."))
+		return
+	}
+	prefix, rel, ok := splitMount(r.URL.Path)
+	if !ok {
+		h.problem(w, r, app.Errorf(app.ENotFound, "No WebDAV resource at %s.", r.URL.Path))
+		return
+	}
+	q := &request{h: h, w: w, r: r, ctx: r.Context(), p: p, prefix: prefix}
+	if r.Method == http.MethodOptions {
+		q.options()
+		return
+	}
+	segs, err := segments(rel)
+	if err != nil {
+		h.problem(w, r, err)
+		return
+	}
+	if q.res, err = q.resolve(segs); err != nil {
+		h.problem(w, r, err)
+		return
+	}
+	if hdr := r.Header.Get("If"); hdr != "" {
+		if q.ifLists, err = parseIf(hdr); err != nil {
+			h.problem(w, r, err)
+			return
+		}
+		for _, l := range q.ifLists {
+			for _, c := range l.conds {
+				if c.token != "" {
+					q.tokens = append(q.tokens, c.token)
+				}
+			}
+		}
+	}
+	q.ctx = drive.WithStrictLocks(drive.WithLockTokens(q.ctx, q.tokens...))
+	if len(q.ifLists) > 0 && r.Method != "LOCK" { // LOCK evaluates If itself (refresh)
+		if err := q.checkIf(); err != nil {
+			h.problem(w, r, err)
+			return
+		}
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		err = q.get()
+	case http.MethodPut:
+		err = q.put()
+	case http.MethodDelete:
+		err = q.delete()
+	case "MKCOL":
+		err = q.mkcol()
+	case "COPY", "MOVE":
+		err = q.copyMove(r.Method == "MOVE")
+	case "PROPFIND":
+		err = q.propfind()
+	case "PROPPATCH":
+		err = q.proppatch()
+	case "LOCK":
+		err = q.lock()
+	case "UNLOCK":
+		err = q.unlock()
+	default:
+		w.Header().Set("Allow", allow)
+		err = app.Errorf("method_not_allowed", "The method %s is not allowed here.", r.Method)
+	}
+	if err != nil {
+		h.problem(w, r, err)
+	}
+}
+
+// splitMount returns the mount point of path and the rest of it.
+func splitMount(path string) (prefix, rel string, ok bool) {
+	for _, p := range []string{Prefix, AliasPrefix} {
+		if path == p {
+			return p, "/", true
+		}
+		if strings.HasPrefix(path, p+"/") {
+			return p, path[len(p):], true
+		}
+	}
+	return "", "", false
+}
+
+// segments splits a decoded path below the mount into names.
+func segments(rel string) ([]string, error) {
+	var out []string
+	for _, s := range strings.Split(rel, "/") {
+		switch s {
+		case "", ".":
+			continue
+		case "..":
+			return nil, app.Errorf(app.EBadRequest, "The path must not contain \"..\".")
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// href is the escaped URL path of segments below the mount; a collection's
+// ends with a slash.
+func (q *request) href(segs []string, collection bool) string {
+	var b strings.Builder
+	b.WriteString(q.prefix)
+	for _, s := range segs {
+		b.WriteByte('/')
+		b.WriteString(escapeSegment(s))
+	}
+	if collection || len(segs) == 0 {
+		b.WriteByte('/')
+	}
+	return b.String()
+}
+
+func escapeSegment(s string) string {
+	return strings.ReplaceAll(url.PathEscape(s), "+", "%2B")
+}
+
+func (q *request) options() {
+	h := q.w.Header()
+	h.Set("DAV", "1, 2")
+	h.Set("MS-Author-Via", "DAV")
+	h.Set("Allow", allow)
+	h.Set("Accept-Ranges", "bytes")
+	h.Set("Content-Length", "0")
+	q.w.WriteHeader(http.StatusOK)
+}
+
+// statuses maps app error codes to the mount's HTTP statuses.
+var statuses = map[string]int{
+	app.EUnauthorized: http.StatusUnauthorized, app.EForbidden: http.StatusForbidden,
+	app.EInsufficientScope: http.StatusForbidden, app.EFeatureNotInPlan: http.StatusForbidden,
+	app.ENoBoundUser: http.StatusForbidden, app.EOrgSuspended: http.StatusForbidden, app.EReadOnly: http.StatusForbidden,
+	app.ENotFound: http.StatusNotFound, app.EConflict: http.StatusConflict,
+	app.EPreconditionFailed: http.StatusPreconditionFailed, app.EPayloadTooLarge: http.StatusRequestEntityTooLarge,
+	app.EValidation: http.StatusBadRequest, app.EBadRequest: http.StatusBadRequest, app.ELocked: http.StatusLocked,
+	app.EQuotaExceeded: http.StatusInsufficientStorage, app.EUnavailable: http.StatusServiceUnavailable,
+	"method_not_allowed": http.StatusMethodNotAllowed, "unsupported_media_type": http.StatusUnsupportedMediaType,
+	"bad_gateway": http.StatusBadGateway, "not_implemented": http.StatusNotImplemented,
+}
+
+// problem answers an error as application/problem+json.
+func (h *Handler) problem(w http.ResponseWriter, r *http.Request, err error) {
+	code := app.ErrorCode(err)
+	st, ok := statuses[code]
+	if !ok {
+		st, code = http.StatusInternalServerError, app.EInternal
+		if errors.Is(err, context.Canceled) || errors.Is(r.Context().Err(), context.Canceled) {
+			h.log.Info("webdav request abandoned", "method", r.Method, "path", r.URL.Path, "err", err)
+		} else {
+			h.log.Error("webdav", "method", r.Method, "path", r.URL.Path, "err", err)
+		}
+	}
+	if st == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Basic realm="atrium", charset="UTF-8"`)
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Del("Content-Length")
+	w.Header().Del("ETag")
+	w.WriteHeader(st)
+	if r.Method == http.MethodHead {
+		return
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"type": h.problems + "/" + code, "title": http.StatusText(st), "status": st, "detail": app.ErrorMessage(err), "code": code,
+	})
+}
+
+func readOnly() error {
+	return app.Errorf(app.EReadOnly, "%q is read-only: copy items out of it to change them.", SharedFolder)
+}
+
+func methodNotAllowed(w http.ResponseWriter, format string, args ...any) error {
+	w.Header().Set("Allow", allow)
+	return app.Errorf("method_not_allowed", format, args...)
+}
