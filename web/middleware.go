@@ -147,6 +147,10 @@ func (s *Server) authenticate(c *gin.Context) {
 		if pr.Status >= 500 {
 			s.log.Error("authenticate", "err", err, "request_id", requestIDFrom(ctx))
 		}
+		if pr.Status == http.StatusUnauthorized && hasAnyPrefix(c.Request.URL.Path, basicAuthPrefixes) {
+			// DAV and mount clients prompt again on a Basic challenge.
+			c.Header("WWW-Authenticate", `Basic realm="atrium", charset="UTF-8"`)
+		}
 		pr.write(c.Writer, requestIDFrom(ctx))
 		c.Abort()
 		return

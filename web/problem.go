@@ -141,7 +141,7 @@ func (p *Problem) headers(h http.Header) {
 	if p.retryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(p.retryAfter))
 	}
-	if p.Status == http.StatusUnauthorized {
+	if p.Status == http.StatusUnauthorized && h.Get("WWW-Authenticate") == "" {
 		h.Set("WWW-Authenticate", `Bearer realm="atrium"`)
 	}
 }

@@ -224,7 +224,7 @@ func TestWebDAVAuth(t *testing.T) {
 		{Name: "no credential", Request: webtest.Request{Method: "PROPFIND", Path: "/api/v1/webdav/", Header: map[string]string{"Depth": "0"}}, Status: 401, Problem: "unauthorized", Headers: basic},
 		{Name: "no credential on the alias", Request: webtest.Request{Method: "GET", Path: "/webdav/"}, Status: 401, Headers: basic},
 		{Name: "account password refused", Request: webtest.Request{Method: "PROPFIND", Path: "/api/v1/webdav/", BasicID: "boss@acme.test", BasicPW: "a long enough password",
-			Header: map[string]string{"Depth": "0"}}, Status: 401, Problem: "unauthorized"},
+			Header: map[string]string{"Depth": "0"}}, Status: 401, Problem: "unauthorized", Headers: basic},
 		{Name: "app password", Request: davReq(ann, "PROPFIND", "/", map[string]string{"Depth": "0"}, nil), Status: 207},
 		{Name: "bearer", Request: webtest.Request{Method: "PROPFIND", Path: "/webdav/", Token: ann.creds.Token, Header: map[string]string{"Depth": "0"}}, Status: 207},
 	})
@@ -319,6 +319,10 @@ func TestWebDAVLocks(t *testing.T) {
 	})
 	s.Clock.Advance(31 * time.Minute)
 	ann.want(204, "PUT", "/Team/plan.txt", nil, "v5")
+	done, err := s.Main.Drive.Maintain(context.Background())
+	if err != nil || done["locks_expired"] < 1 {
+		t.Fatalf("maintenance did not sweep the expired lock: %v %v", done, err)
+	}
 
 	// Shared locks coexist; a LOCK on an unmapped URL creates an empty file.
 	t1 := ann.lock("/Team/shared.txt", "shared", nil)

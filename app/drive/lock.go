@@ -43,6 +43,8 @@ type LockStore interface {
 	LockByToken(ctx context.Context, token string) (Lock, error)
 	SetLockExpiry(ctx context.Context, token string, at time.Time) error
 	DeleteLock(ctx context.Context, token string) error
+	// DeleteExpiredLocks removes locks that expired before t.
+	DeleteExpiredLocks(ctx context.Context, t time.Time) (int, error)
 	// LocksOn returns the live locks on fileID, the deep ones on the folders
 	// above it and, with below, every lock on the items below it.
 	LocksOn(ctx context.Context, fileID string, below bool, now time.Time) ([]Lock, error)

@@ -28,6 +28,7 @@ func (s *Service) Maintain(ctx context.Context) (map[string]int, error) {
 		{"tombstones_pruned", func(ctx context.Context, now time.Time) (int, error) {
 			return s.store.PruneTombstones(ctx, now.Add(-s.opts.TombstoneMaxAge))
 		}},
+		{"locks_expired", s.store.DeleteExpiredLocks},
 		{"blobs_deleted", s.collect},
 	}
 	for _, st := range steps {

@@ -101,3 +101,13 @@ func (s DriveStore) LocksOnFiles(ctx context.Context, fileIDs []string, now time
 	return scanLocks(s.read(ctx).QueryContext(ctx, `SELECT `+lockCols+` FROM drive_locks l
 		WHERE l.file_id IN (SELECT value FROM json_each(?)) AND l.expires_at > ? ORDER BY l.created_at`, jsonIDs(fileIDs), ms(now)))
 }
+
+// DeleteExpiredLocks removes locks that expired before t.
+func (s DriveStore) DeleteExpiredLocks(ctx context.Context, t time.Time) (int, error) {
+	res, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_locks WHERE expires_at < ?`, ms(t))
+	if err != nil {
+		return 0, mapErr(err, "drive locks")
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}

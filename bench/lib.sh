@@ -1,0 +1,44 @@
+# Shared helpers of the transfer benchmarks (bench/drive-transfer.sh, bench/tus.sh).
+# Source after setting TMP; the caller sets SERVER_PID once the server runs.
+# Every script prints one figure per line with PASS or MISS and exits non-zero
+# only when the measurement cannot be set up.
+SERVER_PID=""
+SAMPLER_PID=""
+cleanup() {
+  [ -n "$SAMPLER_PID" ] && kill "$SAMPLER_PID" 2>/dev/null || true
+  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill -TERM "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+  fi
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+die() { echo "SETUP FAILURE: $*" >&2; exit 2; }
+verdict() { if [ "$1" = 1 ]; then echo PASS; else echo MISS; fi; }
+ge() { awk -v a="$1" -v b="$2" 'BEGIN { print (a >= b) ? 1 : 0 }'; }
+lt() { awk -v a="$1" -v b="$2" 'BEGIN { print (a < b) ? 1 : 0 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+# fig LABEL VALUE [TARGET OK]: one aligned figure line; OK (1 or 0) gives PASS or MISS.
+fig() {
+  if [ $# -ge 4 ]; then
+    printf "%-44s %-40s target %-10s %s\n" "$1" "$2" "$3" "$(verdict "$4")"
+  else
+    printf "%-44s %s\n" "$1" "$2"
+  fi
+}
+now() { date +%s.%N; }
+mibps() { awk -v b="$1" -v s="$2" 'BEGIN { printf "%.1f", b / 1048576 / s }'; }
+rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$SERVER_PID/status"; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# sample_rss FILE: writes the server's peak RSS (KiB) seen every 50 ms to FILE until killed.
+sample_rss() {
+  local peak=0 v
+  while kill -0 "$SERVER_PID" 2>/dev/null; do
+    v=$(rss_kib || echo 0)
+    [ "${v:-0}" -gt "$peak" ] && peak=$v && echo "$peak" >"$1"
+    sleep 0.05
+  done
+}
