@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The interop suite: drives a real Atrium binary with real third-party clients.
-# Usage: interop/run.sh path/to/atrium
+# Usage: interop/run.sh path/to/atrium [SUITE...]   (e.g. 50-webdav; default: every suite)
 set -u
 cd "$(dirname "$0")/.."
 BIN=$(realpath "${1:-bin/atrium}")
@@ -12,7 +12,11 @@ CREDS=$("$BIN" bootstrap --data "$DATA_DIR" --json --admin-email admin@example.t
 MEMBER=$("$BIN" bootstrap --data "$DATA_DIR" --json --admin-email member@example.test --role member)
 export BIN ATRIUM_URL DATA_DIR CREDS MEMBER
 
-for suite in interop/suites/*.sh; do
+shift $(($# > 0 ? 1 : 0))
+suites=("$@")
+[ ${#suites[@]} -gt 0 ] || suites=(interop/suites/*.sh)
+for suite in "${suites[@]}"; do
+  [ -f "$suite" ] || suite=interop/suites/${suite%.sh}.sh
   # shellcheck source=/dev/null
   source "$suite"
 done

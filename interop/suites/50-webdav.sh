@@ -74,4 +74,18 @@ check "webdav: rclone copies a tree of 1,000 files into the mount" wd_rclone_cop
 check "webdav: rclone check finds the mount identical" wd_rclone_check
 check "webdav: REST sees the 1,000 files" wd_rest_count
 check "webdav: rclone sync of changes, then a copy back, is identical" wd_rclone_sync
+# cadaver (Debian): the command-line DAV client, credentials from a .netrc.
+wd_cadaver() {
+  local home=$WD_DIR/cadaver-home host
+  host=$(sed -E 's#^https?://([^:/]+).*#\1#' <<<"$ATRIUM_URL")
+  mkdir -p "$home" && printf 'machine %s\nlogin %s\npassword %s\n' "$host" "$WD_EMAIL" "$WD_PASS" >"$home/.netrc" && chmod 600 "$home/.netrc"
+  echo "written by cadaver" >"$WD_DIR/cad.txt"
+  (cd "$WD_DIR" && printf 'mkcol cad\ncd cad\nput cad.txt\nlock cad.txt\nput cad.txt\nunlock cad.txt\nmove cad.txt moved.txt\nget moved.txt back.txt\nls\nquit\n' |
+    HOME=$home timeout 60 cadaver "$ATRIUM_URL/webdav/") >"$WD_DIR/cadaver.out" 2>&1
+  if grep -qiE 'failed|error' "$WD_DIR/cadaver.out"; then cat "$WD_DIR/cadaver.out"; return 1; fi
+  [ "$(grep -c 'succeeded' "$WD_DIR/cadaver.out")" -ge 8 ] || { cat "$WD_DIR/cadaver.out"; return 1; }
+  cmp "$WD_DIR/cad.txt" "$WD_DIR/back.txt"
+}
+export -f wd_cadaver
+check "webdav: cadaver mkcol, put, lock, put with the lock, unlock, move, get through /webdav/" wd_cadaver
 rm -rf "$WD_DIR"
