@@ -78,7 +78,8 @@ func SeedDemo(ctx context.Context, m *Main) ([]DemoCredential, error) {
 // PrintDemo prints the demo credentials for a person to copy.
 func PrintDemo(w io.Writer, publicURL string, creds []DemoCredential) {
 	fmt.Fprintf(w, "\nAtrium demo is running at %s\n", publicURL)
-	fmt.Fprintf(w, "API docs: %s/api/v1/docs   CardDAV and CalDAV: %s/dav/ (e-mail + app password)\n\n", publicURL, publicURL)
+	fmt.Fprintf(w, "API docs: %s/api/v1/docs   CardDAV and CalDAV: %s/dav/   WebDAV drive: %s/webdav/ (e-mail + app password)\n\n",
+		publicURL, publicURL, publicURL)
 	for _, c := range creds {
 		fmt.Fprintf(w, "%-14s %-26s %-7s\n  token:        %s\n  app password: %s\n", c.Org, c.Email, c.Role, c.Token, c.AppPassword)
 	}
