@@ -31,6 +31,7 @@ const (
 	EIdempotencyInFlight = "idempotency_in_flight"
 	EQuotaExceeded       = "quota_exceeded"
 	EEditorUnavailable   = "editor_unavailable"
+	ENoPreview           = "no_preview"
 	EBadRequest          = "bad_request"
 	EUnavailable         = "unavailable"
 	EInternal            = "internal"

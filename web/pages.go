@@ -31,6 +31,7 @@ var problemDocs = map[string]string{
 	"idempotency_in_flight":  "A request with the same Idempotency-Key is still being processed. Wait for Retry-After seconds and retry.",
 	"quota_exceeded":         "The storage quota would be exceeded.",
 	"editor_unavailable":     "No online editor is configured on this server.",
+	"no_preview":             "The server cannot make a thumbnail or preview of this file type (images only: JPEG, PNG, GIF, WebP, TIFF, BMP). Download the file instead.",
 	"bad_request":            "The request could not be understood (for example malformed JSON).",
 	"unavailable":            "The service is temporarily unavailable. Retry later.",
 	"internal":               "An unexpected error occurred on the server. The instance field holds the request id to give to support.",

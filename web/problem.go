@@ -26,6 +26,7 @@ var problemStatus = map[string]int{
 	app.EOrgSuspended:        http.StatusForbidden,
 	app.EReadOnly:            http.StatusForbidden,
 	app.ENotFound:            http.StatusNotFound,
+	app.ENoPreview:           http.StatusNotFound,
 	app.EConflict:            http.StatusConflict,
 	app.EIdempotencyReused:   http.StatusConflict,
 	app.ESeatFloor:           http.StatusConflict,

@@ -307,6 +307,9 @@ func (s *Service) addVersion(ctx context.Context, p *app.Principal, f File, mime
 	if f.IsFolder {
 		return File{}, nameConflict(f.Name)
 	}
+	if isCold(f) {
+		return File{}, archivedConflict(f)
+	}
 	now := s.clock.Now()
 	oldGroup, oldStored := f.MimeGroup, f.StoredBytes
 	f.Version++
@@ -519,6 +522,9 @@ func (s *Service) openFile(f File) (File, io.ReadSeekCloser, error) {
 	if f.IsFolder {
 		return File{}, nil, app.Errorf(app.EConflict, "%q is a folder; it has no content.", f.Name)
 	}
+	if isCold(f) {
+		return File{}, nil, archivedConflict(f)
+	}
 	if f.Status != StatusActive {
 		return File{}, nil, app.Errorf(app.EConflict, "The file is %s; its content is not available now.", f.Status)
 	}
@@ -547,6 +553,9 @@ func (s *Service) downloadLink(f File, inline bool) (Link, error) {
 	}
 	if f.Status == StatusPending {
 		return Link{}, app.Errorf(app.EConflict, "The upload of %q is not confirmed yet.", f.Name)
+	}
+	if isCold(f) {
+		return Link{}, archivedConflict(f)
 	}
 	now := s.clock.Now()
 	return Link{URL: s.urls.Download(f.Hash(), f.Name, f.MimeType, inline && InlineSafe(f.MimeType), s.opts.URLTTL),

@@ -198,6 +198,8 @@ type Store interface {
 	ShareStore
 	LockStore
 	MountStore
+	ArchiveStore
+	PreviewStore
 
 	// NextSeq bumps and returns the owner's change sequence.
 	NextSeq(ctx context.Context, ownerID string) (int64, error)

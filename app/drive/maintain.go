@@ -29,7 +29,10 @@ func (s *Service) Maintain(ctx context.Context) (map[string]int, error) {
 			return s.store.PruneTombstones(ctx, now.Add(-s.opts.TombstoneMaxAge))
 		}},
 		{"locks_expired", s.store.DeleteExpiredLocks},
+		{"files_archived", s.archiveCold},
+		{"previews_evicted", s.maintainPreviews},
 		{"blobs_deleted", s.collect},
+		{"archive_deleted", s.sweepArchive},
 	}
 	for _, st := range steps {
 		n, err := st.fn(ctx, now)

@@ -38,6 +38,11 @@ type Options struct {
 	// PublicURL is the server's external base URL; share links are
 	// {PublicURL}/s/{token}.
 	PublicURL string
+	// archive is the archive tier (WithArchive); nil: none.
+	archive *archiveTier
+	// PreviewCacheBytes caps the cached thumbnails and previews (default 1 GiB);
+	// PreviewMaxPixels refuses larger source images (default 50 million).
+	PreviewCacheBytes, PreviewMaxPixels int64
 }
 
 func (o *Options) defaults() {

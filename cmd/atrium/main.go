@@ -45,7 +45,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newServeCmd(), newBootstrapCmd(), newTokenCmd(), newMailCmd(), newMigrateCmd(), newVersionCmd())
+	root.AddCommand(newServeCmd(), newBootstrapCmd(), newTokenCmd(), newMailCmd(), newMigrateCmd(), newVersionCmd(), newDriveCmd())
 	return root
 }
 

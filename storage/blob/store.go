@@ -312,15 +312,21 @@ func (s *Store) ensureFanout(hash string) error {
 
 // Open opens the object hash for reading. The caller closes the file.
 func (s *Store) Open(hash string) (*os.File, error) {
+	return openObject("blob open", hash, s.path)
+}
+
+// openObject opens the file path(hash) of a valid hash; a missing file is
+// ErrNotFound. op names the operation in errors.
+func openObject(op, hash string, path func(string) string) (*os.File, error) {
 	if err := ValidHash(hash); err != nil {
-		return nil, fmt.Errorf("blob open: %w", err)
+		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	f, err := os.Open(s.path(hash))
+	f, err := os.Open(path(hash))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("blob open %s: %w", hash, ErrNotFound)
+		return nil, fmt.Errorf("%s %s: %w", op, hash, ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("blob open: %w", err)
+		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	return f, nil
 }

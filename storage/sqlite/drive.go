@@ -496,12 +496,15 @@ func (s DriveStore) LargestFiles(ctx context.Context, orgID, ownerID string, lim
 		ORDER BY f.size_bytes DESC LIMIT ?`, orgID, ownerID, limit))
 }
 
-// HashInUse reports whether a version or an upload refers to hash.
+// HashInUse reports whether a version or an upload refers to hash. The head
+// version of an archived file does not count: its bytes live in the archive.
 func (s DriveStore) HashInUse(ctx context.Context, hash string) (bool, error) {
 	var used bool
-	err := s.read(ctx).QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM drive_versions WHERE content_hash = ?)
+	err := s.read(ctx).QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM drive_versions v JOIN drive_files f ON f.id = v.file_id
+			WHERE v.content_hash = ? AND NOT (f.status = 'archived' AND v.version = f.version))
 		OR EXISTS (SELECT 1 FROM drive_uploads WHERE content_hash = ?)
-		OR EXISTS (SELECT 1 FROM drive_tus_uploads WHERE content_hash = ?)`, hash, hash, hash).Scan(&used)
+		OR EXISTS (SELECT 1 FROM drive_tus_uploads WHERE content_hash = ?)
+		OR EXISTS (SELECT 1 FROM drive_previews WHERE derived_hash = ?)`, hash, hash, hash, hash).Scan(&used)
 	return used, mapErr(err, "blob references")
 }
 

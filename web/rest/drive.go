@@ -3,6 +3,7 @@ package rest
 import (
 	"context"
 	"net/http"
+	"reflect"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -146,10 +147,19 @@ func registerDrive(api huma.API, d Deps) {
 			return out(f), err
 		})
 	dl := status(op(http.MethodGet, "/drive/{file_id}/download", "downloadFile", "Get a download URL", tag, read), http.StatusOK)
-	dl.Description = "Returns `{url, expires_at}`: a presigned URL (no bearer needed) serving the content with `Range` support, valid 15 minutes."
-	huma.Register(api, errs(dl, nf, http.StatusConflict), func(ctx context.Context, in *FilePath) (*body[drive.Link], error) {
-		l, err := s.Download(ctx, principal(ctx), in.FileID)
-		return out(l), err
+	dl.Description = "Returns `{url, expires_at}`: a presigned URL (no bearer needed) serving the content with `Range` support, valid 15 minutes. " +
+		"An archived file answers 202 `{status: \"restoring\", file_id, restore_status_url, retry_after_seconds}` and is restored in the background; " +
+		"follow `restore-status` and download again once it is ready."
+	dl.Responses = downloadResponses(api)
+	huma.Register(api, errs(dl, nf, http.StatusConflict), func(ctx context.Context, in *FilePath) (*downloadOutput, error) {
+		l, info, err := s.DownloadOrRestore(ctx, principal(ctx), in.FileID)
+		if err != nil {
+			return nil, err
+		}
+		if info != nil {
+			return &downloadOutput{Status: http.StatusAccepted, Body: info}, nil
+		}
+		return &downloadOutput{Status: http.StatusOK, Body: l}, nil
 	})
 	huma.Register(api, errs(status(op(http.MethodPatch, "/drive/{file_id}/rename", "renameFile", "Rename a file or folder", tag, write), http.StatusOK), nf, http.StatusConflict),
 		func(ctx context.Context, in *struct {
@@ -229,4 +239,45 @@ func registerDrive(api huma.API, d Deps) {
 			l, err := s.DownloadVersion(ctx, principal(ctx), in.FileID, in.VersionID)
 			return out(l), err
 		})
+}
+
+// downloadOutput is a download URL (200) or, for an archived file, the restore
+// started (202).
+type downloadOutput struct {
+	Status int
+	Body   any
+}
+
+func downloadResponses(api huma.API) map[string]*huma.Response {
+	reg := api.OpenAPI().Components.Schemas
+	resp := func(desc string, t reflect.Type) *huma.Response {
+		return &huma.Response{Description: desc, Content: map[string]*huma.MediaType{
+			"application/json": {Schema: reg.Schema(t, true, "")}}}
+	}
+	return map[string]*huma.Response{
+		"200": resp("The download URL.", reflect.TypeFor[drive.Link]()),
+		"202": resp("The file is archived: its restore started.", reflect.TypeFor[drive.RestoreInfo]()),
+	}
+}
+
+// registerDriveArchive registers the archive tier: restore progress and the
+// admins' archive operation.
+func registerDriveArchive(api huma.API, d Deps) {
+	s := d.Drive
+	tag := "Drive"
+	nf := http.StatusNotFound
+	rs := status(op(http.MethodGet, "/drive/{file_id}/restore-status", "getRestoreStatus", "Get the restore progress of an archived file", tag, app.ScopeDriveRead), http.StatusOK)
+	rs.Description = "`status` is archived (no restore running: download the file to start one), restoring (with `progress` 0..1 and the expected `ready_at`) or active (downloadable)."
+	huma.Register(api, errs(rs, nf, http.StatusConflict), func(ctx context.Context, in *FilePath) (*body[drive.RestoreStatus], error) {
+		st, err := s.RestoreStatus(ctx, principal(ctx), in.FileID)
+		return out(st), err
+	})
+	ar := status(op(http.MethodPost, "/drive/{file_id}/archive", "archiveFile", "Archive a file", tag, app.ScopeAdmin), http.StatusOK)
+	ar.Description = "Moves the file's current content to the compressed archive tier (admins). Downloading it later restores it."
+	// An Atrium extension outside the stable v1 contract: routed, not published (spec §1, §9).
+	ar.Hidden = true
+	huma.Register(api, errs(ar, nf, http.StatusConflict), func(ctx context.Context, in *FilePath) (*body[drive.File], error) {
+		f, err := s.Archive(ctx, principal(ctx), in.FileID)
+		return out(f), err
+	})
 }

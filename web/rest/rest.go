@@ -55,6 +55,8 @@ func Register(api huma.API, d Deps) {
 		registerDriveTus(api, d)
 		registerDriveSync(api, d)
 		registerDriveShares(api, d)
+		registerDriveArchive(api, d)
+		registerDrivePreviews(api, d)
 	}
 }
 

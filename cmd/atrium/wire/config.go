@@ -79,6 +79,8 @@ var defaults = map[string]any{
 	"webhooks.retention":             "720h",
 	"drive.upload_ttl":               "24h",
 	"drive.max_upload_bytes":         int64(10 << 30),
+	"drive.preview_cache_bytes":      int64(1 << 30),
+	"drive.preview_max_pixels":       int64(50_000_000),
 	"drive.version_max_count":        50,
 	"drive.version_max_age":          "4320h",
 	"drive.trash_max_age":            "720h",
@@ -242,6 +244,12 @@ type DriveConfig struct {
 	TrashMaxAge         time.Duration `koanf:"trash_max_age"`
 	SyncLogMaxAge       time.Duration `koanf:"sync_log_max_age"`
 	MaintenanceInterval time.Duration `koanf:"maintenance_interval"`
+	// ArchiveAfter archives files nobody downloaded for this long; 0: off.
+	ArchiveAfter time.Duration `koanf:"archive_after"`
+	// PreviewCacheBytes caps cached thumbnails and previews (LRU eviction);
+	// PreviewMaxPixels refuses larger source images (decompression bombs).
+	PreviewCacheBytes int64 `koanf:"preview_cache_bytes"`
+	PreviewMaxPixels  int64 `koanf:"preview_max_pixels"`
 }
 
 func (d DriveConfig) validate() []error {
@@ -255,16 +263,23 @@ func (d DriveConfig) validate() []error {
 			errs = append(errs, fmt.Errorf("drive.%s: must be positive", c.key))
 		}
 	}
+	if d.ArchiveAfter < 0 {
+		errs = append(errs, errors.New("drive.archive_after: must be 0 (off) or positive"))
+	}
 	if d.VersionMaxCount < 1 {
 		errs = append(errs, errors.New("drive.version_max_count: must be at least 1"))
 	}
 	if d.MaxUploadBytes < 1 {
 		errs = append(errs, errors.New("drive.max_upload_bytes: must be positive"))
 	}
+	if d.PreviewCacheBytes < 1 || d.PreviewMaxPixels < 1 {
+		errs = append(errs, errors.New("drive.preview_cache_bytes and drive.preview_max_pixels: must be positive"))
+	}
 	return errs
 }
 
 func (d DriveConfig) options() drive.Options {
 	return drive.Options{UploadTTL: d.UploadTTL, MaxUploadBytes: d.MaxUploadBytes, MaxVersions: d.VersionMaxCount,
-		VersionMaxAge: d.VersionMaxAge, TrashMaxAge: d.TrashMaxAge, TombstoneMaxAge: d.SyncLogMaxAge}
+		VersionMaxAge: d.VersionMaxAge, TrashMaxAge: d.TrashMaxAge, TombstoneMaxAge: d.SyncLogMaxAge,
+		PreviewCacheBytes: d.PreviewCacheBytes, PreviewMaxPixels: d.PreviewMaxPixels}
 }

@@ -146,7 +146,12 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 	}
 	m.Contacts = contacts.NewService(sqlite.ContactsStore{DB: db}, audit, m.Clock)
 	m.Calendar = calendar.NewService(sqlite.CalendarStore{DB: db}, audit, sqlite.Outbox{DB: db}, m.Clock)
-	m.Drive = drive.NewService(sqlite.DriveStore{DB: db}, driveBlobs{m.Blobs}, driveURLs{signer}, audit, sqlite.Outbox{DB: db}, m.Clock, log, cfg.Drive.options().WithSyncKey(cursorKey).WithPublicURL(cfg.PublicURL))
+	archive, err := blob.OpenArchive(filepath.Join(cfg.Data, "archive"))
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	m.Drive = drive.NewService(sqlite.DriveStore{DB: db}, driveBlobs{m.Blobs}, driveURLs{signer}, audit, sqlite.Outbox{DB: db}, m.Clock, log, cfg.Drive.options().WithSyncKey(cursorKey).WithPublicURL(cfg.PublicURL).WithArchive(archive, cfg.Drive.ArchiveAfter))
 	if m.Tus, err = tus.New(tus.Config{Drive: m.Drive, Blobs: m.Blobs, Dir: filepath.Join(cfg.Data, "tus"), PublicURL: cfg.PublicURL, Log: log}); err != nil {
 		m.Close()
 		return nil, err

@@ -1,0 +1,220 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"atrium/cmd/atrium/wire"
+	"atrium/web/webtest"
+)
+
+type restoreInfo struct {
+	Status            string `json:"status"`
+	FileID            string `json:"file_id"`
+	RestoreStatusURL  string `json:"restore_status_url"`
+	RetryAfterSeconds int    `json:"retry_after_seconds"`
+}
+
+type restoreStatus struct {
+	FileID   string  `json:"file_id"`
+	Status   string  `json:"status"`
+	Progress float64 `json:"progress"`
+	ReadyAt  *string `json:"ready_at"`
+}
+
+type storageUsage struct {
+	UsedBytes     int64 `json:"used_bytes"`
+	FileCount     int64 `json:"file_count"`
+	UserUsedBytes int64 `json:"user_used_bytes"`
+	UserFileCount int64 `json:"user_file_count"`
+}
+
+func (c driveClient) detail(id string) driveFile {
+	c.t.Helper()
+	var f driveFile
+	c.ok(200, "GET", "/api/v1/drive/"+id+"/detail", nil, &f)
+	return f
+}
+
+// restoreAndDownload downloads an archived file: 202 with the restore info,
+// restore-status until it is active, then the bytes.
+func (c driveClient) restoreAndDownload(id string) []byte {
+	c.t.Helper()
+	res := c.do("GET", "/api/v1/drive/"+id+"/download", nil)
+	if res.StatusCode != 202 {
+		c.t.Fatalf("download of an archived file: %d %s", res.StatusCode, res.Body)
+	}
+	var info restoreInfo
+	res.Decode(c.t, &info)
+	if info.Status != "restoring" || info.FileID != id || info.RestoreStatusURL != "/api/v1/drive/"+id+"/restore-status" || info.RetryAfterSeconds < 1 {
+		c.t.Fatalf("restore info %+v", info)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var st restoreStatus
+		c.ok(200, "GET", info.RestoreStatusURL, nil, &st)
+		if st.FileID != id || st.Progress < 0 || st.Progress > 1 {
+			c.t.Fatalf("restore status %+v", st)
+		}
+		if st.Status == "active" {
+			if st.Progress != 1 || st.ReadyAt == nil {
+				c.t.Fatalf("restored status %+v", st)
+			}
+			break
+		}
+		if st.Status != "restoring" {
+			c.t.Fatalf("restore status %+v", st)
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("restore did not finish: %+v", st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return c.download(id)
+}
+
+func (c driveClient) usage() storageUsage {
+	c.t.Helper()
+	var u storageUsage
+	c.ok(200, "GET", "/api/v1/drive/storage", nil, &u)
+	return u
+}
+
+func TestDriveArchiveRestore(t *testing.T) {
+	s, c := newDrive(t)
+	ctx := context.Background()
+	var buf bytes.Buffer
+	for i := 0; buf.Len() < 300<<10; i++ {
+		fmt.Fprintf(&buf, "line %d of the yearly report\n", i)
+	}
+	content := buf.Bytes()
+	report := c.upload("report.txt", "", "text/plain", content)
+	shared := c.upload("shared.txt", "", "text/plain", []byte("shared bytes"))
+	var dup driveFile
+	c.ok(201, "POST", "/api/v1/drive/"+shared.ID+"/copy", nil, &dup)
+	folder := c.folder("Docs", "")
+	before := c.usage()
+
+	other := s.Bootstrap("Other Org", "eve@example.test", "admin")
+	colleague := s.Bootstrap("Drive Org", "bob@example.test", "member")
+	s.Run(t, []webtest.Scenario{
+		{Name: "member cannot archive", Request: webtest.Request{Method: "POST", Path: "/api/v1/drive/" + report.ID + "/archive", Token: colleague.Token}, Status: 403},
+		{Name: "other org cannot archive", Request: webtest.Request{Method: "POST", Path: "/api/v1/drive/" + report.ID + "/archive", Token: other.Token}, Status: 404, Problem: "not_found"},
+		{Name: "folder is not archived", Request: webtest.Request{Method: "POST", Path: "/api/v1/drive/" + folder.ID + "/archive", Token: c.tok}, Status: 409, Problem: "conflict"},
+	})
+
+	for _, f := range []driveFile{report, shared} {
+		var a driveFile
+		c.ok(200, "POST", "/api/v1/drive/"+f.ID+"/archive", nil, &a)
+		if a.Status != "archived" || a.ContentHash != f.ContentHash {
+			t.Fatalf("archive %+v", a)
+		}
+		if d := c.detail(f.ID); d.Status != "archived" {
+			t.Fatalf("detail after archive %+v", d)
+		}
+	}
+	// Archiving again is a no-op.
+	c.ok(200, "POST", "/api/v1/drive/"+report.ID+"/archive", nil, nil)
+
+	// The hot blob of the report goes with maintenance; the shared one stays
+	// for the copy, which keeps downloading.
+	s.Clock.Advance(2 * time.Hour)
+	done, err := s.Main.Drive.Maintain(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done["files_archived"] != 0 {
+		t.Fatalf("archiving by age is off by default: %v", done)
+	}
+	if s.Main.Blobs.Exists(strings.TrimPrefix(report.ContentHash, "sha256:")) {
+		t.Fatal("the hot blob of an archived file was kept")
+	}
+	if !s.Main.Blobs.Exists(strings.TrimPrefix(shared.ContentHash, "sha256:")) {
+		t.Fatal("the hot blob another file uses was deleted")
+	}
+	if got := c.download(dup.ID); string(got) != "shared bytes" {
+		t.Fatalf("copy of an archived file: %q", got)
+	}
+	if after := c.usage(); after != before {
+		t.Fatalf("usage changed by archiving: %+v, before %+v", after, before)
+	}
+
+	var vs []struct {
+		ID string `json:"id"`
+	}
+	c.ok(200, "GET", "/api/v1/drive/"+report.ID+"/versions", nil, &vs)
+	s.Run(t, []webtest.Scenario{
+		{Name: "other org: no restore status", Request: webtest.Request{Method: "GET", Path: "/api/v1/drive/" + report.ID + "/restore-status", Token: other.Token}, Status: 404, Problem: "not_found"},
+		{Name: "other org: no download", Request: webtest.Request{Method: "GET", Path: "/api/v1/drive/" + report.ID + "/download", Token: other.Token}, Status: 404, Problem: "not_found"},
+		{Name: "colleague without share: no download", Request: webtest.Request{Method: "GET", Path: "/api/v1/drive/" + report.ID + "/download", Token: colleague.Token}, Status: 404, Problem: "not_found"},
+		{Name: "archived version download", Request: webtest.Request{Method: "GET", Path: "/api/v1/drive/" + report.ID + "/versions/" + vs[0].ID + "/download", Token: c.tok}, Status: 409, Problem: "conflict"},
+	})
+	var st restoreStatus
+	c.ok(200, "GET", "/api/v1/drive/"+report.ID+"/restore-status", nil, &st)
+	if st.Status != "archived" || st.Progress != 0 || st.ReadyAt != nil {
+		t.Fatalf("restore status before restore %+v", st)
+	}
+
+	if got := c.restoreAndDownload(report.ID); !bytes.Equal(got, content) {
+		t.Fatalf("restored %d bytes, want %d equal bytes", len(got), len(content))
+	}
+	if got := c.restoreAndDownload(shared.ID); string(got) != "shared bytes" {
+		t.Fatalf("restored shared %q", got)
+	}
+	if d := c.detail(report.ID); d.Status != "active" || d.ContentHash != report.ContentHash {
+		t.Fatalf("detail after restore %+v", d)
+	}
+	if after := c.usage(); after != before {
+		t.Fatalf("usage changed by archive and restore: %+v, before %+v", after, before)
+	}
+
+	// The archived copies nothing refers to any more are swept; the restored
+	// file still downloads.
+	done, err = s.Main.Drive.Maintain(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done["archive_deleted"] != 2 {
+		t.Fatalf("archive sweep: %v", done)
+	}
+	if got := c.download(report.ID); !bytes.Equal(got, content) {
+		t.Fatal("download after the sweep differs")
+	}
+}
+
+func TestDriveArchiveByAge(t *testing.T) {
+	s := webtest.New(t, func(cfg *wire.Config) { cfg.Drive.ArchiveAfter = 30 * 24 * time.Hour })
+	cr := s.Bootstrap("Drive Org", "ann@example.test", "admin")
+	c := driveClient{t: t, s: s, tok: cr.Token}
+	ctx := context.Background()
+	cold := c.upload("cold.txt", "", "text/plain", []byte("nobody reads me"))
+	warm := c.upload("warm.txt", "", "text/plain", []byte("read often"))
+
+	s.Clock.Advance(20 * 24 * time.Hour)
+	c.download(warm.ID)
+	s.Clock.Advance(15 * 24 * time.Hour)
+	done, err := s.Main.Drive.Maintain(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done["files_archived"] != 1 {
+		t.Fatalf("maintenance %v", done)
+	}
+	if d := c.detail(cold.ID); d.Status != "archived" {
+		t.Fatalf("cold file %+v", d)
+	}
+	if d := c.detail(warm.ID); d.Status != "active" {
+		t.Fatalf("warm file %+v", d)
+	}
+	if got := c.restoreAndDownload(cold.ID); string(got) != "nobody reads me" {
+		t.Fatalf("restored %q", got)
+	}
+	// A restored file counts as just accessed: not archived again at once.
+	if done, err = s.Main.Drive.Maintain(ctx); err != nil || done["files_archived"] != 0 {
+		t.Fatalf("maintenance after restore %v %v", done, err)
+	}
+}
