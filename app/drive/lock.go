@@ -10,8 +10,8 @@ import (
 	"atrium/app"
 )
 
-// The drive's one lock manager: WebDAV LOCK/UNLOCK now, editor (WOPI) sessions
-// later. A lock belongs to the user who took it; it is exclusive, or shared
+// The drive's one lock manager: WebDAV LOCK/UNLOCK and editor (WOPI) locks
+// (editor.go). A lock belongs to the user who took it; it is exclusive, or shared
 // with other shared locks, and on a folder it may cover everything below it
 // (Deep). While a lock lives, writes to the item (content, name, place,
 // metadata, trash, delete) and, for a folder, additions to it are refused with
@@ -83,6 +83,18 @@ type lockTokensKey struct{}
 type submittedTokens struct {
 	tokens []string
 	strict bool
+	// held are editor locks the caller proved to hold by their WOPI lock id:
+	// an editor session is shared by everyone editing the document, so such a
+	// lock is held whoever took it.
+	held []string
+}
+
+// withHeldLock returns ctx in which the lock token is held by the caller
+// whoever owns it (an editor lock whose WOPI lock id the editor presented).
+func withHeldLock(ctx context.Context, token string) context.Context {
+	st, _ := ctx.Value(lockTokensKey{}).(submittedTokens)
+	st.held = append(slices.Clone(st.held), token)
+	return context.WithValue(ctx, lockTokensKey{}, st)
 }
 
 // WithLockTokens returns ctx carrying the lock tokens a client submitted; the
@@ -340,7 +352,7 @@ func (s *Service) lockHeld(ctx context.Context, p *app.Principal, fileID string,
 	// enough; every locked item must be held.
 	held := map[string]bool{}
 	for _, l := range locks {
-		if l.OwnerID == p.UserID && (!st.strict || slices.Contains(st.tokens, l.Token)) {
+		if slices.Contains(st.held, l.Token) || (l.OwnerID == p.UserID && (!st.strict || slices.Contains(st.tokens, l.Token))) {
 			held[l.FileID] = true
 		}
 	}

@@ -43,6 +43,10 @@ type Options struct {
 	// PreviewCacheBytes caps the cached thumbnails and previews (default 1 GiB);
 	// PreviewMaxPixels refuses larger source images (default 50 million).
 	PreviewCacheBytes, PreviewMaxPixels int64
+	// Editor configures online editing (WithEditor); no URL: none.
+	Editor EditorOptions
+	// Converter converts office documents to ODF (WithConverter); nil: none.
+	Converter Converter
 }
 
 func (o *Options) defaults() {
@@ -88,6 +92,8 @@ type Service struct {
 	// reference under it, the collector re-checks references and deletes under
 	// it, so a deduplicated Put can never lose its bytes to the collector.
 	refMu sync.Mutex
+
+	editor *editorState
 }
 
 // NewService returns the drive service.
@@ -96,7 +102,9 @@ func NewService(store Store, blobs Blobs, urls URLs, audit app.Auditor, outbox a
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Service{store: store, blobs: blobs, urls: urls, audit: audit, outbox: outbox, clock: clock, log: log, opts: opts}
+	s := &Service{store: store, blobs: blobs, urls: urls, audit: audit, outbox: outbox, clock: clock, log: log, opts: opts}
+	s.initEditor()
+	return s
 }
 
 // Options returns the effective options.

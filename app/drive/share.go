@@ -368,6 +368,14 @@ func (s *Service) link(ctx context.Context, token string) (sharedItem, error) {
 	if err != nil {
 		return sharedItem{}, err
 	}
+	return s.linkShare(ctx, sh)
+}
+
+// linkShare resolves the link share sh as link does.
+func (s *Service) linkShare(ctx context.Context, sh Share) (sharedItem, error) {
+	if sh.Token == "" {
+		return sharedItem{}, linkGone()
+	}
 	if sh.ExpiresAt != nil && !s.clock.Now().Before(*sh.ExpiresAt) {
 		return sharedItem{}, linkGone()
 	}

@@ -1,0 +1,553 @@
+package drive
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"atrium/app"
+)
+
+// Online editing: Atrium is the WOPI host of a Collabora Online or ONLYOFFICE
+// Docs server. A user asks for an edit session (EditURL, CreateDocument,
+// LinkEditURL) and gets the editor's URL for the file and a short-lived access
+// token bound to the file, the user, the organisation and edit or view; the
+// editor then calls the WOPI endpoints (/wopi/files/{id}) with that token, and
+// those calls go through this service like every other door: permissions are
+// checked again on each call, content is written by Put (quota, versions,
+// events, audit, sync feed), and WOPI locks are the drive's locks of kind
+// editor, so the file mount and the REST API see them.
+
+// EditorOptions configure online editing.
+type EditorOptions struct {
+	// URL is the base URL of the editor (Collabora Online, ONLYOFFICE Docs);
+	// empty: no online editor.
+	URL string
+	// WOPIURL is the base URL the editor reaches this server at (WOPISrc is
+	// {WOPIURL}/wopi/files/{id}); empty: the public URL.
+	WOPIURL string
+	// DiscoveryTimeout bounds one fetch of the editor's discovery (default 10 s).
+	DiscoveryTimeout time.Duration
+	// DiscoveryMaxAge is how long a fetched discovery is used (default 1 h).
+	DiscoveryMaxAge time.Duration
+	// TokenTTL is the lifetime of access tokens (default 10 h).
+	TokenTTL time.Duration
+	// TokenKey signs access tokens (HMAC-SHA256); required with URL.
+	TokenKey []byte
+	// Client fetches the discovery; nil: a client with DiscoveryTimeout.
+	Client *http.Client
+}
+
+// Default editor settings.
+const (
+	DefaultEditorTokenTTL   = 10 * time.Hour
+	defaultDiscoveryTimeout = 10 * time.Second
+	defaultDiscoveryMaxAge  = time.Hour
+	discoveryRetry          = 30 * time.Second
+	// maxWOPILock is the longest WOPI lock id accepted (SupportsExtendedLockLength).
+	maxWOPILock = 1024
+)
+
+// WithEditor returns o with online editing configured.
+func (o Options) WithEditor(e EditorOptions) Options {
+	o.Editor = e
+	return o
+}
+
+// editorState is the service's online-editing state.
+type editorState struct {
+	disc     *discoveryCache // nil: no editor configured
+	presence presenceMap
+}
+
+func (s *Service) initEditor() {
+	e := &s.opts.Editor
+	if e.DiscoveryTimeout <= 0 {
+		e.DiscoveryTimeout = defaultDiscoveryTimeout
+	}
+	if e.DiscoveryMaxAge <= 0 {
+		e.DiscoveryMaxAge = defaultDiscoveryMaxAge
+	}
+	if e.TokenTTL <= 0 {
+		e.TokenTTL = DefaultEditorTokenTTL
+	}
+	e.URL = strings.TrimRight(e.URL, "/")
+	e.WOPIURL = strings.TrimRight(e.WOPIURL, "/")
+	s.editor = &editorState{presence: presenceMap{m: map[string]map[string]*presence{}}}
+	if e.URL != "" {
+		client := e.Client
+		if client == nil {
+			client = &http.Client{Timeout: e.DiscoveryTimeout}
+		}
+		s.editor.disc = &discoveryCache{url: e.URL, client: client, maxAge: e.DiscoveryMaxAge, retryIn: discoveryRetry}
+	}
+}
+
+// EditorConfigured reports whether an online editor is configured.
+func (s *Service) EditorConfigured() bool { return s.editor.disc != nil }
+
+func noEditor() error {
+	return app.Errorf(app.EEditorUnavailable, "No online editor (Collabora Online or ONLYOFFICE) is configured on this server: set [editor] url.")
+}
+
+// discovery returns the editor's discovery: editor_unavailable when none is
+// configured, unavailable when it cannot be fetched.
+func (s *Service) discovery(ctx context.Context) (Discovery, error) {
+	if s.editor.disc == nil {
+		return Discovery{}, noEditor()
+	}
+	if len(s.opts.Editor.TokenKey) == 0 {
+		return Discovery{}, app.Errorf(app.EEditorUnavailable, "The online editor has no access-token key configured.")
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.Editor.DiscoveryTimeout)
+	defer cancel()
+	return s.editor.disc.get(ctx, s.clock.Now())
+}
+
+// WOPISrc returns the WOPI URL of file id.
+func (s *Service) WOPISrc(id string) string {
+	base := s.opts.Editor.WOPIURL
+	if base == "" {
+		base = strings.TrimRight(s.opts.PublicURL, "/")
+	}
+	return base + "/wopi/files/" + url.PathEscape(id)
+}
+
+// EditRequest carries the optional editor settings of an edit session.
+type EditRequest struct {
+	// Lang is the user interface language (BCP 47, e.g. en-US).
+	Lang string
+	// Theme is the editor theme (light, dark, or a name the editor knows).
+	Theme string
+}
+
+var (
+	langRe  = regexp.MustCompile(`^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8}){0,3}$`)
+	themeRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
+)
+
+func (r EditRequest) validate() error {
+	var v app.Validator
+	v.Check(r.Lang == "" || langRe.MatchString(r.Lang), "query.lang", "A language tag such as en or en-US.", r.Lang)
+	v.Check(r.Theme == "" || themeRe.MatchString(r.Theme), "query.theme", "A theme name such as light or dark.", r.Theme)
+	return v.Err()
+}
+
+// EditSession is what a client needs to open the editor (EditSessionResponse):
+// it loads EditURL in a frame by POSTing a form with access_token and
+// access_token_ttl to it.
+type EditSession struct {
+	EditURL     string `json:"edit_url"`
+	AccessToken string `json:"access_token"`
+	// AccessTokenTTL is, as WOPI defines it, the token's expiry in
+	// milliseconds since the Unix epoch.
+	AccessTokenTTL int64     `json:"access_token_ttl"`
+	ExpiresAt      time.Time `json:"expires_at"`
+	// Editor is the product: collabora, onlyoffice or wopi.
+	Editor string `json:"editor"`
+	// Action is edit, or view when the caller may only read the file.
+	Action  string `json:"action"`
+	FileID  string `json:"file_id"`
+	WOPISrc string `json:"wopi_src"`
+	// File is the created file (create-document only).
+	File *File `json:"file,omitempty"`
+}
+
+// EditorUser is someone in an edit session of a file.
+type EditorUser struct {
+	UserID      string `json:"user_id,omitempty"`
+	DisplayName string `json:"display_name"`
+	Email       string `json:"email,omitempty"`
+	// Guest is someone editing through a shared link.
+	Guest     bool      `json:"guest"`
+	Since     time.Time `json:"since"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// EditURL opens an edit session of a file the caller may see: the editor's
+// edit action when the caller may change the file, else its view action.
+func (s *Service) EditURL(ctx context.Context, p *app.Principal, fileID string, r EditRequest) (EditSession, error) {
+	if err := check(p, app.ScopeDriveWrite); err != nil {
+		return EditSession{}, err
+	}
+	if err := r.validate(); err != nil {
+		return EditSession{}, err
+	}
+	disc, err := s.discovery(ctx)
+	if err != nil {
+		return EditSession{}, err
+	}
+	f, err := s.access(ctx, p, fileID, PermView)
+	if err != nil {
+		return EditSession{}, err
+	}
+	if err := editable(f); err != nil {
+		return EditSession{}, err
+	}
+	perm := PermEdit
+	if f.Permission == PermView {
+		perm = PermView
+	}
+	return s.session(disc, f, editorClaims{UserID: p.UserID, OrgID: p.OrgID, Perm: perm}, r)
+}
+
+// LinkEditURL opens an edit session of a file shared by an edit link: the
+// guest edits as the link's creator would, and the session ends when the link
+// is revoked or expires. A view link → forbidden.
+func (s *Service) LinkEditURL(ctx context.Context, token string, r EditRequest) (EditSession, error) {
+	if err := r.validate(); err != nil {
+		return EditSession{}, err
+	}
+	if s.editor.disc == nil {
+		return EditSession{}, noEditor()
+	}
+	l, err := s.link(ctx, token)
+	if err != nil {
+		return EditSession{}, err
+	}
+	if l.share.Permission != PermEdit {
+		return EditSession{}, app.Errorf(app.EForbidden, "This link is for viewing only; it cannot open the editor.")
+	}
+	if err := editable(l.root); err != nil {
+		return EditSession{}, err
+	}
+	disc, err := s.discovery(ctx)
+	if err != nil {
+		return EditSession{}, err
+	}
+	return s.session(disc, l.root, editorClaims{UserID: l.p.UserID, OrgID: l.p.OrgID, Perm: PermEdit, ShareID: l.share.ID}, r)
+}
+
+// editable checks f is a file whose content an editor can load.
+func editable(f File) error {
+	switch {
+	case f.IsFolder:
+		return app.Errorf(app.EConflict, "%q is a folder; only files open in the editor.", f.Name)
+	case f.TrashedAt != nil:
+		return app.Errorf(app.EConflict, "%q is in the trash; restore it to edit it.", f.Name)
+	case f.Status == StatusPending:
+		return app.Errorf(app.EConflict, "The upload of %q is not confirmed yet.", f.Name)
+	case isCold(f):
+		return archivedConflict(f)
+	}
+	return nil
+}
+
+// session issues an access token for f and builds the editor URL.
+func (s *Service) session(disc Discovery, f File, c editorClaims, r EditRequest) (EditSession, error) {
+	action := ""
+	if c.Perm == PermView {
+		action = "view"
+		if disc.Action("view", f.Name, f.MimeType) == "" {
+			action = "edit" // the editor opens it read-only: UserCanWrite is false
+		}
+	} else {
+		action = "edit"
+		if disc.Action("edit", f.Name, f.MimeType) == "" && disc.Action("view", f.Name, f.MimeType) != "" {
+			action, c.Perm = "view", PermView
+		}
+	}
+	src := disc.Action(action, f.Name, f.MimeType)
+	if src == "" {
+		return EditSession{}, app.Errorf(app.EEditorUnavailable, "The online editor (%s) cannot open %q (%s).", disc.Product, f.Name, f.MimeType)
+	}
+	c.FileID = f.ID
+	tok, exp, err := s.issueEditorToken(c)
+	if err != nil {
+		return EditSession{}, err
+	}
+	wopiSrc := s.WOPISrc(f.ID)
+	return EditSession{EditURL: EditorURL(src, wopiSrc, r.Lang, r.Theme), AccessToken: tok, AccessTokenTTL: exp.UnixMilli(),
+		ExpiresAt: exp, Editor: disc.Product, Action: action, FileID: f.ID, WOPISrc: wopiSrc}, nil
+}
+
+// Editors lists who is in an edit session of a file the caller may see: the
+// holder of the file's editor lock and everyone whose editor opened the file
+// since (as long as the lock lives; empty without one).
+func (s *Service) Editors(ctx context.Context, p *app.Principal, fileID string) ([]EditorUser, error) {
+	if err := check(p, app.ScopeDriveRead); err != nil {
+		return nil, err
+	}
+	if _, err := s.access(ctx, p, fileID, PermView); err != nil {
+		return nil, err
+	}
+	lock, _, err := s.editorLocks(ctx, fileID)
+	if err != nil {
+		return nil, err
+	}
+	out := []EditorUser{}
+	if lock == nil {
+		s.editor.presence.drop(fileID)
+		return out, nil
+	}
+	for _, pr := range s.editor.presence.list(fileID, lock.CreatedAt.Add(-presenceSlack)) {
+		out = append(out, EditorUser{UserID: pr.UserID, DisplayName: pr.Name, Email: pr.Email, Guest: pr.Guest, Since: pr.Since,
+			ExpiresAt: lock.ExpiresAt})
+	}
+	// Nobody seen (the server restarted since): the lock's holder.
+	if len(out) == 0 {
+		u, err := s.store.OrgUser(ctx, p.OrgID, lock.OwnerID, "")
+		if err != nil && app.ErrorCode(err) != app.ENotFound {
+			return nil, err
+		}
+		name := u.DisplayName
+		if name == "" {
+			name = u.Email
+		}
+		out = append(out, EditorUser{UserID: lock.OwnerID, DisplayName: name, Email: u.Email, Since: lock.CreatedAt, ExpiresAt: lock.ExpiresAt})
+	}
+	return out, nil
+}
+
+// editorClaims is what an access token binds.
+type editorClaims struct {
+	FileID  string `json:"f"`
+	UserID  string `json:"u"`
+	OrgID   string `json:"o"`
+	Perm    string `json:"p"`
+	ShareID string `json:"s,omitempty"`
+	Exp     int64  `json:"e"`
+	Nonce   string `json:"n"`
+}
+
+const editorMACBytes = 32
+
+func (s *Service) editorMAC(payload []byte) []byte {
+	m := hmac.New(sha256.New, s.opts.Editor.TokenKey)
+	m.Write([]byte("drive-wopi\x00"))
+	m.Write(payload)
+	return m.Sum(nil)[:editorMACBytes]
+}
+
+// issueEditorToken signs c with a fresh expiry and nonce: base64url(claims)
+// "." base64url(HMAC-SHA256).
+func (s *Service) issueEditorToken(c editorClaims) (string, time.Time, error) {
+	if len(s.opts.Editor.TokenKey) == 0 {
+		return "", time.Time{}, app.Errorf(app.EEditorUnavailable, "The online editor has no access-token key configured.")
+	}
+	nonce := make([]byte, 16)
+	if _, err := rand.Read(nonce); err != nil {
+		return "", time.Time{}, err
+	}
+	exp := s.clock.Now().Add(s.opts.Editor.TokenTTL).Truncate(time.Millisecond)
+	c.Exp, c.Nonce = exp.UnixMilli(), base64.RawURLEncoding.EncodeToString(nonce)
+	payload, err := json.Marshal(c)
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	return base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(s.editorMAC(payload)), exp, nil
+}
+
+func badToken(why string) error {
+	return app.Errorf(app.EUnauthorized, "The access token %s; open the document again to get a new one.", why)
+}
+
+// parseEditorToken verifies a token's signature and expiry.
+func (s *Service) parseEditorToken(tok string) (editorClaims, error) {
+	var c editorClaims
+	if len(s.opts.Editor.TokenKey) == 0 || tok == "" || len(tok) > 2048 {
+		return c, badToken("is missing or invalid")
+	}
+	p64, m64, ok := strings.Cut(tok, ".")
+	payload, err1 := base64.RawURLEncoding.DecodeString(p64)
+	mac, err2 := base64.RawURLEncoding.DecodeString(m64)
+	if !ok || err1 != nil || err2 != nil || !hmac.Equal(mac, s.editorMAC(payload)) {
+		return c, badToken("is invalid")
+	}
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil || c.FileID == "" || c.UserID == "" || (c.Perm != PermEdit && c.Perm != PermView) {
+		return c, badToken("is invalid")
+	}
+	if !s.clock.Now().Before(time.UnixMilli(c.Exp)) {
+		return c, badToken("has expired")
+	}
+	return c, nil
+}
+
+// EditorSession is a verified WOPI access token: the file it is for, the
+// principal the editor acts as and whether it may write.
+type EditorSession struct {
+	FileID    string
+	ExpiresAt time.Time
+	// Guest is a session opened through a shared link (ShareID).
+	Guest   bool
+	ShareID string
+	perm    string
+	p       *app.Principal
+	user    string // the presence key
+}
+
+// CanWrite reports whether the session may change the file.
+func (e *EditorSession) CanWrite() bool { return e.perm == PermEdit }
+
+// OpenEditorSession verifies an access token for file fileID: an invalid,
+// expired or foreign token, a token for another file, or one whose user,
+// organisation or link is no longer active → unauthorized. Permissions are
+// checked again: a file the user can no longer see → not_found, and a share
+// reduced to view makes the session read-only.
+func (s *Service) OpenEditorSession(ctx context.Context, token, fileID string) (*EditorSession, error) {
+	c, err := s.parseEditorToken(token)
+	if err != nil {
+		return nil, err
+	}
+	if c.FileID != fileID {
+		return nil, badToken("is for another file")
+	}
+	es := &EditorSession{FileID: fileID, ExpiresAt: time.UnixMilli(c.Exp), perm: c.Perm, ShareID: c.ShareID, user: c.UserID}
+	if c.ShareID != "" {
+		sh, err := s.store.Share(ctx, c.ShareID)
+		if app.ErrorCode(err) == app.ENotFound {
+			return nil, badToken("belongs to a link that was revoked")
+		}
+		if err != nil {
+			return nil, err
+		}
+		l, err := s.linkShare(ctx, sh)
+		if app.ErrorCode(err) == app.ENotFound || (err == nil && l.root.ID != fileID) {
+			return nil, badToken("belongs to a link that expired or was revoked")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if l.share.Permission != PermEdit {
+			es.perm = PermView
+		}
+		es.p, es.Guest, es.user = l.p, true, "link:"+sh.ID
+		if es.perm != PermEdit {
+			es.p = &app.Principal{Credential: l.p.Credential, CredentialID: l.p.CredentialID, OrgID: l.p.OrgID, UserID: l.p.UserID,
+				Scopes: app.NewScopes(app.ScopeDriveRead), Features: l.p.Features, QuotaBytes: l.p.QuotaBytes}
+		}
+		return es, nil
+	}
+	plan, err := s.store.LinkPlan(ctx, c.OrgID, c.UserID)
+	if app.ErrorCode(err) == app.ENotFound {
+		return nil, badToken("belongs to a user or organisation that is no longer active")
+	}
+	if err != nil {
+		return nil, err
+	}
+	scopes := []string{app.ScopeDriveRead}
+	if c.Perm == PermEdit {
+		scopes = append(scopes, app.ScopeDriveWrite)
+	}
+	es.p = &app.Principal{Credential: "wopi", OrgID: c.OrgID, UserID: c.UserID, Scopes: app.NewScopes(scopes...),
+		Features: plan.Features, QuotaBytes: plan.QuotaBytes}
+	if !es.p.HasFeature("drive") {
+		return nil, badToken("belongs to an organisation whose plan no longer includes the drive")
+	}
+	f, err := s.access(ctx, es.p, fileID, PermView)
+	if err != nil {
+		return nil, err
+	}
+	if f.Permission == PermView && es.perm == PermEdit {
+		es.perm = PermView
+		es.p.Scopes = app.NewScopes(app.ScopeDriveRead)
+	}
+	return es, nil
+}
+
+// presenceSlack lets a user whose editor opened the file just before the
+// editor lock was taken count as in the session.
+const presenceSlack = 5 * time.Minute
+
+// presence remembers who opened a file in the editor (in memory: it only
+// serves the editors list while the file's editor lock lives).
+type presence struct {
+	UserID, Name, Email string
+	Guest               bool
+	Since, Seen         time.Time
+}
+
+type presenceMap struct {
+	mu sync.Mutex
+	m  map[string]map[string]*presence
+}
+
+// maxPresenceFiles bounds the files remembered; older sessions are swept.
+const maxPresenceFiles = 10000
+
+func (pm *presenceMap) seen(fileID, key string, now time.Time) bool {
+	pm.mu.Lock()
+	defer pm.mu.Unlock()
+	if pr := pm.m[fileID][key]; pr != nil {
+		pr.Seen = now
+		return true
+	}
+	return false
+}
+
+func (pm *presenceMap) add(fileID, key string, pr presence, maxAge time.Duration) {
+	pm.mu.Lock()
+	defer pm.mu.Unlock()
+	if len(pm.m) >= maxPresenceFiles {
+		for id, users := range pm.m {
+			for k, u := range users {
+				if pr.Seen.Sub(u.Seen) > maxAge {
+					delete(users, k)
+				}
+			}
+			if len(users) == 0 {
+				delete(pm.m, id)
+			}
+		}
+		if len(pm.m) >= maxPresenceFiles {
+			return
+		}
+	}
+	if pm.m[fileID] == nil {
+		pm.m[fileID] = map[string]*presence{}
+	}
+	if _, ok := pm.m[fileID][key]; !ok {
+		pm.m[fileID][key] = &pr
+	}
+}
+
+func (pm *presenceMap) list(fileID string, since time.Time) []presence {
+	pm.mu.Lock()
+	defer pm.mu.Unlock()
+	var out []presence
+	for _, pr := range pm.m[fileID] {
+		if !pr.Seen.Before(since) {
+			out = append(out, *pr)
+		}
+	}
+	slices.SortFunc(out, func(a, b presence) int { return a.Since.Compare(b.Since) })
+	return out
+}
+
+func (pm *presenceMap) drop(fileID string) {
+	pm.mu.Lock()
+	delete(pm.m, fileID)
+	pm.mu.Unlock()
+}
+
+// see records that the session's user has the file open.
+func (s *Service) see(ctx context.Context, es *EditorSession) {
+	now := s.clock.Now()
+	if s.editor.presence.seen(es.FileID, es.user, now) {
+		return
+	}
+	pr := presence{Guest: es.Guest, Since: now, Seen: now, Name: "Guest"}
+	if !es.Guest {
+		pr.UserID = es.p.UserID
+		if u, err := s.store.OrgUser(ctx, es.p.OrgID, es.p.UserID, ""); err == nil {
+			pr.Name, pr.Email = u.DisplayName, u.Email
+			if pr.Name == "" {
+				pr.Name = u.Email
+			}
+		}
+	}
+	s.editor.presence.add(es.FileID, es.user, pr, s.opts.Editor.TokenTTL)
+}
