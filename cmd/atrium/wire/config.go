@@ -47,8 +47,9 @@ type Config struct {
 		AllowPrivateTargets bool          `koanf:"allow_private_targets"`
 		Retention           time.Duration `koanf:"retention"`
 	} `koanf:"webhooks"`
-	Drive DriveConfig `koanf:"drive"`
-	Mail  struct {
+	Drive  DriveConfig  `koanf:"drive"`
+	Editor EditorConfig `koanf:"editor"`
+	Mail   struct {
 		Host     string `koanf:"host"`
 		Port     int    `koanf:"port"`
 		TLS      string `koanf:"tls"`
@@ -86,6 +87,12 @@ var defaults = map[string]any{
 	"drive.trash_max_age":            "720h",
 	"drive.sync_log_max_age":         "2160h",
 	"drive.maintenance_interval":     "10m",
+	"editor.url":                     "",
+	"editor.wopi_url":                "",
+	"editor.discovery_timeout":       "10s",
+	"editor.access_token_ttl":        "10h",
+	"editor.soffice_path":            "",
+	"editor.convert_timeout":         "2m",
 	"mail.host":                      "",
 	"mail.port":                      587,
 	"mail.tls":                       "starttls",
@@ -96,22 +103,26 @@ var defaults = map[string]any{
 
 // envVars maps environment variables to configuration keys.
 var envVars = map[string]string{
-	"ATRIUM_LISTEN":                 "listen",
-	"ATRIUM_DATA":                   "data",
-	"ATRIUM_PUBLIC_URL":             "public_url",
-	"ATRIUM_LOG_LEVEL":              "log.level",
-	"ATRIUM_LOG_FORMAT":             "log.format",
-	"ATRIUM_OIDC_ISSUER":            "oidc.issuer",
-	"ATRIUM_OIDC_JWKS_URL":          "oidc.jwks_url",
-	"ATRIUM_OIDC_AUDIENCE":          "oidc.audience",
-	"ATRIUM_WEBHOOK_RETRY_SCHEDULE": "webhooks.retry_schedule",
-	"ATRIUM_WEBHOOK_TIMEOUT":        "webhooks.timeout",
-	"ATRIUM_WEBHOOK_ALLOW_PRIVATE":  "webhooks.allow_private_targets",
-	"ATRIUM_MAIL_HOST":              "mail.host",
-	"ATRIUM_MAIL_PORT":              "mail.port",
-	"ATRIUM_MAIL_USERNAME":          "mail.username",
-	"ATRIUM_MAIL_PASSWORD":          "mail.password",
-	"ATRIUM_MAIL_FROM":              "mail.from",
+	"ATRIUM_LISTEN":                  "listen",
+	"ATRIUM_DATA":                    "data",
+	"ATRIUM_PUBLIC_URL":              "public_url",
+	"ATRIUM_LOG_LEVEL":               "log.level",
+	"ATRIUM_LOG_FORMAT":              "log.format",
+	"ATRIUM_OIDC_ISSUER":             "oidc.issuer",
+	"ATRIUM_OIDC_JWKS_URL":           "oidc.jwks_url",
+	"ATRIUM_OIDC_AUDIENCE":           "oidc.audience",
+	"ATRIUM_WEBHOOK_RETRY_SCHEDULE":  "webhooks.retry_schedule",
+	"ATRIUM_WEBHOOK_TIMEOUT":         "webhooks.timeout",
+	"ATRIUM_WEBHOOK_ALLOW_PRIVATE":   "webhooks.allow_private_targets",
+	"ATRIUM_EDITOR_URL":              "editor.url",
+	"ATRIUM_EDITOR_WOPI_URL":         "editor.wopi_url",
+	"ATRIUM_EDITOR_ACCESS_TOKEN_TTL": "editor.access_token_ttl",
+	"ATRIUM_EDITOR_SOFFICE_PATH":     "editor.soffice_path",
+	"ATRIUM_MAIL_HOST":               "mail.host",
+	"ATRIUM_MAIL_PORT":               "mail.port",
+	"ATRIUM_MAIL_USERNAME":           "mail.username",
+	"ATRIUM_MAIL_PASSWORD":           "mail.password",
+	"ATRIUM_MAIL_FROM":               "mail.from",
 }
 
 // flagKeys maps command-line flags to configuration keys.
@@ -207,6 +218,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("webhooks.retention: must be positive"))
 	}
 	errs = append(errs, c.Drive.validate()...)
+	errs = append(errs, c.Editor.validate()...)
 	if (c.OIDC.Issuer == "") != (c.OIDC.JWKSURL == "") {
 		errs = append(errs, errors.New("oidc: issuer and jwks_url go together"))
 	}
@@ -282,4 +294,48 @@ func (d DriveConfig) options() drive.Options {
 	return drive.Options{UploadTTL: d.UploadTTL, MaxUploadBytes: d.MaxUploadBytes, MaxVersions: d.VersionMaxCount,
 		VersionMaxAge: d.VersionMaxAge, TrashMaxAge: d.TrashMaxAge, TombstoneMaxAge: d.SyncLogMaxAge,
 		PreviewCacheBytes: d.PreviewCacheBytes, PreviewMaxPixels: d.PreviewMaxPixels}
+}
+
+// EditorConfig is the [editor] section: the online editor (WOPI) and the
+// document converter.
+type EditorConfig struct {
+	// URL is the base URL of a Collabora Online or ONLYOFFICE Docs server; empty: none.
+	URL string `koanf:"url"`
+	// WOPIURL is the base URL the editor reaches Atrium at; empty: public_url.
+	WOPIURL          string        `koanf:"wopi_url"`
+	DiscoveryTimeout time.Duration `koanf:"discovery_timeout"`
+	AccessTokenTTL   time.Duration `koanf:"access_token_ttl"`
+	// SofficePath is LibreOffice's soffice for save-as-odf; empty: looked up on PATH.
+	SofficePath    string        `koanf:"soffice_path"`
+	ConvertTimeout time.Duration `koanf:"convert_timeout"`
+}
+
+func (e *EditorConfig) validate() []error {
+	var errs []error
+	for _, c := range []struct {
+		key string
+		v   *string
+	}{{"url", &e.URL}, {"wopi_url", &e.WOPIURL}} {
+		if *c.v == "" {
+			continue
+		}
+		if u, err := url.Parse(*c.v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
+			errs = append(errs, fmt.Errorf("editor.%s: %q is not an http(s) URL", c.key, *c.v))
+		}
+		*c.v = strings.TrimRight(*c.v, "/")
+	}
+	if e.DiscoveryTimeout <= 0 {
+		errs = append(errs, errors.New("editor.discovery_timeout: must be positive"))
+	}
+	if e.AccessTokenTTL < time.Minute || e.AccessTokenTTL > 7*24*time.Hour {
+		errs = append(errs, errors.New("editor.access_token_ttl: must be between 1m and 168h"))
+	}
+	if e.ConvertTimeout <= 0 {
+		errs = append(errs, errors.New("editor.convert_timeout: must be positive"))
+	}
+	return errs
+}
+
+func (e EditorConfig) options(key []byte) drive.EditorOptions {
+	return drive.EditorOptions{URL: e.URL, WOPIURL: e.WOPIURL, DiscoveryTimeout: e.DiscoveryTimeout, TokenTTL: e.AccessTokenTTL, TokenKey: key}
 }

@@ -75,6 +75,10 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{name: "bad log level", env: map[string]string{"ATRIUM_LOG_LEVEL": "loud"}, want: "log.level"},
 		{name: "bad retry schedule", env: map[string]string{"ATRIUM_WEBHOOK_RETRY_SCHEDULE": "1s,later"}, want: "retry_schedule"},
 		{name: "bad toml", toml: "listen = \n", want: "atrium.toml"},
+		{name: "bad editor url", env: map[string]string{"ATRIUM_EDITOR_URL": "ftp://office"}, want: "editor.url"},
+		{name: "bad wopi url", toml: "[editor]\nwopi_url = \"nohost\"\n", want: "editor.wopi_url"},
+		{name: "token ttl too long", toml: "[editor]\naccess_token_ttl = \"720h\"\n", want: "editor.access_token_ttl"},
+		{name: "bad convert timeout", toml: "[editor]\nconvert_timeout = \"0s\"\n", want: "editor.convert_timeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,5 +94,26 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 				t.Fatalf("error %v, want one naming %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestConfigEditor(t *testing.T) {
+	// The example file documents every option with its default.
+	ex, err := LoadConfig("../../../config.example.toml", func(string) string { return "" }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Editor.URL != "" || ex.Editor.AccessTokenTTL != 10*time.Hour || ex.Editor.DiscoveryTimeout != 10*time.Second || ex.Editor.ConvertTimeout != 2*time.Minute {
+		t.Fatalf("example editor section: %+v", ex.Editor)
+	}
+	env := map[string]string{"ATRIUM_EDITOR_URL": "https://office.example/", "ATRIUM_EDITOR_WOPI_URL": "http://atrium:8080",
+		"ATRIUM_EDITOR_ACCESS_TOKEN_TTL": "2h", "ATRIUM_EDITOR_SOFFICE_PATH": "/opt/lo/soffice"}
+	cfg, err := LoadConfig("", func(k string) string { return env[k] }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Editor.URL != "https://office.example" || cfg.Editor.WOPIURL != "http://atrium:8080" || cfg.Editor.AccessTokenTTL != 2*time.Hour ||
+		cfg.Editor.SofficePath != "/opt/lo/soffice" {
+		t.Fatalf("env editor section: %+v", cfg.Editor)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"atrium/app/identity"
 	"atrium/app/partner"
 	"atrium/app/webhooks"
+	"atrium/convert"
 	"atrium/mail"
 	"atrium/storage/blob"
 	"atrium/storage/sqlite"
@@ -151,7 +152,15 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		m.Close()
 		return nil, err
 	}
-	m.Drive = drive.NewService(sqlite.DriveStore{DB: db}, driveBlobs{m.Blobs}, driveURLs{signer}, audit, sqlite.Outbox{DB: db}, m.Clock, log, cfg.Drive.options().WithSyncKey(cursorKey).WithPublicURL(cfg.PublicURL).WithArchive(archive, cfg.Drive.ArchiveAfter))
+	wopiKey, err := ids.Secret(ctx, "wopi_key", randomKey)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	converter := convert.New(cfg.Editor.SofficePath, cfg.Editor.ConvertTimeout, "")
+	m.Drive = drive.NewService(sqlite.DriveStore{DB: db}, driveBlobs{m.Blobs}, driveURLs{signer}, audit, sqlite.Outbox{DB: db}, m.Clock, log,
+		cfg.Drive.options().WithSyncKey(cursorKey).WithPublicURL(cfg.PublicURL).WithArchive(archive, cfg.Drive.ArchiveAfter).
+			WithEditor(cfg.Editor.options(wopiKey)).WithConverter(converter))
 	if m.Tus, err = tus.New(tus.Config{Drive: m.Drive, Blobs: m.Blobs, Dir: filepath.Join(cfg.Data, "tus"), PublicURL: cfg.PublicURL, Log: log}); err != nil {
 		m.Close()
 		return nil, err
