@@ -106,7 +106,9 @@ var basicAuthPrefixes = []string{"/api/v1/webdav", "/webdav", "/dav", "/.well-kn
 func (s *Server) authenticate(c *gin.Context) {
 	h := c.GetHeader("Authorization")
 	// The token endpoint authenticates OAuth clients itself (client_secret_basic).
-	if h == "" || c.Request.URL.Path == "/oauth/token" {
+	// The WOPI door authenticates with edit-session access tokens, which an
+	// editor may also send as a bearer token.
+	if h == "" || c.Request.URL.Path == "/oauth/token" || strings.HasPrefix(c.Request.URL.Path, "/wopi/") {
 		c.Next()
 		return
 	}

@@ -30,7 +30,7 @@ var problemDocs = map[string]string{
 	"invalid_cursor":         "The pagination cursor was not issued by this server for this list. Restart from the first page.",
 	"idempotency_in_flight":  "A request with the same Idempotency-Key is still being processed. Wait for Retry-After seconds and retry.",
 	"quota_exceeded":         "The storage quota would be exceeded.",
-	"editor_unavailable":     "No online editor is configured on this server.",
+	"editor_unavailable":     "The online editor is not available for this: no editor (Collabora Online or ONLYOFFICE) is configured on this server ([editor] url), the editor cannot open this file type, or, for save-as-odf, LibreOffice (soffice) is not installed.",
 	"no_preview":             "The server cannot make a thumbnail or preview of this file type (images only: JPEG, PNG, GIF, WebP, TIFF, BMP). Download the file instead.",
 	"bad_request":            "The request could not be understood (for example malformed JSON).",
 	"unavailable":            "The service is temporarily unavailable. Retry later.",

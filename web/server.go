@@ -26,6 +26,7 @@ import (
 	"atrium/web/rest"
 	"atrium/web/tus"
 	"atrium/web/webdav"
+	"atrium/web/wopi"
 )
 
 // APIVersion is the version string of the OpenAPI description (spec §9).
@@ -192,6 +193,16 @@ func (s *Server) routes() {
 		}
 	}
 
+	// The WOPI host endpoints an online editor calls, at /wopi/files/{id}; they
+	// authenticate with the edit session's access token, not with the
+	// middleware's credentials.
+	if s.cfg.Drive != nil {
+		wh := gin.WrapH(wopi.New(s.cfg.Drive, s.log))
+		for _, m := range []string{http.MethodGet, http.MethodPost} {
+			e.Handle(m, wopi.Prefix+"*path", wh)
+		}
+	}
+
 	// CardDAV and CalDAV at /dav/, discovery per RFC 6764.
 	if s.cfg.Contacts != nil && s.cfg.Calendar != nil {
 		dh := gin.WrapH(dav.New(s.cfg.PublicURL, s.log, dav.NewCardDAV(s.cfg.PublicURL, s.log, s.cfg.Contacts),
@@ -214,4 +225,4 @@ Errors: every error response is ` + "`application/problem+json`" + ` (RFC 9457) 
 
 Pagination: cursor lists take ` + "`cursor` and `limit`" + ` (1–100, default 20) and return ` + "`{items, next_cursor, has_more, limit}`" + `; cursors are valid 24 hours (then 400 ` + "`cursor_expired`" + `).
 
-Mounts outside this description: the WebDAV file mount at ` + "`/api/v1/webdav/`" + ` (alias ` + "`/webdav/`" + `, DAV classes 1 and 2, HTTP Basic with e-mail and app password), CardDAV and CalDAV at ` + "`/dav/`" + ` (discovery through ` + "`/.well-known/carddav`" + ` and ` + "`/.well-known/caldav`" + `). The embedded OAuth issuer publishes ` + "`/.well-known/openid-configuration`" + ` and takes ` + "`POST /oauth/token`" + ` (client credentials for service principals, RFC 8693 token exchange of a PAT).`
+Mounts outside this description: the WebDAV file mount at ` + "`/api/v1/webdav/`" + ` (alias ` + "`/webdav/`" + `, DAV classes 1 and 2, HTTP Basic with e-mail and app password), CardDAV and CalDAV at ` + "`/dav/`" + ` (discovery through ` + "`/.well-known/carddav`" + ` and ` + "`/.well-known/caldav`" + `), and the WOPI host endpoints of the online editor at ` + "`/wopi/files/{id}`" + ` (CheckFileInfo, GetFile, PutFile, Lock, Unlock, RefreshLock, GetLock, PutRelativeFile; authenticated by the edit session's ` + "`access_token`" + `, see ` + "`GET /drive/{file_id}/edit-url`" + `). The embedded OAuth issuer publishes ` + "`/.well-known/openid-configuration`" + ` and takes ` + "`POST /oauth/token`" + ` (client credentials for service principals, RFC 8693 token exchange of a PAT).`

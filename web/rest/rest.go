@@ -57,6 +57,7 @@ func Register(api huma.API, d Deps) {
 		registerDriveShares(api, d)
 		registerDriveArchive(api, d)
 		registerDrivePreviews(api, d)
+		registerDriveEditor(api, d)
 	}
 }
 

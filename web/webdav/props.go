@@ -412,7 +412,11 @@ func (q *request) activeLock(w stringWriter, l drive.Lock, root string, now time
 	}
 	secs := int64(l.ExpiresAt.Sub(now).Seconds() + 0.999)
 	w.WriteString("<D:activelock><D:locktype><D:write/></D:locktype><D:lockscope><D:" + scope + "/></D:lockscope><D:depth>" + depth + "</D:depth>")
-	if l.OwnerInfo != "" {
+	switch {
+	case l.Kind == drive.LockKindEditor:
+		// The editor's lock id is not XML and not for WebDAV clients.
+		w.WriteString("<D:owner>online editor</D:owner>")
+	case l.OwnerInfo != "":
 		w.WriteString("<D:owner>" + l.OwnerInfo + "</D:owner>")
 	}
 	w.WriteString("<D:timeout>Second-" + strconv.FormatInt(max(secs, 0), 10) + "</D:timeout><D:locktoken><D:href>")
