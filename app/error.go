@@ -32,6 +32,7 @@ const (
 	EQuotaExceeded       = "quota_exceeded"
 	EEditorUnavailable   = "editor_unavailable"
 	ENoPreview           = "no_preview"
+	EIndexRebuilding     = "index_rebuilding"
 	EBadRequest          = "bad_request"
 	EUnavailable         = "unavailable"
 	EInternal            = "internal"

@@ -32,6 +32,7 @@ var problemDocs = map[string]string{
 	"quota_exceeded":         "The storage quota would be exceeded.",
 	"editor_unavailable":     "The online editor is not available for this: no editor (Collabora Online or ONLYOFFICE) is configured on this server ([editor] url), the editor cannot open this file type, or, for save-as-odf, LibreOffice (soffice) is not installed.",
 	"no_preview":             "The server cannot make a thumbnail or preview of this file type (images only: JPEG, PNG, GIF, WebP, TIFF, BMP). Download the file instead.",
+	"index_rebuilding":       "The search index is being rebuilt (after an upgrade, a restore, or when it was missing or damaged). Search is back when it is done: retry after Retry-After seconds. Browsing and downloads work meanwhile.",
 	"bad_request":            "The request could not be understood (for example malformed JSON).",
 	"unavailable":            "The service is temporarily unavailable. Retry later.",
 	"internal":               "An unexpected error occurred on the server. The instance field holds the request id to give to support.",

@@ -27,6 +27,7 @@ var problemStatus = map[string]int{
 	app.EReadOnly:            http.StatusForbidden,
 	app.ENotFound:            http.StatusNotFound,
 	app.ENoPreview:           http.StatusNotFound,
+	app.EIndexRebuilding:     http.StatusServiceUnavailable,
 	app.EConflict:            http.StatusConflict,
 	app.EIdempotencyReused:   http.StatusConflict,
 	app.ESeatFloor:           http.StatusConflict,

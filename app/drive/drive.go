@@ -200,6 +200,7 @@ type Store interface {
 	MountStore
 	ArchiveStore
 	PreviewStore
+	SearchStore
 
 	// NextSeq bumps and returns the owner's change sequence.
 	NextSeq(ctx context.Context, ownerID string) (int64, error)

@@ -40,6 +40,8 @@ type Options struct {
 	PublicURL string
 	// archive is the archive tier (WithArchive); nil: none.
 	archive *archiveTier
+	// search is the search index (WithSearch); nil: none.
+	search *searcher
 	// PreviewCacheBytes caps the cached thumbnails and previews (default 1 GiB);
 	// PreviewMaxPixels refuses larger source images (default 50 million).
 	PreviewCacheBytes, PreviewMaxPixels int64

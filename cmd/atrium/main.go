@@ -45,7 +45,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newServeCmd(), newBootstrapCmd(), newTokenCmd(), newMailCmd(), newMigrateCmd(), newVersionCmd(), newDriveCmd())
+	root.AddCommand(newServeCmd(), newBootstrapCmd(), newTokenCmd(), newMailCmd(), newMigrateCmd(), newVersionCmd(), newDriveCmd(), newReindexCmd())
 	return root
 }
 

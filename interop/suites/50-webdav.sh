@@ -73,6 +73,12 @@ export -f wd_files wd_tree wd_rclone_copy wd_rclone_check wd_rest_count wd_rclon
 check "webdav: rclone copies a tree of 1,000 files into the mount" wd_rclone_copy
 check "webdav: rclone check finds the mount identical" wd_rclone_check
 check "webdav: REST sees the 1,000 files" wd_rest_count
+wd_search() { # the search index follows what rclone wrote
+  curl -fsS -H "Authorization: Bearer $WD_TOKEN" "$ATRIUM_URL/api/v1/drive/search?q=f0421&facets=true" |
+    jq -e '.total_hits == 1 and .hits[0].name == "f0421.bin" and .facet_distribution.is_folder.false == 1' >/dev/null
+}
+export -f wd_search
+check "webdav: search finds a file rclone wrote, by name" wd_search
 check "webdav: rclone sync of changes, then a copy back, is identical" wd_rclone_sync
 # cadaver (Debian): the command-line DAV client, credentials from a .netrc.
 wd_cadaver() {

@@ -58,6 +58,7 @@ func Register(api huma.API, d Deps) {
 		registerDriveArchive(api, d)
 		registerDrivePreviews(api, d)
 		registerDriveEditor(api, d)
+		registerDriveSearch(api, d)
 	}
 }
 

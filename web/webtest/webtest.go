@@ -84,6 +84,7 @@ func Start(t testing.TB, dir string, opts ...Option) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	m.StartSearch(context.Background())
 	ts.Config.Handler = m.Server.Handler()
 	ts.Start()
 	s := &Server{Server: ts, Main: m, Clock: clock, Data: dir, t: t}

@@ -81,6 +81,7 @@ var defaults = map[string]any{
 	"drive.upload_ttl":               "24h",
 	"drive.max_upload_bytes":         int64(10 << 30),
 	"drive.preview_cache_bytes":      int64(1 << 30),
+	"drive.index_interval":           "2s",
 	"drive.preview_max_pixels":       int64(50_000_000),
 	"drive.version_max_count":        50,
 	"drive.version_max_age":          "4320h",
@@ -262,6 +263,9 @@ type DriveConfig struct {
 	// PreviewMaxPixels refuses larger source images (decompression bombs).
 	PreviewCacheBytes int64 `koanf:"preview_cache_bytes"`
 	PreviewMaxPixels  int64 `koanf:"preview_max_pixels"`
+	// IndexInterval is how often new changes are applied to the search index
+	// (a search applies them first anyway).
+	IndexInterval time.Duration `koanf:"index_interval"`
 }
 
 func (d DriveConfig) validate() []error {
@@ -274,6 +278,9 @@ func (d DriveConfig) validate() []error {
 		if c.v <= 0 {
 			errs = append(errs, fmt.Errorf("drive.%s: must be positive", c.key))
 		}
+	}
+	if d.IndexInterval <= 0 {
+		errs = append(errs, errors.New("drive.index_interval: must be positive"))
 	}
 	if d.ArchiveAfter < 0 {
 		errs = append(errs, errors.New("drive.archive_after: must be 0 (off) or positive"))

@@ -55,6 +55,8 @@ type Main struct {
 
 	http     *http.Server
 	listener net.Listener
+	// stopSearch ends the indexer started by StartSearch.
+	stopSearch context.CancelFunc
 }
 
 // NewLogger makes the slog logger the configuration asks for.
@@ -160,7 +162,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 	converter := convert.New(cfg.Editor.SofficePath, cfg.Editor.ConvertTimeout, "")
 	m.Drive = drive.NewService(sqlite.DriveStore{DB: db}, driveBlobs{m.Blobs}, driveURLs{signer}, audit, sqlite.Outbox{DB: db}, m.Clock, log,
 		cfg.Drive.options().WithSyncKey(cursorKey).WithPublicURL(cfg.PublicURL).WithArchive(archive, cfg.Drive.ArchiveAfter).
-			WithEditor(cfg.Editor.options(wopiKey)).WithConverter(converter))
+			WithEditor(cfg.Editor.options(wopiKey)).WithConverter(converter).
+			WithSearch(searchIndexes(cfg.Data), extractor{}))
 	if m.Tus, err = tus.New(tus.Config{Drive: m.Drive, Blobs: m.Blobs, Dir: filepath.Join(cfg.Data, "tus"), PublicURL: cfg.PublicURL, Log: log}); err != nil {
 		m.Close()
 		return nil, err
@@ -231,6 +234,7 @@ func (m *Main) Serve(ctx context.Context) error {
 		defer m.mailer.Shutdown(context.Background())
 	}
 	m.Dispatcher.Start(ctx)
+	m.StartSearch(ctx)
 	go m.Drive.Run(ctx, m.Config.Drive.MaintenanceInterval)
 	go m.Tus.Run(ctx, m.Config.Drive.MaintenanceInterval)
 	errc := make(chan error, 1)
@@ -265,6 +269,12 @@ func (m *Main) Close() error {
 		errs = append(errs, m.Dispatcher.Shutdown(ctx))
 		cancel()
 		sqlite.WebhookStore{DB: m.DB}.OnQueued(nil)
+	}
+	if m.stopSearch != nil {
+		m.stopSearch()
+	}
+	if m.Drive != nil {
+		errs = append(errs, m.Drive.CloseSearch())
 	}
 	if m.DB != nil {
 		errs = append(errs, m.DB.Close())

@@ -1,0 +1,541 @@
+// Package index is the drive's full-text search index in Bleve (scorch, on
+// disk under the data directory). It implements drive.SearchIndex and
+// drive.SearchIndexes: the mapping, the query (the tenant filter comes from
+// the caller's drive.SearchQuery), facets, highlights, and the build of a new
+// index beside the current one that is swapped in when complete.
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
+	"github.com/blevesearch/bleve/v2/analysis/char/asciifolding"
+	"github.com/blevesearch/bleve/v2/analysis/char/regexp"
+	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search/highlight/highlighter/html"
+	"github.com/blevesearch/bleve/v2/search/query"
+	bbolt "go.etcd.io/bbolt"
+
+	"atrium/app/drive"
+)
+
+// cursorKey is the internal key holding the last event applied.
+var cursorKey = []byte("atrium.cursor")
+
+// schemaVersion names the mapping; an index of another version is rebuilt.
+const schemaVersion = "2"
+
+var schemaKey = []byte("atrium.schema")
+
+// folded is the analyzer of text fields: Unicode words, lower case, accents
+// folded (so "resume" finds "Résumé").
+const folded = "atrium_folded"
+
+// punct is the char filter that turns dots, dashes and underscores into spaces.
+const punct = "atrium_punct"
+
+// Dir is an index directory: the index lives in Path, a new one is built in
+// Path+".new" and renamed into place.
+type Dir struct {
+	Path string
+	// OpenTimeout bounds the wait for the index's file lock (another process
+	// holding it); default 2 s.
+	OpenTimeout time.Duration
+}
+
+var _ drive.SearchIndexes = Dir{}
+
+// ErrMissing is returned by Open when there is no index yet.
+var ErrMissing = errors.New("no search index")
+
+func (d Dir) config() map[string]any {
+	t := d.OpenTimeout
+	if t <= 0 {
+		t = 2 * time.Second
+	}
+	return map[string]any{"bolt_timeout": t.String()}
+}
+
+// Open opens the existing index.
+func (d Dir) Open() (drive.SearchIndex, error) {
+	if _, err := os.Stat(d.Path); errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrMissing
+	}
+	bi, err := bleve.OpenUsing(d.Path, d.config())
+	if errors.Is(err, bbolt.ErrTimeout) {
+		return nil, fmt.Errorf("open search index %s: %w", d.Path, drive.ErrSearchIndexBusy)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open search index %s: %w", d.Path, err)
+	}
+	v, err := bi.GetInternal(schemaKey)
+	if err != nil || string(v) != schemaVersion {
+		bi.Close()
+		return nil, fmt.Errorf("open search index %s: schema %q, want %q", d.Path, v, schemaVersion)
+	}
+	return &Index{bi: bi}, nil
+}
+
+// Build fills a new index in Path.new and, when fill succeeds, replaces the
+// index at Path with it.
+func (d Dir) Build(ctx context.Context, fill func(drive.SearchIndex) error) (drive.SearchIndex, error) {
+	tmp := d.Path + ".new"
+	if err := os.RemoveAll(tmp); err != nil {
+		return nil, fmt.Errorf("build search index: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(tmp), 0o700); err != nil {
+		return nil, fmt.Errorf("build search index: %w", err)
+	}
+	bi, err := bleve.NewUsing(tmp, newMapping(), bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, d.config())
+	if err != nil {
+		return nil, fmt.Errorf("build search index: %w", err)
+	}
+	if err := bi.SetInternal(schemaKey, []byte(schemaVersion)); err != nil {
+		bi.Close()
+		return nil, fmt.Errorf("build search index: %w", err)
+	}
+	idx := &Index{bi: bi}
+	if err := fill(idx); err != nil {
+		bi.Close()
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	// Merge the segments of the bulk load now, not while serving searches.
+	if err := forceMerge(ctx, bi); err != nil {
+		bi.Close()
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	if err := bi.Close(); err != nil {
+		return nil, fmt.Errorf("build search index: close: %w", err)
+	}
+	old := d.Path + ".old"
+	os.RemoveAll(old)
+	if err := os.Rename(d.Path, old); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("build search index: set the old one aside: %w", err)
+	}
+	if err := os.Rename(tmp, d.Path); err != nil {
+		return nil, fmt.Errorf("build search index: put the new one in place: %w", err)
+	}
+	os.RemoveAll(old)
+	return d.Open()
+}
+
+// forceMerge merges the index into as few segments as its merge policy allows.
+func forceMerge(ctx context.Context, bi bleve.Index) error {
+	adv, err := bi.Advanced()
+	if err != nil {
+		return fmt.Errorf("merge search index: %w", err)
+	}
+	if s, ok := adv.(*scorch.Scorch); ok {
+		if err := s.ForceMerge(ctx, &mergeplan.SingleSegmentMergePlanOptions); err != nil {
+			return fmt.Errorf("merge search index: %w", err)
+		}
+	}
+	return nil
+}
+
+func newMapping() mapping.IndexMapping {
+	m := bleve.NewIndexMapping()
+	// File names join words with dots, dashes and underscores: split there.
+	if err := m.AddCustomCharFilter(punct, map[string]any{"type": regexp.Name, "regexp": `[._\-]+`, "replace": " "}); err != nil {
+		panic(err) // a static definition
+	}
+	if err := m.AddCustomAnalyzer(folded, map[string]any{
+		"type":          custom.Name,
+		"char_filters":  []string{asciifolding.Name, punct},
+		"tokenizer":     unicode.Name,
+		"token_filters": []string{lowercase.Name},
+	}); err != nil {
+		panic(err) // a static definition
+	}
+	// Text fields are also in the composite _all field, which the search
+	// matches with one term lookup per word; the fields themselves serve the
+	// name boost and the highlights.
+	text := func(store bool) *mapping.FieldMapping {
+		f := bleve.NewTextFieldMapping()
+		f.Analyzer = folded
+		f.Store = store
+		f.IncludeTermVectors = store
+		f.IncludeInAll = true
+		return f
+	}
+	kw := func(store bool) *mapping.FieldMapping {
+		f := bleve.NewKeywordFieldMapping()
+		f.Analyzer = keyword.Name
+		f.Store = store
+		f.IncludeInAll = false
+		f.DocValues = true
+		return f
+	}
+	num := bleve.NewNumericFieldMapping()
+	num.Store, num.IncludeInAll = false, false
+	date := bleve.NewDateTimeFieldMapping()
+	date.Store, date.IncludeInAll = false, false
+	boolean := bleve.NewBooleanFieldMapping()
+	boolean.Store, boolean.IncludeInAll = false, false
+
+	doc := bleve.NewDocumentStaticMapping()
+	doc.AddFieldMappingsAt("org_id", kw(false))
+	doc.AddFieldMappingsAt("owner_id", kw(false))
+	doc.AddFieldMappingsAt("owner_name", kw(false))
+	doc.AddFieldMappingsAt("owner_name_key", kw(false))
+	doc.AddFieldMappingsAt("folders", kw(false))
+	doc.AddFieldMappingsAt("name", text(true))
+	doc.AddFieldMappingsAt("name_sort", kw(false))
+	doc.AddFieldMappingsAt("mime_type", kw(false))
+	doc.AddFieldMappingsAt("mime_group", kw(false))
+	doc.AddFieldMappingsAt("description", text(true))
+	doc.AddFieldMappingsAt("tags", text(true))
+	doc.AddFieldMappingsAt("content", text(true))
+	doc.AddFieldMappingsAt("content_hash", kw(true))
+	doc.AddFieldMappingsAt("is_folder", boolean)
+	doc.AddFieldMappingsAt("folder_key", kw(false))
+	doc.AddFieldMappingsAt("size_bytes", num)
+	doc.AddFieldMappingsAt("created_at", date)
+	doc.AddFieldMappingsAt("updated_at", date)
+	m.DefaultMapping = doc
+	m.DefaultAnalyzer = folded
+	m.StoreDynamic = false
+	m.IndexDynamic = false
+	return m
+}
+
+// Index is an open index.
+type Index struct {
+	bi bleve.Index
+}
+
+var _ drive.SearchIndex = (*Index)(nil)
+
+// document is what Bleve indexes of a drive.SearchDoc.
+type document struct {
+	OrgID        string    `json:"org_id"`
+	OwnerID      string    `json:"owner_id"`
+	OwnerName    string    `json:"owner_name"`
+	OwnerNameKey string    `json:"owner_name_key"`
+	Folders      []string  `json:"folders"`
+	Name         string    `json:"name"`
+	NameSort     string    `json:"name_sort"`
+	MimeType     string    `json:"mime_type"`
+	MimeGroup    string    `json:"mime_group"`
+	Description  string    `json:"description"`
+	Tags         []string  `json:"tags"`
+	Content      string    `json:"content"`
+	ContentHash  string    `json:"content_hash"`
+	IsFolder     bool      `json:"is_folder"`
+	FolderKey    string    `json:"folder_key"`
+	SizeBytes    float64   `json:"size_bytes"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+func toDocument(d drive.SearchDoc) document {
+	folders := d.Folders
+	if folders == nil {
+		folders = []string{}
+	}
+	return document{OrgID: d.OrgID, OwnerID: d.OwnerID, OwnerName: d.OwnerName, OwnerNameKey: strings.ToLower(d.OwnerName),
+		Folders: folders, Name: d.Name, NameSort: strings.ToLower(d.Name), MimeType: d.MimeType, MimeGroup: d.MimeGroup,
+		Description: d.Description, Tags: d.Tags, Content: d.Content, ContentHash: d.ContentHash, IsFolder: d.IsFolder,
+		FolderKey: strconv.FormatBool(d.IsFolder), SizeBytes: float64(d.SizeBytes), CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC()}
+}
+
+// Apply indexes docs, removes deletes and records cursor in one batch.
+func (x *Index) Apply(ctx context.Context, docs []drive.SearchDoc, deletes []string, cursor int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b := x.bi.NewBatch()
+	for _, id := range deletes {
+		b.Delete(id)
+	}
+	for _, d := range docs {
+		if err := b.Index(d.ID, toDocument(d)); err != nil {
+			return fmt.Errorf("index %s: %w", d.ID, err)
+		}
+	}
+	b.SetInternal(cursorKey, []byte(strconv.FormatInt(cursor, 10)))
+	if err := x.bi.Batch(b); err != nil {
+		return fmt.Errorf("index batch: %w", err)
+	}
+	return nil
+}
+
+// Cursor returns the last event applied.
+func (x *Index) Cursor() (int64, error) {
+	v, err := x.bi.GetInternal(cursorKey)
+	if err != nil {
+		return 0, fmt.Errorf("index cursor: %w", err)
+	}
+	if len(v) == 0 {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("index cursor %q: %w", v, err)
+	}
+	return n, nil
+}
+
+// Count returns the number of documents.
+func (x *Index) Count() (uint64, error) { return x.bi.DocCount() }
+
+// Content returns the stored text of id and its content hash.
+func (x *Index) Content(id string) (string, string, bool, error) {
+	req := bleve.NewSearchRequestOptions(query.NewDocIDQuery([]string{id}), 1, 0, false)
+	req.Fields = []string{"content", "content_hash"}
+	res, err := x.bi.Search(req)
+	if err != nil {
+		return "", "", false, fmt.Errorf("index content: %w", err)
+	}
+	if len(res.Hits) == 0 {
+		return "", "", false, nil
+	}
+	f := res.Hits[0].Fields
+	hash, _ := f["content_hash"].(string)
+	text, _ := f["content"].(string)
+	return hash, text, true, nil
+}
+
+// Close flushes and closes the index.
+func (x *Index) Close() error { return x.bi.Close() }
+
+func term(field, v string) query.Query {
+	q := query.NewTermQuery(v)
+	q.SetField(field)
+	return q
+}
+
+func anyTerm(field string, vs []string) query.Query {
+	qs := make([]query.Query, 0, len(vs))
+	for _, v := range vs {
+		qs = append(qs, term(field, v))
+	}
+	return query.NewDisjunctionQuery(qs)
+}
+
+// textFields are the fields matched by text, with their weights for the
+// highlights query.
+var textFields = []struct {
+	field string
+	boost float64
+}{{"name", 4}, {"tags", 2}, {"description", 1.5}, {"content", 1}}
+
+// textQuery matches text: every word must be found in the name, the tags,
+// the description or the content (the composite _all field), a match in the
+// name scoring higher; the last word also matches as the beginning of a name
+// word, so results come while typing. perField matches each field on its own
+// instead of _all (for the highlights).
+func textQuery(text string, perField bool) query.Query {
+	fields := textFields
+	if !perField {
+		fields = []struct {
+			field string
+			boost float64
+		}{{"name", 3}, {"_all", 1}}
+	}
+	words := strings.Fields(text)
+	must := make([]query.Query, 0, len(words))
+	for i, w := range words {
+		var any []query.Query
+		for _, f := range fields {
+			m := query.NewMatchQuery(w)
+			m.SetField(f.field)
+			m.Analyzer = folded
+			m.SetOperator(query.MatchQueryOperatorAnd)
+			m.SetBoost(f.boost)
+			any = append(any, m)
+		}
+		if prefix := strings.ToLower(asciiFold(w)); i == len(words)-1 && len([]rune(prefix)) >= 2 {
+			p := query.NewPrefixQuery(prefix)
+			p.SetField("name")
+			p.SetBoost(2)
+			any = append(any, p)
+		}
+		must = append(must, query.NewDisjunctionQuery(any))
+	}
+	return query.NewConjunctionQuery(must)
+}
+
+// asciiFold folds text as the index's analyzer does.
+func asciiFold(s string) string {
+	return string(asciifolding.New().Filter([]byte(s)))
+}
+
+func dateRange(field string, after, before *time.Time) query.Query {
+	// Bleve holds dates as nanoseconds since 1970 (years 1678 to 2261): a
+	// bound outside that range is no bound.
+	var start, end time.Time
+	if after != nil && after.Year() > 1700 && after.Year() < 2200 {
+		start = *after
+	}
+	if before != nil && before.Year() > 1700 && before.Year() < 2200 {
+		end = *before
+	}
+	if after != nil && after.Year() >= 2200 {
+		start = time.Date(2199, 12, 31, 0, 0, 0, 0, time.UTC) // nothing is that new
+	}
+	if before != nil && before.Year() <= 1700 {
+		end = time.Date(1701, 1, 1, 0, 0, 0, 0, time.UTC) // nothing is that old
+	}
+	if start.IsZero() && end.IsZero() {
+		return query.NewMatchAllQuery()
+	}
+	incl := true
+	q := query.NewDateRangeInclusiveQuery(start, end, &incl, &incl)
+	q.SetField(field)
+	return q
+}
+
+// build turns q into a Bleve query: the text and the filters, under the
+// caller's visibility.
+func build(q drive.SearchQuery) query.Query {
+	visible := []query.Query{term("owner_id", q.OwnerID)}
+	if len(q.SharedRoots) > 0 {
+		// An item shared with the caller, and everything below it.
+		visible = append(visible, query.NewDocIDQuery(q.SharedRoots), anyTerm("folders", q.SharedRoots))
+	}
+	// Owner and shared item ids belong to one organisation; the org term
+	// keeps that true whatever the ids, at little cost once it is last.
+	var must []query.Query
+	if q.Text != "" {
+		must = append(must, textQuery(q.Text, false))
+	}
+	if q.FolderID != "" {
+		must = append(must, term("folders", q.FolderID))
+	}
+	if len(q.MimeTypes) > 0 {
+		must = append(must, anyTerm("mime_type", q.MimeTypes))
+	}
+	if q.CreatedAfter != nil || q.CreatedBefore != nil {
+		must = append(must, dateRange("created_at", q.CreatedAfter, q.CreatedBefore))
+	}
+	if q.ModifiedAfter != nil || q.ModifiedBefore != nil {
+		must = append(must, dateRange("updated_at", q.ModifiedAfter, q.ModifiedBefore))
+	}
+	if q.OwnerName != "" {
+		must = append(must, term("owner_name_key", strings.ToLower(q.OwnerName)))
+	}
+	if q.IsFolder != nil {
+		must = append(must, term("folder_key", strconv.FormatBool(*q.IsFolder)))
+	}
+	if q.MinSize != nil || q.MaxSize != nil {
+		var lo, hi *float64
+		if q.MinSize != nil {
+			v := float64(*q.MinSize)
+			lo = &v
+		}
+		if q.MaxSize != nil {
+			v := float64(*q.MaxSize)
+			hi = &v
+		}
+		incl := true
+		r := query.NewNumericRangeInclusiveQuery(lo, hi, &incl, &incl)
+		r.SetField("size_bytes")
+		must = append(must, r)
+	}
+	must = append(must, query.NewDisjunctionQuery(visible), term("org_id", q.OrgID))
+	return query.NewConjunctionQuery(must)
+}
+
+var sortFields = map[string]string{"name": "name_sort", "size_bytes": "size_bytes", "created_at": "created_at",
+	"updated_at": "updated_at", "mime_type": "mime_type", "relevance": "_score"}
+
+// Search runs q.
+func (x *Index) Search(ctx context.Context, q drive.SearchQuery) (drive.IndexResult, error) {
+	req := bleve.NewSearchRequestOptions(build(q), q.Limit, q.Offset, false)
+	key := sortFields[q.SortBy]
+	if key == "" {
+		key = "_score"
+	}
+	if q.SortOrder == "desc" {
+		key = "-" + key
+	}
+	// Ties: by name, then id, so pages are stable. Relevance needs none (equal
+	// scores are rare, and reading a sort key of every match costs a quarter
+	// of a search).
+	if q.SortBy == "relevance" {
+		req.SortBy([]string{key})
+	} else {
+		req.SortBy([]string{key, "name_sort", "_id"})
+	}
+	if q.Facets {
+		req.AddFacet("mime_group", bleve.NewFacetRequest("mime_group", 20))
+		req.AddFacet("owner_name", bleve.NewFacetRequest("owner_name", 50))
+		req.AddFacet("is_folder", bleve.NewFacetRequest("folder_key", 2))
+	}
+	res, err := x.bi.SearchInContext(ctx, req)
+	if err != nil {
+		return drive.IndexResult{}, fmt.Errorf("index search: %w", err)
+	}
+	out := drive.IndexResult{Hits: make([]drive.IndexHit, 0, len(res.Hits)), Total: int(res.Total)}
+	ids := make([]string, 0, len(res.Hits))
+	for _, h := range res.Hits {
+		ids = append(ids, h.ID)
+	}
+	hl, err := x.highlights(ctx, q.Text, ids)
+	if err != nil {
+		return drive.IndexResult{}, err
+	}
+	for _, id := range ids {
+		out.Hits = append(out.Hits, drive.IndexHit{ID: id, Highlights: hl[id]})
+	}
+	if q.Facets {
+		out.Facets = map[string]map[string]int{}
+		for name, fr := range res.Facets {
+			counts := map[string]int{}
+			if fr.Terms != nil {
+				for _, t := range fr.Terms.Terms() {
+					counts[t.Term] = t.Count
+				}
+			}
+			out.Facets[name] = counts
+		}
+	}
+	return out, nil
+}
+
+// highlights returns the highlighted fragments of the hits ids by field:
+// HTML, the text escaped and the matched words in <mark>. It is a second
+// search over those few documents only, so that the main search does not read
+// the word positions of every match.
+func (x *Index) highlights(ctx context.Context, text string, ids []string) (map[string]map[string][]string, error) {
+	out := map[string]map[string][]string{}
+	if text == "" || len(ids) == 0 {
+		return out, nil
+	}
+	req := bleve.NewSearchRequestOptions(query.NewConjunctionQuery([]query.Query{query.NewDocIDQuery(ids), textQuery(text, true)}), len(ids), 0, false)
+	req.Highlight = bleve.NewHighlightWithStyle(html.Name)
+	req.Highlight.Fields = []string{"name", "content", "description", "tags"}
+	res, err := x.bi.SearchInContext(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("index highlights: %w", err)
+	}
+	for _, h := range res.Hits {
+		m := map[string][]string{}
+		for field, frags := range h.Fragments {
+			for _, f := range frags {
+				if strings.Contains(f, "<mark>") {
+					m[field] = append(m[field], f)
+				}
+			}
+		}
+		out[h.ID] = m
+	}
+	return out, nil
+}

@@ -1,0 +1,95 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"atrium/app/drive"
+)
+
+var _ drive.SearchStore = DriveStore{}
+
+// DriveEventsAfter returns the file ids of drive.file.* events after seq.
+func (s DriveStore) DriveEventsAfter(ctx context.Context, seq int64, limit int) ([]string, int64, error) {
+	// Every event moves the cursor; only the drive's file events name files.
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT seq,
+			CASE WHEN type IN ('drive.file.created', 'drive.file.updated', 'drive.file.deleted')
+			THEN ifnull(json_extract(data, '$.file_id'), '') ELSE '' END
+		FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?`, seq, limit)
+	if err != nil {
+		return nil, seq, mapErr(err, "drive events")
+	}
+	defer rows.Close()
+	ids := []string{}
+	last := seq
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&last, &id); err != nil {
+			return nil, seq, mapErr(err, "drive events")
+		}
+		if id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return ids, last, mapErr(rows.Err(), "drive events")
+}
+
+// LastEventSeq returns the seq of the newest outbox event (0 when none).
+func (s DriveStore) LastEventSeq(ctx context.Context) (int64, error) {
+	var seq sql.NullInt64
+	err := s.read(ctx).QueryRowContext(ctx, `SELECT max(seq) FROM outbox`).Scan(&seq)
+	return seq.Int64, mapErr(err, "outbox")
+}
+
+const indexableWhere = `f.trashed_at IS NULL AND f.status <> 'pending'`
+
+// IndexableFiles returns live items after afterID, by id.
+func (s DriveStore) IndexableFiles(ctx context.Context, afterID string, limit int) ([]drive.File, error) {
+	return scanFiles(s.read(ctx).QueryContext(ctx, `SELECT `+fileCols+` FROM drive_files f
+		WHERE f.id > ? AND `+indexableWhere+` ORDER BY f.id LIMIT ?`, afterID, limit))
+}
+
+// CountIndexable returns the number of live items.
+func (s DriveStore) CountIndexable(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.read(ctx).QueryRowContext(ctx, `SELECT count(*) FROM drive_files f WHERE `+indexableWhere).Scan(&n)
+	return n, mapErr(err, "drive items")
+}
+
+// FolderParents returns the parent of every folder.
+func (s DriveStore) FolderParents(ctx context.Context) (map[string]string, error) {
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT id, ifnull(parent_id, '') FROM drive_files WHERE is_folder = 1`)
+	if err != nil {
+		return nil, mapErr(err, "drive folders")
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var id, parent string
+		if err := rows.Scan(&id, &parent); err != nil {
+			return nil, mapErr(err, "drive folders")
+		}
+		out[id] = parent
+	}
+	return out, mapErr(rows.Err(), "drive folders")
+}
+
+// SharedRoots returns the items shared with userID by unexpired user shares.
+func (s DriveStore) SharedRoots(ctx context.Context, userID string, now time.Time) ([]string, error) {
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT DISTINCT file_id FROM drive_shares
+		WHERE user_id = ? AND (expires_at IS NULL OR expires_at > ?)`, userID, ms(now))
+	if err != nil {
+		return nil, mapErr(err, "drive shares")
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, mapErr(err, "drive shares")
+		}
+		out = append(out, id)
+	}
+	return out, mapErr(rows.Err(), "drive shares")
+}
