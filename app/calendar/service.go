@@ -310,7 +310,7 @@ func expand(comps []Component, start, end time.Time, calZones map[string]*time.L
 			recurring[c.ObjectID] = true
 		}
 	}
-	out := []EventSummary{}
+	out := make([]EventSummary, 0, len(comps)) // at least one summary a component, usually
 	for i := range comps {
 		c := &comps[i]
 		if c.Cancelled {
