@@ -131,9 +131,10 @@ func (s *Store) Put(ctx context.Context, r io.Reader, limit int64) (Object, erro
 	}()
 
 	h := sha256.New()
-	bp := buffers.Get().(*[]byte)
-	size, err := copyChunks(ctx, f, h, r, *bp, limit)
-	buffers.Put(bp)
+	b1, b2 := buffers.Get().(*[]byte), buffers.Get().(*[]byte)
+	size, err := copyChunks(ctx, f, h, r, [2][]byte{*b1, *b2}, limit)
+	buffers.Put(b1)
+	buffers.Put(b2)
 	if err != nil {
 		return Object{}, fmt.Errorf("blob put: %w", err)
 	}
@@ -253,12 +254,28 @@ func (s *Store) adoptCopy(path string, want Object) (Object, error) {
 	return got, nil
 }
 
-// copyChunks copies r to both f and h in chunks of len(buf), filling the buffer
-// before each write to keep write calls few, checking ctx before every read and
-// limit after it. It returns the number of bytes copied.
-func copyChunks(ctx context.Context, f io.Writer, h io.Writer, r io.Reader, buf []byte, limit int64) (int64, error) {
+// copyChunks copies r to both f and h in chunks of len(bufs[i]), filling a
+// buffer before each write to keep write calls few, checking ctx before every
+// read and limit after it. The two buffers take turns: while one is hashed and
+// written (asking the kernel to start writing it back at once), the next is
+// read. It returns the number of bytes copied.
+func copyChunks(ctx context.Context, f *os.File, h io.Writer, r io.Reader, bufs [2][]byte, limit int64) (int64, error) {
 	var total int64
-	for {
+	var pending chan error // the chunk being hashed and written, nil when none
+	wait := func() error {
+		if pending == nil {
+			return nil
+		}
+		err := <-pending
+		pending = nil
+		if err != nil {
+			return fmt.Errorf("write temp file: %w", err)
+		}
+		return nil
+	}
+	defer wait()
+	for i := 0; ; i++ {
+		buf := bufs[i%2]
 		n := 0
 		var rerr error
 		for n < len(buf) && rerr == nil {
@@ -275,17 +292,31 @@ func copyChunks(ctx context.Context, f io.Writer, h io.Writer, r io.Reader, buf 
 				return total, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)
 			}
 		}
+		if err := wait(); err != nil {
+			return total, err
+		}
 		if n > 0 {
-			h.Write(buf[:n]) // hash.Hash never returns an error
-			if _, err := f.Write(buf[:n]); err != nil {
-				return total, fmt.Errorf("write temp file: %w", err)
-			}
+			done := make(chan error, 1)
+			pending = done
+			go func(b []byte, at int64) {
+				hashed := make(chan struct{})
+				go func() { h.Write(b); close(hashed) }() // hash.Hash never returns an error
+				_, err := f.Write(b)
+				if err == nil {
+					StartWriteback(f, at, int64(len(b)))
+				}
+				<-hashed
+				done <- err
+			}(buf[:n], total)
 			total += int64(n)
 		}
 		switch {
 		case rerr == io.EOF:
-			return total, nil
+			return total, wait()
 		case rerr != nil:
+			if err := wait(); err != nil {
+				return total, err
+			}
 			return total, fmt.Errorf("read: %w", rerr)
 		}
 	}

@@ -250,7 +250,7 @@ func appendAt(f *os.File, offset int64, h hash.Hash, src io.Reader, limit int64)
 				go func() { h.Write(b); close(hashed) }()
 				_, err := f.Write(b)
 				if err == nil {
-					startWriteback(f, at, int64(len(b)))
+					blob.StartWriteback(f, at, int64(len(b)))
 				}
 				<-hashed
 				pending <- err

@@ -1,4 +1,4 @@
-package tus
+package blob
 
 import (
 	"os"
@@ -6,8 +6,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// startWriteback asks the kernel to start writing a range of f to disk now,
+// StartWriteback asks the kernel to start writing a range of f to disk now,
 // without waiting for it.
-func startWriteback(f *os.File, off, n int64) {
+func StartWriteback(f *os.File, off, n int64) {
 	_ = unix.SyncFileRange(int(f.Fd()), off, n, unix.SYNC_FILE_RANGE_WRITE)
 }

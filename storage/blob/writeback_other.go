@@ -1,0 +1,8 @@
+//go:build !linux
+
+package blob
+
+import "os"
+
+// StartWriteback is a no-op where the kernel offers no such hint.
+func StartWriteback(*os.File, int64, int64) {}
