@@ -11,9 +11,16 @@ import (
 	"github.com/emersion/go-ical"
 )
 
-// decode parses iCalendar text.
-func decode(ics string) (*ical.Calendar, error) {
-	cal, err := ical.NewDecoder(strings.NewReader(ics)).Decode()
+// decode parses iCalendar text. go-ical panics on some malformed lines (a
+// parameter with an empty value ending the line: "X;P=" indexes past the end),
+// so a panic inside the decoder is returned as a parse error.
+func decode(ics string) (cal *ical.Calendar, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			cal, err = nil, fmt.Errorf("parse iCalendar: malformed content line (%v)", r)
+		}
+	}()
+	cal, err = ical.NewDecoder(strings.NewReader(ics)).Decode()
 	if err != nil {
 		return nil, fmt.Errorf("parse iCalendar: %w", err)
 	}
