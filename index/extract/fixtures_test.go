@@ -8,27 +8,12 @@ import (
 	"html"
 	"strings"
 	"testing"
+
+	"atrium/index/extract/extracttest"
 )
 
-// assemblePDF builds a PDF whose objects 1..n have the given bodies (object 1
-// must be the catalog), with a cross-reference table computed from the byte
-// offsets of the objects.
-func assemblePDF(objs ...string) []byte {
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-	offsets := make([]int, len(objs))
-	for i, body := range objs {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, body)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
-	return b.Bytes()
-}
+// assemblePDF builds a PDF of the given object bodies (extracttest.AssemblePDF).
+func assemblePDF(objs ...string) []byte { return extracttest.AssemblePDF(objs...) }
 
 // pdfStream returns the body of a stream object holding data.
 func pdfStream(data string) string {

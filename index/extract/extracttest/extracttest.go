@@ -9,23 +9,29 @@ import (
 	"strings"
 )
 
-// PDF returns a valid one-page PDF showing text in Helvetica (ASCII text
-// without parentheses or backslashes).
+// PDF returns a valid one-page PDF showing text in Helvetica.
 func PDF(text string) []byte {
-	stream := fmt.Sprintf("BT /F1 24 Tf 72 720 Td (%s) Tj ET", text)
-	objs := []string{
+	text = strings.NewReplacer(`\`, `\\`, "(", `\(`, ")", `\)`).Replace(text)
+	stream := "BT /F1 24 Tf 72 720 Td (" + text + ") Tj ET"
+	return AssemblePDF(
 		"<< /Type /Catalog /Pages 2 0 R >>",
 		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
 		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
 		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(stream), stream),
 		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
-	}
+	)
+}
+
+// AssemblePDF builds a PDF whose objects 1..n have the given bodies (object 1
+// must be the catalog), with a cross-reference table computed from the byte
+// offsets of the objects.
+func AssemblePDF(objs ...string) []byte {
 	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n")
+	b.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
 	offsets := make([]int, len(objs))
-	for i, o := range objs {
+	for i, body := range objs {
 		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, body)
 	}
 	xref := b.Len()
 	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
