@@ -40,6 +40,9 @@ const (
 	searchExtractMaxBytes = 128 << 20
 	// searchExtractTimeout bounds the text extraction of one file.
 	searchExtractTimeout = 30 * time.Second
+	// searchInlineRebuild is the largest drive StartSearch indexes before it
+	// returns; a larger one is indexed in the background.
+	searchInlineRebuild = 1000
 	// searchBatch is how many documents one index batch holds.
 	searchBatch = 500
 )
@@ -250,6 +253,15 @@ func (s *Service) StartSearch(ctx context.Context) {
 		// Search answers index_rebuilding until the other process lets go.
 		s.log.Error("search index held by another process; retrying", slog.Any("err", err))
 		sr.bg.Go(func() { every(ctx, 5*time.Second, s.reopenSearch(ctx)) })
+		return
+	}
+	// A small drive (a new installation) is indexed before serving, so
+	// search works from the first request; a large one in the background.
+	if n, cerr := s.store.CountIndexable(ctx); cerr == nil && n <= searchInlineRebuild {
+		s.log.Info("search index missing or unusable: building it", slog.Any("reason", err), slog.Int64("items", n))
+		if err := s.Rebuild(ctx, nil); err != nil && ctx.Err() == nil {
+			s.log.Error("search index rebuild failed", slog.Any("err", err))
+		}
 		return
 	}
 	s.log.Info("search index missing or unusable: building it in the background", slog.Any("reason", err))
