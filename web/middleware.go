@@ -115,13 +115,25 @@ func (s *Server) authenticate(c *gin.Context) {
 	ctx := c.Request.Context()
 	scheme, cred, _ := strings.Cut(h, " ")
 	cred = strings.TrimSpace(cred)
+	ipKey := "ip:" + clientIP(c.Request)
 	var (
 		p   *app.Principal
 		err error
 	)
+	if wait := s.ipFails.blocked(ipKey); wait > 0 {
+		err = s.tooManyFailures(wait)
+		scheme = "" // refused before any check
+	}
 	switch strings.ToLower(scheme) {
+	case "":
+		if err == nil {
+			err = app.Errorf(app.EUnauthorized, "The Authorization header names no scheme.")
+		}
 	case "bearer":
 		p, err = s.cfg.Identity.Authenticate(ctx, cred)
+		if app.ErrorCode(err) == app.EUnauthorized {
+			s.ipFails.fail(ipKey)
+		}
 	case "basic":
 		if !hasAnyPrefix(c.Request.URL.Path, basicAuthPrefixes) {
 			err = app.Errorf(app.EUnauthorized, "HTTP Basic is accepted only by the file mount and DAV endpoints; use a bearer token.")
@@ -132,14 +144,14 @@ func (s *Server) authenticate(c *gin.Context) {
 			err = app.Errorf(app.EUnauthorized, "The Basic credential is malformed.")
 			break
 		}
-		keys := basicKeys(c.Request, user)
-		if wait := s.basicFails.blocked(keys...); wait > 0 {
+		if wait := s.accountFails.blocked(accountKey(user)); wait > 0 {
 			err = s.tooManyFailures(wait)
 			break
 		}
 		p, err = s.cfg.Identity.AuthenticateBasic(ctx, user, pass)
 		if app.ErrorCode(err) == app.EUnauthorized {
-			s.basicFails.fail(keys...)
+			s.accountFails.fail(accountKey(user))
+			s.ipFails.fail(ipKey)
 		}
 	default:
 		err = app.Errorf(app.EUnauthorized, "Unsupported authorization scheme %q.", scheme)

@@ -2,6 +2,8 @@ package web
 
 import (
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -21,6 +23,11 @@ func (s *Server) oauthToken(c *gin.Context) {
 		return
 	}
 	f := c.Request.PostForm
+	ipKey := "ip:" + clientIP(c.Request)
+	if wait := s.ipFails.blocked(ipKey); wait > 0 {
+		s.oauthThrottled(c, wait)
+		return
+	}
 	requested := app.ParseScopes(f.Get("scope"))
 	var (
 		res identity.TokenResponse
@@ -37,7 +44,14 @@ func (s *Server) oauthToken(c *gin.Context) {
 			oauthError(c, http.StatusUnauthorized, "invalid_client", "client authentication is required")
 			return
 		}
+		if wait := s.accountFails.blocked(accountKey("client:" + id)); wait > 0 {
+			s.oauthThrottled(c, wait)
+			return
+		}
 		res, err = s.cfg.Identity.ClientCredentials(c.Request.Context(), id, secret, requested)
+		if app.ErrorCode(err) == app.EUnauthorized {
+			s.accountFails.fail(accountKey("client:" + id))
+		}
 	case "urn:ietf:params:oauth:grant-type:token-exchange":
 		if f.Get("subject_token") == "" {
 			oauthError(c, http.StatusBadRequest, "invalid_request", "subject_token is required")
@@ -54,6 +68,7 @@ func (s *Server) oauthToken(c *gin.Context) {
 	if err != nil {
 		switch app.ErrorCode(err) {
 		case app.EUnauthorized:
+			s.ipFails.fail(ipKey)
 			if f.Get("grant_type") == "client_credentials" {
 				oauthError(c, http.StatusUnauthorized, "invalid_client", "the client credentials are not valid")
 			} else {
@@ -70,6 +85,13 @@ func (s *Server) oauthToken(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, res)
+}
+
+// oauthThrottled refuses a token request of a client or address with too many
+// recent failures (RFC 6585 429 with Retry-After, in the OAuth error body).
+func (s *Server) oauthThrottled(c *gin.Context, wait time.Duration) {
+	c.Header("Retry-After", strconv.Itoa(max(int((wait+time.Second-1)/time.Second), 1)))
+	oauthError(c, http.StatusTooManyRequests, "slow_down", "too many failed attempts; retry later")
 }
 
 func oauthError(c *gin.Context, status int, code, desc string) {

@@ -39,7 +39,8 @@ var problemDocs = map[string]string{
 	"method_not_allowed":     "The HTTP method is not allowed on this path.",
 	"not_acceptable":         "The server cannot produce a response in a format the Accept header allows.",
 	"unsupported_media_type": "The request body's content type is not supported.",
-	"rate_limited":           "Too many requests. Wait for Retry-After seconds.",
+	"rate_limited":           "Too many requests, failed sign-ins or connections from this credential or address ([limits] in the configuration). Wait for Retry-After seconds.",
+	"timeout":                "The request took longer than the server allows ([limits] request_timeout). Retry later, or narrow the request (a smaller page, a narrower range).",
 	"not_implemented":        "Not implemented on this server.",
 	"url_expired":            "The presigned URL has expired. Ask the API for a new one.",
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -40,6 +41,7 @@ var problemStatus = map[string]int{
 	app.EIdempotencyInFlight: http.StatusServiceUnavailable,
 	app.EUnavailable:         http.StatusServiceUnavailable,
 	app.EQuotaExceeded:       http.StatusInsufficientStorage,
+	"timeout":                http.StatusServiceUnavailable, // the request timeout of [limits]
 }
 
 // statusCode is the default problem code of a status, for errors raised outside
@@ -135,6 +137,11 @@ func (pb problems) fromError(err error) *Problem {
 		}
 		return p
 	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		p := pb.make(http.StatusServiceUnavailable, "timeout", "The request took longer than the server allows ([limits] request_timeout). Retry later, or narrow the request.")
+		p.retryAfter = 1
+		return p
+	}
 	return pb.make(http.StatusInternalServerError, app.EInternal, app.ErrorMessage(err))
 }
 
@@ -183,7 +190,10 @@ func (s *Server) humaProblem(ctx huma.Context, status int, msg string, errs ...e
 	for _, err := range errs {
 		var ae *app.Error
 		var pe *Problem
-		if errors.As(err, &ae) || errors.As(err, &pe) {
+		if errors.As(err, &ae) || errors.As(err, &pe) || errors.Is(err, context.DeadlineExceeded) {
+			if ctx != nil && errors.Is(err, context.DeadlineExceeded) {
+				s.log.WarnContext(ctx.Context(), "request timed out", "err", err, "request_id", requestIDFrom(ctx.Context()))
+			}
 			p := s.problems.fromError(err)
 			s.finishProblem(ctx, p)
 			return p

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -9,15 +8,13 @@ import (
 	"time"
 )
 
-// Failed HTTP Basic attempts (file mount and DAV doors) are limited per
-// account and per client address: after basicMaxFailures failures within
-// basicFailWindow, further Basic attempts for that account or from that
-// address are refused with 429 and Retry-After until the oldest failure leaves
-// the window — a correct password included, so that guessing cannot go on.
-const (
-	basicMaxFailures = 10
-	basicFailWindow  = 5 * time.Minute
-)
+// Failed sign-ins are limited per account (app passwords on the file mount and
+// DAV doors, OAuth client secrets) and per client address (any credential):
+// after Limits.AuthFailures (per account) or Limits.AuthFailuresPerIP (per
+// address) failures within the window, further attempts for that account or
+// from that address are refused with 429 and Retry-After until the oldest
+// failure leaves the window — a correct password included, so that guessing
+// cannot go on.
 
 // failLimiter counts failures per key in a sliding window.
 type failLimiter struct {
@@ -29,8 +26,12 @@ type failLimiter struct {
 	sweep  time.Time
 }
 
-// newFailLimiter returns a limiter of max failures per window; now nil is the wall clock.
+// newFailLimiter returns a limiter of max failures per window; now nil is the
+// wall clock. max 0 is no limit (a nil limiter, which blocks nothing).
 func newFailLimiter(max int, window time.Duration, now func() time.Time) *failLimiter {
+	if max <= 0 || window <= 0 {
+		return nil
+	}
 	if now == nil {
 		now = time.Now
 	}
@@ -57,6 +58,9 @@ func (l *failLimiter) recent(key string, now time.Time) []time.Time {
 
 // blocked returns how long until any of keys may try again; 0 when none is blocked.
 func (l *failLimiter) blocked(keys ...string) time.Duration {
+	if l == nil {
+		return 0
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
@@ -71,6 +75,9 @@ func (l *failLimiter) blocked(keys ...string) time.Duration {
 
 // fail records a failure for each key.
 func (l *failLimiter) fail(keys ...string) {
+	if l == nil {
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
@@ -89,17 +96,10 @@ func (l *failLimiter) fail(keys ...string) {
 	}
 }
 
-// basicKeys are the limiter keys of a Basic attempt: the account and the
-// client address (the connection's, not a forwarded header a client can set).
-func basicKeys(r *http.Request, user string) []string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	return []string{"ip:" + host, "account:" + strings.ToLower(strings.TrimSpace(user))}
-}
+// accountKey is the limiter key of a sign-in name.
+func accountKey(name string) string { return "account:" + strings.ToLower(strings.TrimSpace(name)) }
 
-// tooManyFailures is the 429 problem of a blocked Basic attempt.
+// tooManyFailures is the 429 problem of a blocked sign-in attempt.
 func (s *Server) tooManyFailures(wait time.Duration) *Problem {
 	secs := int((wait + time.Second - 1) / time.Second)
 	p := s.problems.make(http.StatusTooManyRequests, "rate_limited",

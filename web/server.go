@@ -58,6 +58,8 @@ type Config struct {
 	Tus *tus.Handler
 	// Registry collects Prometheus metrics; nil makes a private one.
 	Registry *prometheus.Registry
+	// Limits protect the server from overload and abuse; nil is DefaultLimits.
+	Limits *Limits
 }
 
 // Server is the HTTP server's handler.
@@ -69,8 +71,11 @@ type Server struct {
 	api      huma.API
 	metrics  *metrics
 
-	// basicFails limits failed HTTP Basic attempts per account and per address.
-	basicFails *failLimiter
+	limits Limits
+	// accountFails and ipFails limit failed sign-ins per account and per address.
+	accountFails, ipFails *failLimiter
+	// tokenRate and ipRate limit request rates per credential and per address.
+	tokenRate, ipRate *rateLimiters
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -86,14 +91,21 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, log: cfg.Log, problems: problems{base: cfg.PublicURL + "/problems"}}
 	s.metrics = newMetrics(cfg.Registry)
-	s.basicFails = newFailLimiter(basicMaxFailures, basicFailWindow, nil)
+	s.limits = DefaultLimits
+	if cfg.Limits != nil {
+		s.limits = *cfg.Limits
+	}
+	s.accountFails = newFailLimiter(s.limits.AuthFailures, s.limits.AuthFailureWindow, nil)
+	s.ipFails = newFailLimiter(s.limits.AuthFailuresPerIP, s.limits.AuthFailureWindow, nil)
+	s.tokenRate = newRateLimiters(s.limits.RatePerToken, s.limits.BurstPerToken, nil)
+	s.ipRate = newRateLimiters(s.limits.RatePerIP, s.limits.BurstPerIP, nil)
 
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
 	e.ContextWithFallback = true
-	e.Use(s.recoverer, s.requestID, s.accessLog, s.authenticate)
+	e.Use(s.recoverer, s.requestID, s.accessLog, s.limitIP, s.authenticate, s.limitToken)
 	e.NoRoute(func(c *gin.Context) {
 		s.problems.make(http.StatusNotFound, "", "No resource at "+c.Request.URL.Path+".").write(c.Writer, requestIDFrom(c.Request.Context()))
 	})
@@ -114,7 +126,7 @@ func New(cfg Config) *Server {
 			Description: "A personal access token, a service principal token, or a JWT from the embedded issuer (`POST /oauth/token`) or the configured external OIDC issuer."},
 	}
 	api := humagin.New(e, hc)
-	api.UseMiddleware(s.authorize, s.idempotency)
+	api.UseMiddleware(s.authorize, s.deadline, s.idempotency)
 	s.api = api
 	rest.Register(api, rest.Deps{Identity: cfg.Identity, Audit: cfg.Audit, Cursors: cfg.Cursors, Partner: cfg.Partner, Webhooks: cfg.Webhooks, Contacts: cfg.Contacts, Calendar: cfg.Calendar, Drive: cfg.Drive})
 
@@ -123,7 +135,7 @@ func New(cfg Config) *Server {
 }
 
 // Handler returns the server's http.Handler.
-func (s *Server) Handler() http.Handler { return s.engine }
+func (s *Server) Handler() http.Handler { return ioDeadlines(s.limits.IOIdleTimeout, s.engine) }
 
 // API returns the huma API, for modules that register operations.
 func (s *Server) API() huma.API { return s.api }
@@ -222,6 +234,8 @@ const apiDescription = `The public external surface of the Atrium workspace plat
 Authentication: ` + "`Authorization: Bearer <token>`" + ` with a personal access token, a service principal token or a JWT. Scopes are checked per operation; a token without the scope gets 403 ` + "`insufficient_scope`" + `.
 
 Errors: every error response is ` + "`application/problem+json`" + ` (RFC 9457) with ` + "`type`, `title`, `status`, `detail`, `code`" + `, and for 422 an ` + "`errors`" + ` array of ` + "`{location, message, value}`" + `.
+
+Limits: failed sign-ins are limited per account and per client address, and request rates per credential and per address can be limited ([limits] in the server's configuration): a refused request gets 429 ` + "`rate_limited`" + ` with ` + "`Retry-After`" + `. A REST operation that runs longer than the server allows gets 503 ` + "`timeout`" + `; JSON bodies are limited to 1 MiB (413 ` + "`payload_too_large`" + `).
 
 Pagination: cursor lists take ` + "`cursor` and `limit`" + ` (1–100, default 20) and return ` + "`{items, next_cursor, has_more, limit}`" + `; cursors are valid 24 hours (then 400 ` + "`cursor_expired`" + `).
 

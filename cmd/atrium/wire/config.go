@@ -2,6 +2,7 @@ package wire
 
 import (
 	"atrium/app/drive"
+	"atrium/web"
 
 	"errors"
 	"fmt"
@@ -47,6 +48,7 @@ type Config struct {
 		AllowPrivateTargets bool          `koanf:"allow_private_targets"`
 		Retention           time.Duration `koanf:"retention"`
 	} `koanf:"webhooks"`
+	Limits LimitsConfig `koanf:"limits"`
 	Drive  DriveConfig  `koanf:"drive"`
 	Editor EditorConfig `koanf:"editor"`
 	Mail   struct {
@@ -78,6 +80,17 @@ var defaults = map[string]any{
 	"webhooks.timeout":               "10s",
 	"webhooks.allow_private_targets": false,
 	"webhooks.retention":             "720h",
+	"limits.auth_failures":           10,
+	"limits.auth_failures_per_ip":    50,
+	"limits.auth_failure_window":     "5m",
+	"limits.rate_per_token":          0.0,
+	"limits.burst_per_token":         100,
+	"limits.rate_per_ip":             0.0,
+	"limits.burst_per_ip":            200,
+	"limits.request_timeout":         "60s",
+	"limits.io_idle_timeout":         "60s",
+	"limits.max_connections":         4096,
+	"limits.max_connections_per_ip":  256,
 	"drive.upload_ttl":               "24h",
 	"drive.max_upload_bytes":         int64(10 << 30),
 	"drive.preview_cache_bytes":      int64(1 << 30),
@@ -218,6 +231,7 @@ func (c *Config) Validate() error {
 	if c.Webhooks.Retention <= 0 {
 		errs = append(errs, errors.New("webhooks.retention: must be positive"))
 	}
+	errs = append(errs, c.Limits.validate()...)
 	errs = append(errs, c.Drive.validate()...)
 	errs = append(errs, c.Editor.validate()...)
 	if (c.OIDC.Issuer == "") != (c.OIDC.JWKSURL == "") {
@@ -345,4 +359,50 @@ func (e *EditorConfig) validate() []error {
 
 func (e EditorConfig) options(key []byte) drive.EditorOptions {
 	return drive.EditorOptions{URL: e.URL, WOPIURL: e.WOPIURL, DiscoveryTimeout: e.DiscoveryTimeout, TokenTTL: e.AccessTokenTTL, TokenKey: key}
+}
+
+// LimitsConfig is the [limits] section: protection from overload and abuse. A
+// count or rate of 0 turns that limit off.
+type LimitsConfig struct {
+	AuthFailures        int           `koanf:"auth_failures"`
+	AuthFailuresPerIP   int           `koanf:"auth_failures_per_ip"`
+	AuthFailureWindow   time.Duration `koanf:"auth_failure_window"`
+	RatePerToken        float64       `koanf:"rate_per_token"`
+	BurstPerToken       int           `koanf:"burst_per_token"`
+	RatePerIP           float64       `koanf:"rate_per_ip"`
+	BurstPerIP          int           `koanf:"burst_per_ip"`
+	RequestTimeout      time.Duration `koanf:"request_timeout"`
+	IOIdleTimeout       time.Duration `koanf:"io_idle_timeout"`
+	MaxConnections      int           `koanf:"max_connections"`
+	MaxConnectionsPerIP int           `koanf:"max_connections_per_ip"`
+}
+
+func (l LimitsConfig) validate() []error {
+	var errs []error
+	for name, v := range map[string]float64{
+		"auth_failures": float64(l.AuthFailures), "auth_failures_per_ip": float64(l.AuthFailuresPerIP),
+		"rate_per_token": l.RatePerToken, "burst_per_token": float64(l.BurstPerToken),
+		"rate_per_ip": l.RatePerIP, "burst_per_ip": float64(l.BurstPerIP),
+		"max_connections": float64(l.MaxConnections), "max_connections_per_ip": float64(l.MaxConnectionsPerIP),
+		"auth_failure_window": float64(l.AuthFailureWindow), "request_timeout": float64(l.RequestTimeout),
+		"io_idle_timeout": float64(l.IOIdleTimeout),
+	} {
+		if v < 0 {
+			errs = append(errs, fmt.Errorf("limits.%s: must not be negative", name))
+		}
+	}
+	if l.AuthFailures+l.AuthFailuresPerIP > 0 && l.AuthFailureWindow == 0 {
+		errs = append(errs, errors.New("limits.auth_failure_window: must be positive when auth failures are limited"))
+	}
+	return errs
+}
+
+// web returns the server's limits.
+func (l LimitsConfig) web() *web.Limits {
+	return &web.Limits{
+		AuthFailures: l.AuthFailures, AuthFailuresPerIP: l.AuthFailuresPerIP, AuthFailureWindow: l.AuthFailureWindow,
+		RatePerToken: l.RatePerToken, BurstPerToken: l.BurstPerToken,
+		RatePerIP: l.RatePerIP, BurstPerIP: l.BurstPerIP,
+		RequestTimeout: l.RequestTimeout, IOIdleTimeout: l.IOIdleTimeout,
+	}
 }

@@ -184,6 +184,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		Ready:       m.ready,
 		Blob:        blob.NewHandler(m.Blobs, signer, web.DriveUpload(m.Drive), log),
 		Tus:         m.Tus,
+		Limits:      cfg.Limits.web(),
 	})
 	return m, nil
 }
@@ -215,6 +216,7 @@ func (m *Main) Listen() (net.Addr, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", m.Config.Listen, err)
 	}
+	l = web.LimitListener(l, m.Config.Limits.MaxConnections, m.Config.Limits.MaxConnectionsPerIP)
 	m.listener = l
 	m.http = &http.Server{
 		Handler:           m.Server.Handler(),

@@ -1,0 +1,359 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/gin-gonic/gin"
+	"golang.org/x/time/rate"
+
+	"atrium/app"
+)
+
+// Limits protect the server from overload and abuse. The zero value of a field
+// turns that protection off; DefaultLimits are what `atrium serve` runs with.
+type Limits struct {
+	// AuthFailures failed sign-ins of one account (app password, OAuth client
+	// secret) within AuthFailureWindow block further attempts for it with 429.
+	AuthFailures int
+	// AuthFailuresPerIP failed credentials of any kind from one client address
+	// within AuthFailureWindow block that address's credentials with 429.
+	AuthFailuresPerIP int
+	AuthFailureWindow time.Duration
+	// RatePerToken is the sustained requests per second of one credential,
+	// BurstPerToken its bucket; 0 is unlimited.
+	RatePerToken  float64
+	BurstPerToken int
+	// RatePerIP is the sustained requests per second of one client address
+	// (authenticated or not), BurstPerIP its bucket; 0 is unlimited.
+	RatePerIP  float64
+	BurstPerIP int
+	// RequestTimeout bounds the work of a REST operation with a small body
+	// (uploads and imports are bounded by IOIdleTimeout instead).
+	RequestTimeout time.Duration
+	// IOIdleTimeout is the longest a request body may pause between bytes, and
+	// the longest a client may leave a response unread, before the connection
+	// is closed.
+	IOIdleTimeout time.Duration
+}
+
+// DefaultLimits: auth failures limited, request rates not (a small server's
+// own clients — sync tools, mounts — burst hard and legitimately).
+var DefaultLimits = Limits{
+	AuthFailures:      10,
+	AuthFailuresPerIP: 50,
+	AuthFailureWindow: 5 * time.Minute,
+	BurstPerToken:     100,
+	BurstPerIP:        200,
+	RequestTimeout:    60 * time.Second,
+	IOIdleTimeout:     60 * time.Second,
+}
+
+// clientIP is the address of the connection (not a forwarded header a client
+// can set).
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// rateLimiters are token buckets per key; idle keys are forgotten.
+type rateLimiters struct {
+	mu    sync.Mutex
+	limit rate.Limit
+	burst int
+	now   func() time.Time
+	m     map[string]*rate.Limiter
+	sweep time.Time
+}
+
+func newRateLimiters(perSecond float64, burst int, now func() time.Time) *rateLimiters {
+	if perSecond <= 0 {
+		return nil
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &rateLimiters{limit: rate.Limit(perSecond), burst: max(burst, 1), now: now, m: map[string]*rate.Limiter{}}
+}
+
+// wait takes one request for key and returns 0, or how long until one would be
+// allowed (the request is then not counted).
+func (l *rateLimiters) wait(key string) time.Duration {
+	if l == nil {
+		return 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	// A bucket that has been idle long enough to refill is the same as a new one.
+	full := time.Duration(float64(l.burst)/float64(l.limit)*float64(time.Second)) + time.Second
+	if now.Sub(l.sweep) > full && len(l.m) > 0 {
+		for k, lim := range l.m {
+			if lim.TokensAt(now) >= float64(l.burst) {
+				delete(l.m, k)
+			}
+		}
+		l.sweep = now
+	}
+	lim := l.m[key]
+	if lim == nil {
+		lim = rate.NewLimiter(l.limit, l.burst)
+		l.m[key] = lim
+	}
+	r := lim.ReserveN(now, 1)
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return d
+	}
+	return 0
+}
+
+// tooManyRequests is the 429 problem of a rate-limited request.
+func (s *Server) tooManyRequests(wait time.Duration, who string) *Problem {
+	secs := max(int(math.Ceil(wait.Seconds())), 1)
+	p := s.problems.make(http.StatusTooManyRequests, "rate_limited",
+		"Too many requests from this "+who+"; try again in "+strconv.Itoa(secs)+" seconds.")
+	p.retryAfter = secs
+	return p
+}
+
+// unthrottled paths: probes and metrics are never limited.
+func unthrottled(path string) bool {
+	return path == "/healthz" || path == "/readyz" || path == "/metrics"
+}
+
+// limitIP applies the per-address request rate, before authentication.
+func (s *Server) limitIP(c *gin.Context) {
+	if s.ipRate != nil && !unthrottled(c.Request.URL.Path) {
+		if d := s.ipRate.wait(clientIP(c.Request)); d > 0 {
+			s.tooManyRequests(d, "address").write(c.Writer, requestIDFrom(c.Request.Context()))
+			c.Abort()
+			return
+		}
+	}
+	c.Next()
+}
+
+// limitToken applies the per-credential request rate, after authentication.
+func (s *Server) limitToken(c *gin.Context) {
+	if s.tokenRate != nil {
+		if p := app.PrincipalFrom(c.Request.Context()); p != nil {
+			key := p.Credential + ":" + p.CredentialID
+			if d := s.tokenRate.wait(key); d > 0 {
+				s.tooManyRequests(d, "credential").write(c.Writer, requestIDFrom(c.Request.Context()))
+				c.Abort()
+				return
+			}
+		}
+	}
+	c.Next()
+}
+
+// deadline bounds a REST operation's work by the request timeout. Operations
+// that take large bodies (uploads, imports) are bounded by the I/O idle timeout
+// instead, so that a slow but steady client is not cut off.
+func (s *Server) deadline(ctx huma.Context, next func(huma.Context)) {
+	op := ctx.Operation()
+	if s.limits.RequestTimeout <= 0 || op.MaxBodyBytes > defaultMaxBodyBytes {
+		next(ctx)
+		return
+	}
+	c, cancel := context.WithTimeout(ctx.Context(), s.limits.RequestTimeout)
+	defer cancel()
+	next(huma.WithContext(ctx, c))
+}
+
+// defaultMaxBodyBytes is huma's body limit of an operation that sets none.
+const defaultMaxBodyBytes = 1 << 20
+
+// ioDeadlines closes a connection whose client stops sending its request body,
+// or stops reading the response, for longer than the idle timeout: a slow client
+// cannot hold a handler (and what it holds) forever.
+func ioDeadlines(idle time.Duration, next http.Handler) http.Handler {
+	if idle <= 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		now := time.Now()
+		_ = rc.SetWriteDeadline(now.Add(idle))
+		every := min(refresh, idle/4)
+		if r.Body != nil && r.Body != http.NoBody {
+			// A shallow copy: the server must still see its own body type on
+			// the original request, to know whether the body was left unread.
+			r = r.WithContext(r.Context())
+			r.Body = &idleReader{ReadCloser: r.Body, rc: rc, idle: idle, every: every}
+		}
+		next.ServeHTTP(&idleWriter{ResponseWriter: w, rc: rc, idle: idle, every: every, set: now}, r)
+	})
+}
+
+// refresh is how stale a deadline may get before it is moved (at most a quarter
+// of the idle timeout): setting one on every small read or write would cost more
+// than it protects.
+const refresh = time.Second
+
+type idleReader struct {
+	io.ReadCloser
+	rc    *http.ResponseController
+	idle  time.Duration
+	every time.Duration
+	set   time.Time
+	done  bool
+}
+
+func (b *idleReader) Read(p []byte) (int, error) {
+	if !b.done {
+		if now := time.Now(); now.Sub(b.set) > b.every {
+			_ = b.rc.SetReadDeadline(now.Add(b.idle))
+			b.set = now
+		}
+	}
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		// The body is read: clear the deadline, or the server's background
+		// read of the idle connection would time out and cancel the request
+		// of a handler still working. (After a failed read the deadline stays,
+		// so that the server gives up on the rest of the body and closes.)
+		b.done = true
+		if !b.set.IsZero() {
+			_ = b.rc.SetReadDeadline(time.Time{})
+		}
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		b.done = true
+		err = errBodyStalled
+	}
+	return n, err
+}
+
+// errBodyStalled is the error of a body read that hit the idle timeout.
+var errBodyStalled = errors.New("request body stalled past the idle timeout")
+
+type idleWriter struct {
+	http.ResponseWriter
+	rc    *http.ResponseController
+	idle  time.Duration
+	every time.Duration
+	set   time.Time
+}
+
+func (w *idleWriter) touch() {
+	if now := time.Now(); now.Sub(w.set) > w.every {
+		_ = w.rc.SetWriteDeadline(now.Add(w.idle))
+		w.set = now
+	}
+}
+
+func (w *idleWriter) Write(p []byte) (int, error) {
+	w.touch()
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *idleWriter) Flush() {
+	w.touch()
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *idleWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// LimitListener caps the connections being served: in all (further ones wait
+// in the kernel's backlog) and per client address (further ones get a 429 and
+// are closed), so that one client — a slowloris, say — cannot take every
+// connection. A cap of 0 is no cap.
+func LimitListener(l net.Listener, total, perIP int) net.Listener {
+	ll := &limitListener{Listener: l, perIP: perIP, byIP: map[string]int{}}
+	if total > 0 {
+		ll.slots = make(chan struct{}, total)
+	}
+	return ll
+}
+
+type limitListener struct {
+	net.Listener
+	slots chan struct{}
+	perIP int
+	mu    sync.Mutex
+	byIP  map[string]int
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	for {
+		if l.slots != nil {
+			l.slots <- struct{}{}
+		}
+		c, err := l.Listener.Accept()
+		if err != nil {
+			if l.slots != nil {
+				<-l.slots
+			}
+			return nil, err
+		}
+		ip := ""
+		if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+			ip = a.IP.String()
+		}
+		if l.perIP > 0 && ip != "" {
+			l.mu.Lock()
+			n := l.byIP[ip]
+			if n >= l.perIP {
+				l.mu.Unlock()
+				if l.slots != nil {
+					<-l.slots
+				}
+				go refuseConn(c)
+				continue
+			}
+			l.byIP[ip] = n + 1
+			l.mu.Unlock()
+		}
+		return &limitConn{Conn: c, l: l, ip: ip}, nil
+	}
+}
+
+// refuseConn answers a connection over its address's cap with 429 and closes it.
+func refuseConn(c net.Conn) {
+	defer c.Close()
+	body := `{"type":"about:blank","title":"Too Many Requests","status":429,"detail":"Too many connections from this address.","code":"rate_limited"}`
+	_ = c.SetWriteDeadline(time.Now().Add(2 * time.Second))
+	_, _ = io.WriteString(c, "HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/problem+json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: "+
+		strconv.Itoa(len(body))+"\r\n\r\n"+body)
+}
+
+type limitConn struct {
+	net.Conn
+	l    *limitListener
+	ip   string
+	once sync.Once
+}
+
+func (c *limitConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(func() {
+		if c.l.perIP > 0 && c.ip != "" {
+			c.l.mu.Lock()
+			if c.l.byIP[c.ip]--; c.l.byIP[c.ip] <= 0 {
+				delete(c.l.byIP, c.ip)
+			}
+			c.l.mu.Unlock()
+		}
+		if c.l.slots != nil {
+			<-c.l.slots
+		}
+	})
+	return err
+}

@@ -1,0 +1,266 @@
+package web_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"atrium/cmd/atrium/wire"
+	"atrium/web"
+	"atrium/web/webtest"
+)
+
+func withLimits(f func(*wire.LimitsConfig)) webtest.Option {
+	return func(c *wire.Config) { f(&c.Limits) }
+}
+
+// checkRateLimited asserts a 429 rate_limited problem with a Retry-After.
+func checkRateLimited(t *testing.T, res *webtest.Response) {
+	t.Helper()
+	webtest.Check(t, res, webtest.Scenario{Status: http.StatusTooManyRequests, Problem: "rate_limited"})
+	if ra, err := strconv.Atoi(res.Header.Get("Retry-After")); err != nil || ra < 1 {
+		t.Fatalf("Retry-After %q", res.Header.Get("Retry-After"))
+	}
+}
+
+func TestRateLimitPerToken(t *testing.T) {
+	s := webtest.New(t, withLimits(func(l *wire.LimitsConfig) { l.RatePerToken, l.BurstPerToken = 0.01, 3 }))
+	ann := s.Bootstrap("Rate Org", "ann@example.test", "admin")
+	bob := s.Bootstrap("Rate Org", "bob@example.test", "member")
+	me := func(tok string) *webtest.Response {
+		return s.Do(webtest.Request{Method: http.MethodGet, Path: "/api/v1/me", Token: tok})
+	}
+	for i := 0; i < 3; i++ {
+		webtest.Check(t, me(ann.Token), webtest.Scenario{Status: 200})
+	}
+	checkRateLimited(t, me(ann.Token))
+	// Another credential — even of the same organisation — has its own bucket,
+	// and the probes are never limited.
+	webtest.Check(t, me(bob.Token), webtest.Scenario{Status: 200})
+	webtest.Check(t, s.Do(webtest.Request{Method: http.MethodGet, Path: "/healthz"}), webtest.Scenario{Status: 200})
+}
+
+func TestRateLimitPerIP(t *testing.T) {
+	s := webtest.New(t, withLimits(func(l *wire.LimitsConfig) { l.RatePerIP, l.BurstPerIP = 0.01, 2 }))
+	ann := s.Bootstrap("Rate Org", "ann@example.test", "admin")
+	webtest.Check(t, s.Do(webtest.Request{Method: http.MethodGet, Path: "/api/v1/me"}), webtest.Scenario{Status: 401})
+	webtest.Check(t, s.Do(webtest.Request{Method: http.MethodGet, Path: "/api/v1/me", Token: ann.Token}), webtest.Scenario{Status: 200})
+	// The address's bucket is empty: credentials or not.
+	checkRateLimited(t, s.Do(webtest.Request{Method: http.MethodGet, Path: "/api/v1/me", Token: ann.Token}))
+	checkRateLimited(t, s.Do(webtest.Request{Method: http.MethodGet, Path: "/api/v1/openapi.json"}))
+	webtest.Check(t, s.Do(webtest.Request{Method: http.MethodGet, Path: "/readyz"}), webtest.Scenario{Status: 200})
+}
+
+func TestAuthFailuresPerIP(t *testing.T) {
+	s := webtest.New(t, withLimits(func(l *wire.LimitsConfig) { l.AuthFailuresPerIP = 5 }))
+	ann := s.Bootstrap("Rate Org", "ann@example.test", "admin")
+	for i := 0; i < 5; i++ {
+		res := s.Do(webtest.Request{Method: http.MethodGet, Path: "/api/v1/me", Token: fmt.Sprintf("atr_pat_guess%d", i)})
+		webtest.Check(t, res, webtest.Scenario{Status: 401, Problem: "unauthorized"})
+	}
+	// The address is blocked, a valid token included, on every door.
+	checkRateLimited(t, s.Do(webtest.Request{Method: http.MethodGet, Path: "/api/v1/me", Token: ann.Token}))
+	checkRateLimited(t, s.Do(webtest.Request{Method: "PROPFIND", Path: "/api/v1/webdav/", BasicID: ann.Email, BasicPW: ann.AppPassword}))
+	res := s.Do(webtest.Request{Method: http.MethodPost, Path: "/oauth/token", Body: "grant_type=client_credentials&client_id=x&client_secret=y",
+		Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}})
+	if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
+		t.Fatalf("oauth token: %d %s", res.StatusCode, res.Body)
+	}
+	// A request without a credential is not a failure and still gets its 401.
+	webtest.Check(t, s.Do(webtest.Request{Method: http.MethodGet, Path: "/api/v1/me"}), webtest.Scenario{Status: 401})
+}
+
+func TestOAuthClientFailures(t *testing.T) {
+	s := webtest.New(t)
+	form := func(secret string) webtest.Request {
+		return webtest.Request{Method: http.MethodPost, Path: "/oauth/token",
+			Body:   "grant_type=client_credentials&client_id=sp_guessed&client_secret=" + secret,
+			Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}}
+	}
+	for i := 0; i < 10; i++ {
+		if res := s.Do(form(fmt.Sprint("wrong", i))); res.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("attempt %d: %d %s", i, res.StatusCode, res.Body)
+		}
+	}
+	res := s.Do(form("another"))
+	if res.StatusCode != http.StatusTooManyRequests || res.JSON()["error"] != "slow_down" || res.Header.Get("Retry-After") == "" {
+		t.Fatalf("after 10 failures: %d %s", res.StatusCode, res.Body)
+	}
+}
+
+func TestRequestTimeout(t *testing.T) {
+	s := webtest.New(t, withLimits(func(l *wire.LimitsConfig) { l.RequestTimeout = time.Nanosecond }))
+	ann := s.Bootstrap("Slow Org", "ann@example.test", "admin")
+	res := s.Do(webtest.Request{Method: http.MethodGet, Path: "/api/v1/contacts/books", Token: ann.Token})
+	webtest.Check(t, res, webtest.Scenario{Status: http.StatusServiceUnavailable, Problem: "timeout"})
+	if res.Header.Get("Retry-After") == "" {
+		t.Fatal("no Retry-After")
+	}
+}
+
+func TestJSONBodyTooLarge(t *testing.T) {
+	s := webtest.New(t)
+	ann := s.Bootstrap("Big Org", "ann@example.test", "admin")
+	var books []struct {
+		ID string `json:"id"`
+	}
+	s.Do(webtest.Request{Method: http.MethodGet, Path: "/api/v1/contacts/books", Token: ann.Token}).Decode(t, &books)
+	if len(books) == 0 {
+		t.Fatal("no address book")
+	}
+	path := "/api/v1/contacts/books/" + books[0].ID
+	body := `{"full_name":"Big","notes":"` + strings.Repeat("x", 2<<20) + `"}`
+	res := s.Do(webtest.Request{Method: http.MethodPost, Path: path, Token: ann.Token, Body: body})
+	webtest.Check(t, res, webtest.Scenario{Status: http.StatusRequestEntityTooLarge, Problem: "payload_too_large"})
+	var list []any
+	s.Do(webtest.Request{Method: http.MethodGet, Path: path, Token: ann.Token}).Decode(t, &list)
+	if len(list) != 0 {
+		t.Fatalf("a contact was created: %d", len(list))
+	}
+}
+
+// rawConn dials the server and returns the connection; closed at the end.
+func rawConn(t *testing.T, addr, from string) net.Conn {
+	t.Helper()
+	d := net.Dialer{Timeout: 2 * time.Second}
+	if from != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(from)}
+	}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func basicHeader(email, pw string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(email+":"+pw))
+}
+
+// A client that stops sending its body is cut off after the idle timeout, and
+// nothing of the upload is kept.
+func TestSlowRequestBody(t *testing.T) {
+	s := webtest.New(t, withLimits(func(l *wire.LimitsConfig) { l.IOIdleTimeout = 300 * time.Millisecond }))
+	ann := s.Bootstrap("Slow Org", "ann@example.test", "admin")
+	c := rawConn(t, s.Listener.Addr().String(), "")
+	fmt.Fprintf(c, "PUT /api/v1/webdav/stalled.txt HTTP/1.1\r\nHost: x\r\nAuthorization: %s\r\nContent-Length: 1000\r\n\r\n%s",
+		basicHeader(ann.Email, ann.AppPassword), strings.Repeat("a", 100))
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	start := time.Now()
+	_, err := io.ReadAll(c) // the server answers (or not) and closes
+	if err != nil {
+		t.Fatalf("the server did not close the stalled connection: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("closed after %v", d)
+	}
+	res := s.Do(webtest.Request{Method: http.MethodGet, Path: "/api/v1/webdav/stalled.txt", BasicID: ann.Email, BasicPW: ann.AppPassword})
+	webtest.Check(t, res, webtest.Scenario{Status: 404})
+}
+
+// A client that stops reading a download is cut off after the idle timeout.
+func TestSlowResponseReader(t *testing.T) {
+	s := webtest.New(t, withLimits(func(l *wire.LimitsConfig) { l.IOIdleTimeout = 300 * time.Millisecond }))
+	ann := s.Bootstrap("Slow Org", "ann@example.test", "admin")
+	const size = 64 << 20
+	put := s.Do(webtest.Request{Method: http.MethodPut, Path: "/api/v1/webdav/big.bin", BasicID: ann.Email, BasicPW: ann.AppPassword,
+		Body: bytes.Repeat([]byte{7}, size), Header: map[string]string{"Content-Type": "application/octet-stream"}})
+	webtest.Check(t, put, webtest.Scenario{Status: 201})
+
+	c := rawConn(t, s.Listener.Addr().String(), "")
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetReadBuffer(64 << 10)
+	}
+	fmt.Fprintf(c, "GET /api/v1/webdav/big.bin HTTP/1.1\r\nHost: x\r\nAuthorization: %s\r\n\r\n", basicHeader(ann.Email, ann.AppPassword))
+	time.Sleep(2 * time.Second) // read nothing: the server's writes stall
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	n, err := io.Copy(io.Discard, c)
+	if err != nil {
+		t.Fatalf("the server did not close the connection: %v", err)
+	}
+	if n >= size {
+		t.Fatalf("read %d bytes: the whole file although the client stalled", n)
+	}
+	// A client that reads is served the whole file.
+	res := s.Do(webtest.Request{Method: http.MethodGet, Path: "/api/v1/webdav/big.bin", BasicID: ann.Email, BasicPW: ann.AppPassword})
+	if res.StatusCode != 200 || len(res.Body) != size {
+		t.Fatalf("GET: %d, %d bytes", res.StatusCode, len(res.Body))
+	}
+}
+
+// Slowloris: one address holding connections with never-finished headers
+// cannot take the server: it has a connection cap of its own, the header
+// timeout frees its connections, and other addresses are served meanwhile.
+func TestSlowloris(t *testing.T) {
+	s := webtest.New(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: s.Main.Server.Handler(), ReadHeaderTimeout: time.Second, MaxHeaderBytes: 8 << 10}
+	go srv.Serve(web.LimitListener(l, 64, 10))
+	t.Cleanup(func() { srv.Close() })
+	addr := l.Addr().String()
+
+	get := func(from string) (int, string) {
+		c := rawConn(t, addr, from)
+		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+
+	var slow []net.Conn
+	for i := 0; i < 10; i++ {
+		c := rawConn(t, addr, "127.0.0.1")
+		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+		slow = append(slow, c)
+	}
+	time.Sleep(100 * time.Millisecond) // let the server accept them
+	if st, body := get("127.0.0.1"); st != http.StatusTooManyRequests || !strings.Contains(body, "rate_limited") {
+		t.Fatalf("11th connection of the address: %d %s", st, body)
+	}
+	if st, body := get("127.0.0.2"); st != http.StatusOK {
+		t.Fatalf("another address: %d %s", st, body)
+	}
+	// The header timeout closes the slow connections; the address is served again.
+	for _, c := range slow {
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.ReadAll(c); err != nil {
+			t.Fatalf("slow connection not closed by the server: %v", err)
+		}
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		st, body := get("127.0.0.1")
+		if st == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the address is still refused: %d %s", st, body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Oversized headers are refused.
+	c := rawConn(t, addr, "127.0.0.2")
+	fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: %s\r\n\r\n", strings.Repeat("b", 16<<10))
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil || res.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("oversized header: %v %v", res, err)
+	}
+}
