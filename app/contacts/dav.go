@@ -197,8 +197,15 @@ func (s *Service) DeleteByHref(ctx context.Context, p *app.Principal, bookID, hr
 }
 
 // Card returns a contact's vCard as go-vcard fields (for filters of DAV queries).
-func Card(c ContactDetail) (vcard.Card, error) {
-	card, err := vcard.NewDecoder(strings.NewReader(c.VCard)).Decode()
+// The stored card passed our own parser; a panic of go-vcard on it is still an
+// error of this contact, not of the server.
+func Card(c ContactDetail) (card vcard.Card, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			card, err = nil, fmt.Errorf("stored vCard of contact %s: go-vcard: %v", c.ID, r)
+		}
+	}()
+	card, err = vcard.NewDecoder(strings.NewReader(c.VCard)).Decode()
 	if err != nil {
 		return nil, fmt.Errorf("stored vCard of contact %s: %w", c.ID, err)
 	}

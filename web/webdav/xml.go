@@ -12,6 +12,11 @@ import (
 // maxXMLBody bounds the request bodies of PROPFIND, PROPPATCH and LOCK.
 const maxXMLBody = 1 << 20
 
+// maxXMLDepth is the deepest element nesting a body may have. WebDAV bodies are a
+// few levels deep (dead property values add some); a deeper one is refused
+// rather than parsed, since every level costs a namespace scope.
+const maxXMLDepth = 64
+
 const nsDAV = "DAV:"
 
 const nsXML = "http://www.w3.org/XML/1998/namespace"
@@ -99,6 +104,9 @@ func parseXML(r io.Reader) (*node, error) {
 		case xml.StartElement:
 			if root != nil && len(stack) == 0 {
 				return nil, errors.New("malformed XML: more than one root element")
+			}
+			if len(stack) >= maxXMLDepth {
+				return nil, fmt.Errorf("malformed XML: elements nested deeper than %d levels", maxXMLDepth)
 			}
 			ns := map[string]string{}
 			for _, a := range t.Attr {
