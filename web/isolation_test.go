@@ -137,6 +137,24 @@ func TestIsolationMatrix(t *testing.T) {
 	}
 	w.setOrgStatus(t, "activate")
 	w.compare(t, before, w.snapshot(t), true)
+
+	// The requests that were refused name A's real resources: A's admin reads
+	// every one of them.
+	for _, o := range ops {
+		if _, ok := isoPublic[o.key()]; ok || (o.method != "GET" && o.method != "HEAD") {
+			continue
+		}
+		t.Run(o.key()+"/owner", func(t *testing.T) {
+			res := w.send(w.build(o, w.ids, w.admin))
+			want, ok := isoOwnerStatus[o.key()]
+			if !ok {
+				want = 200
+			}
+			if res.StatusCode != want {
+				t.Errorf("A's admin: %d, want %d: %s", res.StatusCode, want, isoTrim(res.Body))
+			}
+		})
+	}
 	t.Logf("%d operations, %d requests in %v", len(ops), w.requests, time.Since(start).Round(time.Millisecond))
 }
 
@@ -489,6 +507,16 @@ func (f isoIDs) ghost() isoIDs {
 	return g
 }
 
+// isoCred is a named credential.
+type isoCred struct{ name, token string }
+
+// isoOwnerStatus are the answers to A's admin, where not 200, of the reads the
+// matrix sends: each for a reason of the file, not of access.
+var isoOwnerStatus = map[string]int{
+	"GET /api/v1/drive/{file_id}/thumbnail": 404, // text: no_preview
+	"GET /api/v1/drive/{file_id}/edit-url":  501, // no editor configured
+}
+
 // isoWorld is the server with A, B and A's reseller.
 type isoWorld struct {
 	t *testing.T
@@ -498,8 +526,8 @@ type isoWorld struct {
 	orgA        string
 	admin       string // A's admin: every scope
 	adminEmail  string
-	victimToken string // a user of A, suspended by the reseller
-	attacker    string // B's admin: every scope
+	victimToken string    // a user of A, suspended by the reseller
+	attackers   []isoCred // B's admin's credentials: every scope
 	ids         isoIDs
 	markers     []string
 	scopeTokens map[string]string
@@ -537,7 +565,7 @@ func newIsoWorld(t *testing.T) *isoWorld {
 	w.admin = s.Token(isoAdminEmail)
 	w.victimToken = s.Token(isoVictimEmail)
 	member := s.Token(isoMemberEmail)
-	w.attacker = s.Bootstrap("Attacker Org", "mallory@attacker.test", "admin").Token
+	w.attackers = w.attackerCreds(t, s.Bootstrap("Attacker Org", "mallory@attacker.test", "admin"))
 	w.markers = append(w.markers, isoOrgName, isoAdminEmail, isoMemberEmail, isoVictimEmail, w.admin, w.victimToken, member,
 		"Qx7adminfirst", "Qx7memberfirst", "Qx7victimfirst", "Qx7adminlast", "Qx7memberlast", "Qx7victimlast", "qx7zanzibar")
 
@@ -654,12 +682,38 @@ func newIsoWorld(t *testing.T) *isoWorld {
 		return false
 	})
 
+	// A's searches find A's data, so that B's finding nothing means something.
+	eventually(t, "A's file in A's drive search", func() bool {
+		r := a.do("GET", "/api/v1/drive/search?q=qx7", nil)
+		return r.StatusCode == 200 && strings.Contains(string(r.Body), w.ids["file"])
+	})
+	if r := a.do("GET", "/api/v1/contacts/search?q=Qx7Firstname", nil); !strings.Contains(string(r.Body), w.ids["contact"]) {
+		t.Fatalf("A's contact search: %d %s", r.StatusCode, r.Body)
+	}
+
 	// The reseller suspends one of A's users.
 	res = s.Do(webtest.Request{Method: "POST", Path: "/api/v1/partner/orgs/" + org.ID + "/users/" + w.ids["victim"] + "/suspend", Token: w.operator})
 	if res.StatusCode != 200 {
 		t.Fatalf("suspend the victim: %d %s", res.StatusCode, res.Body)
 	}
 	return w
+}
+
+// attackerCreds returns B's admin's PAT, a user JWT exchanged for it, and the
+// token of a service principal of B bound to B's admin with every scope.
+func (w *isoWorld) attackerCreds(t *testing.T, b webtest.Creds) []isoCred {
+	t.Helper()
+	st, ex := oauth(t, w.s, url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:token-exchange"},
+		"subject_token": {b.Token}, "subject_token_type": {"urn:ietf:params:oauth:token-type:access_token"}}, "", "")
+	if st != 200 {
+		t.Fatalf("token exchange: %d %v", st, ex)
+	}
+	c := driveClient{t: t, s: w.s, tok: b.Token}
+	var sp, tok map[string]any
+	c.ok(201, "POST", "/api/v1/developer/service-principals", map[string]any{"name": "mallory-robot",
+		"scopes": app.RoleScopes(app.RoleAdmin, true), "user_id": b.UserID}, &sp)
+	c.ok(201, "POST", "/api/v1/developer/service-principals/"+sp["id"].(string)+"/tokens", map[string]any{}, &tok)
+	return []isoCred{{"attacker", b.Token}, {"attacker-jwt", ex["access_token"].(string)}, {"attacker-sp", tok["token"].(string)}}
 }
 
 // param returns A's fixture for a path parameter of an operation path.
@@ -865,32 +919,63 @@ func (w *isoWorld) checkNone(t *testing.T, o isoOp) {
 	})
 }
 
-// checkAttacker calls with B's admin token, with A's ids and with look-alike
-// ids; the two answers must not differ.
+// checkAttacker calls with each of B's credentials, with A's ids and with
+// look-alike ids; the two answers must not differ. An operation of the
+// caller's own tenant is also called with the queries of isoAttackerQueries.
 func (w *isoWorld) checkAttacker(t *testing.T, o isoOp) {
-	t.Run(o.key()+"/attacker", func(t *testing.T) {
-		b := w.build(o, w.ids, w.attacker)
-		res := w.send(b)
-		w.noLeak(t, res, b.sent)
-		targeted := len(o.params) > 0
-		if res.StatusCode >= 500 && (targeted || !serverWide(res)) {
-			t.Fatalf("status %d: %s", res.StatusCode, res.Body)
-		}
-		if targeted {
-			w.refusal(t, o, res, []int{403, 404}, app.ENotFound, app.EForbidden)
-		} else if res.StatusCode >= 400 && o.method != "HEAD" {
-			w.refusal(t, o, res, []int{res.StatusCode}, problemCode(res))
-		}
-		g := w.build(o, w.ids.ghost(), w.attacker)
-		if g.sent == b.sent {
-			return // the request names nothing of A
-		}
-		gres := w.send(g)
-		if gres.StatusCode != res.StatusCode || problemCode(gres) != problemCode(res) {
-			t.Errorf("A's ids answer %d %q, ids that exist nowhere %d %q: the answer reveals A's resources\nA's: %s\nnowhere: %s",
-				res.StatusCode, problemCode(res), gres.StatusCode, problemCode(gres), res.Body, gres.Body)
-		}
-	})
+	for _, c := range w.attackers {
+		t.Run(o.key()+"/"+c.name, func(t *testing.T) {
+			b := w.build(o, w.ids, c.token)
+			res := w.send(b)
+			w.noLeak(t, res, b.sent)
+			targeted := len(o.params) > 0
+			if res.StatusCode >= 500 && (targeted || !serverWide(res)) {
+				t.Fatalf("status %d: %s", res.StatusCode, res.Body)
+			}
+			if targeted {
+				w.refusal(t, o, res, []int{403, 404}, app.ENotFound, app.EForbidden)
+			} else if res.StatusCode >= 400 && o.method != "HEAD" {
+				w.refusal(t, o, res, []int{res.StatusCode}, problemCode(res))
+			}
+			g := w.build(o, w.ids.ghost(), c.token)
+			if g.sent == b.sent {
+				return // the request names nothing of A
+			}
+			gres := w.send(g)
+			if gres.StatusCode != res.StatusCode || problemCode(gres) != problemCode(res) {
+				t.Errorf("A's ids answer %d %q, ids that exist nowhere %d %q: the answer reveals A's resources\nA's: %s\nnowhere: %s",
+					res.StatusCode, problemCode(res), gres.StatusCode, problemCode(gres), res.Body, gres.Body)
+			}
+		})
+	}
+	for _, q := range isoAttackerQueries[o.key()] {
+		t.Run(o.key()+"/attacker?"+q, func(t *testing.T) {
+			path := o.path
+			if q != "" {
+				path += "?" + q
+			}
+			w.requests++
+			res := w.s.Do(webtest.Request{Method: o.method, Path: path, Token: w.attackers[0].token})
+			if res.StatusCode != 200 {
+				t.Fatalf("status %d: %s", res.StatusCode, res.Body)
+			}
+			w.noLeak(t, res, path)
+		})
+	}
+}
+
+// isoAttackerQueries are more queries of B's own lists and searches, where A's
+// data would show if a tenant filter were missing (the requests of isoRequests
+// name A's folder or calendar and are refused before anything is listed).
+var isoAttackerQueries = map[string][]string{
+	"GET /api/v1/drive/search":       {"q=qx7", "q=plans&facets=true", "", "q=qx7&owner_name=Qx7adminfirst%20Qx7adminlast"},
+	"GET /api/v1/drive/browse":       {"", "q=qx7"},
+	"GET /api/v1/drive/shared":       {""},
+	"GET /api/v1/drive/sync/delta":   {"device_id=fresh-device"},
+	"GET /api/v1/calendar/events":    {"start=2026-03-01T00:00:00Z&end=2026-04-01T00:00:00Z"},
+	"GET /api/v1/contacts/search":    {"q=Qx7Firstname", "q=qx7-contact", "q=qx7-member"},
+	"GET /api/v1/partner/orgs":       {"", "q=Marmot", "status=suspended"},
+	"GET /api/v1/contacts/directory": {""},
 }
 
 // serverWide reports an answer that depends on the server's configuration
@@ -965,7 +1050,7 @@ func (w *isoWorld) checkPublic(t *testing.T, o isoOp, reason string) {
 	if strings.HasPrefix(o.path, "/api/v1/drive/shared-link/") {
 		grants = []string{isoFileName, isoFileV2, w.ids["file"]}
 	}
-	for _, c := range []struct{ name, token string }{{"none", ""}, {"attacker", w.attacker}} {
+	for _, c := range []struct{ name, token string }{{"none", ""}, {"attacker", w.attackers[0].token}} {
 		t.Run(o.key()+"/"+c.name, func(t *testing.T) {
 			b := w.build(o, w.ids, c.token)
 			res := w.send(b)
@@ -1014,7 +1099,7 @@ func (w *isoWorld) checkPublicRoutes(t *testing.T) {
 		if method == "POST" {
 			body = "grant_type=client_credentials&client_id=" + w.ids["sp"] + "&client_secret=wrong"
 		}
-		for _, c := range []struct{ name, token string }{{"none", ""}, {"attacker", w.attacker}} {
+		for _, c := range []struct{ name, token string }{{"none", ""}, {"attacker", w.attackers[0].token}} {
 			t.Run(key+"/"+c.name, func(t *testing.T) {
 				req := webtest.Request{Method: method, Path: path, Token: c.token, Body: body}
 				if body != nil {
