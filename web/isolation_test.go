@@ -167,7 +167,6 @@ type isoOp struct {
 	// scopes are the alternatives of the security requirement (any one suffices);
 	// empty when the operation needs a credential but no scope.
 	scopes []string
-	hidden bool
 }
 
 func (o isoOp) key() string { return o.method + " " + o.path }
@@ -176,8 +175,8 @@ func (o isoOp) key() string { return o.method + " " + o.path }
 // (Atrium extensions outside the stable v1 contract), with their scopes: the
 // matrix covers them too.
 var isoHidden = []isoOp{
-	{method: "POST", path: "/api/v1/calendar/calendars", scopes: []string{app.ScopeCalendarWrite}, hidden: true},
-	{method: "POST", path: "/api/v1/drive/{file_id}/archive", params: []string{"file_id"}, scopes: []string{app.ScopeAdmin}, hidden: true},
+	{method: "POST", path: "/api/v1/calendar/calendars", scopes: []string{app.ScopeCalendarWrite}},
+	{method: "POST", path: "/api/v1/drive/{file_id}/archive", params: []string{"file_id"}, scopes: []string{app.ScopeAdmin}},
 }
 
 // isoOperations reads every operation of the document, with its path
