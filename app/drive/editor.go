@@ -184,11 +184,13 @@ func (s *Service) EditURL(ctx context.Context, p *app.Principal, fileID string, 
 	if err := r.validate(); err != nil {
 		return EditSession{}, err
 	}
-	disc, err := s.discovery(ctx)
+	// Access first: a caller who cannot see the file learns nothing about the
+	// editor (501, 503) and does not make the server ask it for its discovery.
+	f, err := s.access(ctx, p, fileID, PermView)
 	if err != nil {
 		return EditSession{}, err
 	}
-	f, err := s.access(ctx, p, fileID, PermView)
+	disc, err := s.discovery(ctx)
 	if err != nil {
 		return EditSession{}, err
 	}
