@@ -137,6 +137,9 @@ func New(cfg Config) *Server {
 // Handler returns the server's http.Handler.
 func (s *Server) Handler() http.Handler { return ioDeadlines(s.limits.IOIdleTimeout, s.engine) }
 
+// Routes lists the router's routes (for tests that account for every door).
+func (s *Server) Routes() gin.RoutesInfo { return s.engine.Routes() }
+
 // API returns the huma API, for modules that register operations.
 func (s *Server) API() huma.API { return s.api }
 
