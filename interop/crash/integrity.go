@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/sha256"
 	"database/sql"
+	"encoding"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -100,8 +101,33 @@ func integrity(data string) error {
 		}
 	}
 
+	// Counters and versions commit with the file row: the head version is the
+	// file's content, stored bytes are the sum of the versions kept, and the
+	// usage counters are the sum of the files.
+	invariants := []struct{ what, q string }{
+		{"file whose head version is not its content", `SELECT count(*) FROM drive_files f WHERE f.is_folder = 0 AND f.status = 'active'
+			AND NOT EXISTS (SELECT 1 FROM drive_versions v WHERE v.file_id = f.id AND v.version = f.version
+			AND v.content_hash = f.content_hash AND v.size_bytes = f.size_bytes)`},
+		{"file whose stored_bytes is not the sum of its versions", `SELECT count(*) FROM drive_files f WHERE f.is_folder = 0 AND f.status = 'active'
+			AND f.stored_bytes <> (SELECT ifnull(sum(size_bytes), 0) FROM drive_versions v WHERE v.file_id = f.id)`},
+		{"usage counter that is not the sum of its files", `SELECT count(*) FROM (
+			SELECT u.bytes, u.file_count, ifnull(sum(f.stored_bytes), 0) AS b, count(f.id) AS n
+			FROM drive_usage u LEFT JOIN drive_files f ON f.organization_id = u.organization_id AND f.owner_id = u.owner_id
+			  AND f.mime_group = u.mime_group AND f.is_folder = 0 AND f.status <> 'pending'
+			GROUP BY u.organization_id, u.owner_id, u.mime_group) WHERE bytes <> b OR file_count <> n`},
+	}
+	for _, inv := range invariants {
+		counted("counters", 1)
+		var n int
+		if err := db.QueryRow(inv.q).Scan(&n); err != nil {
+			fail("counters", "%s: %v", inv.what, err)
+		} else if n != 0 {
+			fail("counters", "%d %s", n, inv.what)
+		}
+	}
+
 	// Partial TUS uploads: the recorded offset never runs ahead of the bytes.
-	rows, err = db.Query(`SELECT id, name, upload_offset FROM drive_tus_uploads WHERE status = 'uploading'`)
+	rows, err = db.Query(`SELECT id, name, upload_offset, length, hash_state FROM drive_tus_uploads WHERE status = 'uploading'`)
 	if err != nil {
 		fail("tus", "query uploads: %v", err)
 		return nil
@@ -109,11 +135,27 @@ func integrity(data string) error {
 	defer rows.Close()
 	for rows.Next() {
 		var id, name string
-		var off int64
-		if err := rows.Scan(&id, &name, &off); err != nil {
+		var off, length int64
+		var state []byte
+		if err := rows.Scan(&id, &name, &off, &length, &state); err != nil {
 			return err
 		}
+		counted("tus", 1)
 		fi, err := os.Stat(filepath.Join(data, "tus", id))
+		if os.IsNotExist(err) && off == length && length > 0 {
+			// Stopped between the move of the finished bytes into the store
+			// and the commit: the object the hash state names must be there.
+			h := sha256.New()
+			if uerr := h.(encoding.BinaryUnmarshaler).UnmarshalBinary(state); uerr != nil {
+				fail("tus", "upload %s (%s): hash state: %v", id, name, uerr)
+				continue
+			}
+			hash := hex.EncodeToString(h.Sum(nil))
+			if bad := checkObject(filepath.Join(data, "blobs", "objects", hash[:2], hash[2:4], hash), hash, length); bad != "" {
+				fail("tus", "upload %s (%s) complete but not committed, no data file, and its blob %s: %s", id, name, hash, bad)
+			}
+			continue
+		}
 		switch {
 		case err != nil:
 			fail("tus", "upload %s (%s) at offset %d: data file: %v", id, name, off, err)

@@ -65,7 +65,8 @@ type worker struct {
 	n     int
 	book  string
 	cal   string
-	fresh []string // keys acknowledged in this run, for updates
+	fresh []string // keys acknowledged, for updates
+	last  []byte   // the last bytes written (WebDAV), written again now and then
 }
 
 func (w *worker) key(prefix string) string {
@@ -276,6 +277,10 @@ func webdavOnce(ctx context.Context, w *worker) error {
 		name = "crash-" + w.key("w") + ".bin"
 	}
 	data := randomBytes(w.rng, 1+w.rng.IntN(256<<10))
+	if w.last != nil && w.rng.IntN(5) == 0 {
+		data = w.last // the same bytes under another name: one blob, two references
+	}
+	w.last = data
 	h := sum(data)
 	w.j.Add(Rec{Op: "try", Kind: "file", Key: name, Via: "webdav", Parent: davFolder, Hash: h, Size: int64(len(data)), Round: cfg.Round})
 	r, err := do(ctx, call{Method: "PUT", Path: "/api/v1/webdav/" + davFolder + "/" + name, Basic: true, Body: data,

@@ -22,6 +22,8 @@ crash_suite() {
   CRASH_TMP=$(mktemp -d)
   local data=$CRASH_TMP/data work=$CRASH_TMP/work drv=$CRASH_TMP/crash
   mkdir -p "$data" "$work"
+  # Few versions per file, so WebDAV overwrites also prune (and orphan blobs).
+  printf '[drive]\nversion_max_count = 3\n' >"$CRASH_TMP/atrium.toml"
   CRASH_SERVER_PID='' CRASH_DRIVER_PID=''
   local port hook_port
   port=$(free_port)
@@ -30,9 +32,12 @@ crash_suite() {
 
   check "the crash driver builds (interop/crash)" go build -o "$drv" ./interop/crash || return
 
-  crash_start() { # server; appends to one log
+  crash_serve() { # exec: the background job's pid is the server's
     ATRIUM_WEBHOOK_RETRY_SCHEDULE=0s,1s,1s,2s,2s,20s ATRIUM_WEBHOOK_TIMEOUT=1s ATRIUM_WEBHOOK_ALLOW_PRIVATE=true \
-      "$BIN" serve --data "$data" --listen "127.0.0.1:$port" >>"$CRASH_TMP/server.log" 2>&1 &
+      exec "$BIN" serve --config "$CRASH_TMP/atrium.toml" --data "$data" --listen "127.0.0.1:$port" >>"$CRASH_TMP/server.log" 2>&1
+  }
+  crash_start() { # start and wait until ready
+    crash_serve &
     CRASH_SERVER_PID=$!
     for _ in $(seq 1 300); do
       kill -0 "$CRASH_SERVER_PID" 2>/dev/null || break
@@ -66,6 +71,15 @@ crash_suite() {
   : >"$work/kills"
   for r in $(seq 1 "$rounds"); do
     if [ "$r" -gt 1 ]; then
+      if [ $((RANDOM % 5)) -eq 0 ]; then # now and then, also during start-up (recovery, index catch-up)
+        delay=0.$(printf %03d $((RANDOM % 400)))
+        crash_serve &
+        CRASH_SERVER_PID=$!
+        sleep "$delay"
+        crash_kill
+        echo "round $r: kill -9 during start-up after ${delay}s" >>"$work/kills"
+        CRASH_ROUND=$r "$drv" integrity -data "$data" >>"$work/driver.log" 2>&1 || echo "round $r: integrity exited $?" >>"$work/fail/errors"
+      fi
       crash_start >>"$work/restart.fail" || break
       restarted=$((restarted + 1))
       CRASH_ROUND=$r "$drv" verify >>"$work/driver.log" 2>&1 || echo "round $r: verify exited $?" >>"$work/fail/errors"
@@ -102,6 +116,7 @@ crash_suite() {
   }
   check "PRAGMA integrity_check ok and no foreign key broken after every kill" crash_prop integrity
   check "every blob a file, version or upload references is on disk, whole, after every kill" crash_prop blobs
+  check "file versions, stored bytes and usage counters agree after every kill" crash_prop counters
   check "TUS uploads resume from the server's offset (never behind the acknowledged one) and finish" crash_prop tus
   check "every acknowledged file is listed with its hash; none half-applied; REST downloads match" crash_prop files
   check "WebDAV GET serves every checked file with its hash" crash_prop webdav
@@ -111,7 +126,7 @@ crash_suite() {
   check "every webhook event arrives (signed) once the receiver is up, including every acknowledged creation" crash_prop webhooks
   check "no unexpected answer while the server was up" crash_prop errors
   check "the server stops cleanly on SIGTERM after the crashes" grep -q '^SIGTERM: exit 0$' "$work/driver.log"
-  echo "crash: $(grep -c . "$work/kills") kills; driver log: $(grep -c . "$work/driver.log") lines; counts: $(cd "$work/count" && grep -H . * | tr '\n' ' ')"
+  echo "crash: $(grep -c . "$work/kills") kills ($(grep -c start-up "$work/kills") during start-up); driver log: $(grep -c . "$work/driver.log") lines; counts: $(cd "$work/count" && grep -H . * | tr '\n' ' ')"
 }
 
 crash_cleanup() {
