@@ -3,8 +3,11 @@ package web_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -465,5 +468,62 @@ func TestTusResumeAfterRestart(t *testing.T) {
 	}
 	if got := c2.download(f.ID); !bytes.Equal(got, content) {
 		t.Fatal(fmt.Sprintf("content differs (%d bytes)", len(got)))
+	}
+}
+
+// A kill between moving the finished bytes into the blob store and committing
+// the upload leaves the row at its full length with no data file: the next
+// request on the upload completes it from the stored blob (found by the
+// crash suite, interop/suites/90-crash.sh).
+func TestTusCompletesAfterCrashBetweenAdoptAndCommit(t *testing.T) {
+	s, c, tc := newTus(t)
+	content := bytes.Repeat([]byte("crash between adopt and commit\n"), 40000)
+	up := tc.create(tusMeta("filename", "adopted.bin"), int64(len(content)))
+	webtest.Check(t, tc.patch(up, 0, content[:1<<20]), webtest.Scenario{Status: 204})
+	dir := s.Data
+	s.Stop()
+
+	// What finish leaves when the process dies right after Adopt: the hash
+	// state and offset of the whole content recorded, the bytes in the store.
+	id := strings.TrimPrefix(up, "/api/v1/drive/tus/")
+	h := sha256.New()
+	h.Write(content)
+	state, err := h.(encoding.BinaryMarshaler).MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	db, err := sql.Open("sqlite", filepath.Join(dir, "atrium.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE drive_tus_uploads SET upload_offset = ?, hash_state = ? WHERE id = ?`, len(content), state, id); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	obj := filepath.Join(dir, "blobs", "objects", sum[:2], sum[2:4], sum)
+	if err := os.MkdirAll(filepath.Dir(obj), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(obj, content, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "tus", id)); err != nil {
+		t.Fatal(err)
+	}
+
+	s2 := webtest.Start(t, dir)
+	tc2 := tusClient{t: t, s: s2, tok: c.tok}
+	res := tc2.do("HEAD", up, nil, nil)
+	webtest.Check(t, res, webtest.Scenario{Status: 200, Headers: map[string]string{
+		"Upload-Offset": strconv.Itoa(len(content)), "Atrium-Upload-Status": "done"}})
+	c2 := driveClient{t: t, s: s2, tok: c.tok}
+	var f driveFile
+	c2.ok(200, "GET", "/api/v1/drive/"+res.Header.Get("Atrium-File-Id")+"/detail", nil, &f)
+	if f.ContentHash != "sha256:"+sum || f.Name != "adopted.bin" {
+		t.Fatalf("file %+v, want sha256:%s", f, sum)
+	}
+	if got := c2.download(f.ID); !bytes.Equal(got, content) {
+		t.Fatalf("content differs (%d bytes)", len(got))
 	}
 }

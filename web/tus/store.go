@@ -42,6 +42,12 @@ var validID = regexp.MustCompile(`^[0-9A-Za-z-]{1,100}$`)
 
 func (s *store) path(id string) string { return filepath.Join(s.dir, id) }
 
+// holds reports whether the blob store has the object hash of size bytes.
+func (s *store) holds(hash string, size int64) bool {
+	n, err := s.blobs.Stat(hash)
+	return err == nil && n == size
+}
+
 // remove frees the partial bytes of upload id.
 func (s *store) remove(id string) error {
 	if !validID.MatchString(id) {
@@ -295,7 +301,11 @@ func (up *upload) finish(ctx context.Context) error {
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
 	if _, err := up.s.blobs.Adopt(up.s.path(u.ID), sum, u.Length); err != nil {
-		return rq.fail(err)
+		// The process stopped after Adopt moved the data file into the store
+		// and before the commit below: the bytes are already there.
+		if !errors.Is(err, fs.ErrNotExist) || !up.s.holds(sum, u.Length) {
+			return rq.fail(err)
+		}
 	}
 	nu, err := up.s.svc.CompleteTusUpload(ctx, rq.p, u.ID, sum, u.Length)
 	if err != nil {
