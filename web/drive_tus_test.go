@@ -527,3 +527,26 @@ func TestTusCompletesAfterCrashBetweenAdoptAndCommit(t *testing.T) {
 		t.Fatalf("content differs (%d bytes)", len(got))
 	}
 }
+
+// A stop between the upload's row and its empty data file leaves an upload at
+// offset 0 with no file: its first PATCH creates the file and goes on.
+func TestTusResumesWithoutDataFileAtOffsetZero(t *testing.T) {
+	s, c, tc := newTus(t)
+	content := []byte("created, then the server stopped before the data file")
+	up := tc.create(tusMeta("filename", "early.txt"), int64(len(content)))
+	dir := s.Data
+	s.Stop()
+	id := strings.TrimPrefix(up, "/api/v1/drive/tus/")
+	if err := os.Remove(filepath.Join(dir, "tus", id)); err != nil {
+		t.Fatal(err)
+	}
+	s2 := webtest.Start(t, dir)
+	tc2 := tusClient{t: t, s: s2, tok: c.tok}
+	webtest.Check(t, tc2.do("HEAD", up, nil, nil), webtest.Scenario{Status: 200, Headers: map[string]string{"Upload-Offset": "0"}})
+	res := tc2.patch(up, 0, content)
+	webtest.Check(t, res, webtest.Scenario{Status: 204, Headers: map[string]string{"Upload-Offset": strconv.Itoa(len(content))}})
+	c2 := driveClient{t: t, s: s2, tok: c.tok}
+	if got := c2.download(res.Header.Get("Atrium-File-Id")); !bytes.Equal(got, content) {
+		t.Fatalf("content %q", got)
+	}
+}

@@ -157,6 +157,9 @@ func integrity(data string) error {
 			continue
 		}
 		switch {
+		case os.IsNotExist(err) && off == 0:
+			// Stopped between the upload's row and its data file: the server
+			// creates the file at the first PATCH.
 		case err != nil:
 			fail("tus", "upload %s (%s) at offset %d: data file: %v", id, name, off, err)
 		case fi.Size() < off:

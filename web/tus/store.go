@@ -179,7 +179,13 @@ func (up *upload) WriteChunk(ctx context.Context, offset int64, src io.Reader) (
 	if err != nil {
 		return 0, rq.fail(err)
 	}
-	f, err := os.OpenFile(up.s.path(u.ID), os.O_WRONLY, 0)
+	flag := os.O_WRONLY
+	if offset == 0 {
+		// The server may have stopped between the upload's row and its data
+		// file: nothing was written yet, so a missing file is an empty one.
+		flag |= os.O_CREATE
+	}
+	f, err := os.OpenFile(up.s.path(u.ID), flag, 0o600)
 	if err != nil {
 		return 0, rq.fail(fmt.Errorf("open upload data file: %w", err))
 	}
