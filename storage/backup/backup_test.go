@@ -4,11 +4,15 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -467,5 +471,55 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A resumable upload in progress comes along: after the restore the client
+// resumes at the offset the server had recorded and finishes the file.
+func TestUploadInProgressResumesAfterRestore(t *testing.T) {
+	s := webtest.New(t)
+	cr := s.Bootstrap("Org", "ann@tus.test", "admin")
+	content := randomBytes(rand.New(rand.NewPCG(5, 6)), 100_000)
+	tus := func(s *webtest.Server, method, path string, hdr map[string]string, body []byte) *webtest.Response {
+		h := map[string]string{"Tus-Resumable": "1.0.0", "Content-Type": "application/offset+octet-stream"}
+		maps.Copy(h, hdr)
+		r := webtest.Request{Method: method, Path: path, Token: cr.Token, Header: h}
+		if body != nil {
+			r.Body = body
+		}
+		return s.Do(r)
+	}
+	res := tus(s, "POST", "/api/v1/drive/tus/", map[string]string{"Upload-Length": strconv.Itoa(len(content)),
+		"Upload-Metadata": "filename " + base64.StdEncoding.EncodeToString([]byte("big.bin"))}, nil)
+	if res.StatusCode != 201 {
+		t.Fatalf("create upload: %d %s", res.StatusCode, res.Body)
+	}
+	path := strings.TrimPrefix(res.Header.Get("Location"), s.URL)
+	if res := tus(s, "PATCH", path, map[string]string{"Upload-Offset": "0"}, content[:40_000]); res.StatusCode != 204 {
+		t.Fatalf("first part: %d %s", res.StatusCode, res.Body)
+	}
+	dest := filepath.Join(t.TempDir(), "b.tar.zst")
+	m, err := backup.Create(context.Background(), backup.Options{Data: s.Data, To: dest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Uploads != (backup.Count{Count: 1, Bytes: 40_000}) {
+		t.Errorf("manifest uploads %+v", m.Uploads)
+	}
+	s2 := webtest.Start(t, restore(t, dest))
+	if res := tus(s2, "HEAD", path, nil, nil); res.StatusCode != 200 || res.Header.Get("Upload-Offset") != "40000" {
+		t.Fatalf("HEAD after restore: %d offset %q", res.StatusCode, res.Header.Get("Upload-Offset"))
+	}
+	if res := tus(s2, "PATCH", path, map[string]string{"Upload-Offset": "40000"}, content[40_000:]); res.StatusCode != 204 {
+		t.Fatalf("rest after restore: %d %s", res.StatusCode, res.Body)
+	}
+	ann := client{t, s2, cr.Token}
+	var root struct{ Items []item }
+	ann.call(200, "GET", "/api/v1/drive/browse", nil, &root)
+	if len(root.Items) != 1 || root.Items[0].Name != "big.bin" {
+		t.Fatalf("root after the upload: %+v", root.Items)
+	}
+	if b := ann.download(root.Items[0].ID); !bytes.Equal(b, content) {
+		t.Errorf("the resumed upload holds %d bytes, not the %d sent", len(b), len(content))
 	}
 }
