@@ -329,8 +329,10 @@ func (r *run) plan(snap string, refs sqlite.BlobRefs) {
 			total += p.Offset
 		}
 	}
-	if fi, err := os.Stat(snap); err == nil {
-		total += fi.Size()
+	for _, p := range []string{snap, r.o.Config} {
+		if fi, err := os.Stat(p); p != "" && err == nil {
+			total += fi.Size()
+		}
 	}
 	r.total = total
 	r.report()

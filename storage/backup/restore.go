@@ -3,6 +3,8 @@ package backup
 import (
 	"archive/tar"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -88,16 +90,15 @@ func Restore(ctx context.Context, o RestoreOptions) (Restored, error) {
 	if err != nil {
 		return Restored{}, fmt.Errorf("restore: %w", err)
 	}
+	// The configuration is written beside its destination, then linked into
+	// place once the data directory is.
 	var config string
-	if rs.config != "" && o.ConfigTo != "" {
-		// The configuration leaves the work directory before it becomes the data directory.
+	if rs.config != nil && o.ConfigTo != "" {
 		config = o.ConfigTo + ".restore-tmp"
-		if err := os.Rename(rs.config, config); err != nil {
+		if err := writeFileSync(config, rs.config); err != nil {
 			return Restored{}, fmt.Errorf("restore: configuration: %w", err)
 		}
 		defer os.Remove(config)
-	} else if rs.config != "" {
-		os.Remove(rs.config)
 	}
 	for d := range rs.dirs {
 		if err := syncDir(d); err != nil {
@@ -151,12 +152,11 @@ type restoring struct {
 	files map[string]int64 // entries written (blobs, archive copies, uploads), by name
 	dirs  map[string]bool  // directories made, to fsync
 
-	manifest   []byte
-	dbSum      string
-	dbSize     int64
-	config     string // the configuration file, in work
-	configSum  string
-	configSize int64
+	manifest  []byte
+	dbSum     string
+	dbSize    int64
+	config    []byte // the configuration file
+	configSum string
 }
 
 func (rs *restoring) run(ctx context.Context) (Restored, error) {
@@ -191,10 +191,10 @@ func (rs *restoring) run(ctx context.Context) (Restored, error) {
 	if rs.dbSum != m.Database.SHA256 || rs.dbSize != m.Database.Bytes {
 		return Restored{}, fmt.Errorf("%w: atrium.db (%d bytes, sha256 %s) is not the database of the manifest", ErrDamaged, rs.dbSize, rs.dbSum)
 	}
-	if m.ConfigIncluded && (rs.config == "" || rs.configSum != m.Config.SHA256 || rs.configSize != m.Config.Bytes) {
+	if m.ConfigIncluded && (rs.config == nil || rs.configSum != m.Config.SHA256 || int64(len(rs.config)) != m.Config.Bytes) {
 		return Restored{}, fmt.Errorf("%w: config.toml is missing or not the one of the manifest", ErrDamaged)
 	}
-	if !m.ConfigIncluded && rs.config != "" {
+	if !m.ConfigIncluded && rs.config != nil {
 		return Restored{}, errors.New("the backup holds a config.toml its manifest does not list")
 	}
 	dbPath := filepath.Join(rs.work, nameDB)
@@ -311,24 +311,25 @@ func (rs *restoring) entry(e entry) error {
 	if err != nil {
 		return err
 	}
-	if k == kindManifest {
-		if rs.manifest != nil {
-			return errors.New("the backup has two manifest.json")
+	if k == kindManifest || k == kindConfig {
+		if (k == kindManifest && rs.manifest != nil) || (k == kindConfig && rs.config != nil) {
+			return fmt.Errorf("the backup holds %s twice", e.name)
 		}
 		b, err := io.ReadAll(io.LimitReader(e.r, 1<<20+1))
 		if err != nil {
-			return fmt.Errorf("read manifest.json: %w", err)
+			return fmt.Errorf("read %s: %w", e.name, err)
 		}
 		if len(b) > 1<<20 {
-			return errors.New("manifest.json is larger than 1 MiB")
+			return fmt.Errorf("%s is larger than 1 MiB", e.name)
 		}
-		rs.manifest = b
+		if k == kindConfig {
+			rs.config, rs.configSum = b, hexSHA256(b)
+		} else {
+			rs.manifest = b
+		}
 		return nil
 	}
 	target := filepath.Join(rs.work, filepath.FromSlash(e.name))
-	if k == kindConfig {
-		target = filepath.Join(rs.work, ".config.toml")
-	}
 	if err := rs.mkdirs(filepath.Dir(target)); err != nil {
 		return err
 	}
@@ -364,8 +365,6 @@ func (rs *restoring) entry(e entry) error {
 		rs.files[e.name] = n
 	case kindDB:
 		rs.dbSum, rs.dbSize = sum, n
-	case kindConfig:
-		rs.config, rs.configSum, rs.configSize = target, sum, n
 	}
 	return nil
 }
@@ -568,4 +567,29 @@ func (c *countReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	*c.n += int64(n)
 	return n, err
+}
+
+// writeFileSync creates the new file path holding b, durably.
+func writeFileSync(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+	}
+	return err
+}
+
+// hexSHA256 is the hex SHA-256 of b.
+func hexSHA256(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
 }
