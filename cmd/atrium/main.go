@@ -45,7 +45,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newServeCmd(), newBootstrapCmd(), newTokenCmd(), newMailCmd(), newMigrateCmd(), newVersionCmd(), newDriveCmd(), newReindexCmd())
+	root.AddCommand(newServeCmd(), newBootstrapCmd(), newTokenCmd(), newMailCmd(), newMigrateCmd(), newVersionCmd(), newDriveCmd(), newReindexCmd(), newBackupCmd(), newRestoreCmd())
 	return root
 }
 
@@ -258,11 +258,17 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
-			v := version
-			if bi, ok := debug.ReadBuildInfo(); ok && v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-				v = bi.Main.Version
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "atrium %s (API %s, schema %d)\n", v, web.APIVersion, sqlite.MigrationVersion())
+			fmt.Fprintf(cmd.OutOrStdout(), "atrium %s (API %s, schema %d)\n", atriumVersion(), web.APIVersion, sqlite.MigrationVersion())
 		},
 	}
+}
+
+// atriumVersion is the version of this binary: set at build time, else the
+// module version Go recorded, else "dev".
+func atriumVersion() string {
+	v := version
+	if bi, ok := debug.ReadBuildInfo(); ok && v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		v = bi.Main.Version
+	}
+	return v
 }

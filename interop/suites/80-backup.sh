@@ -1,0 +1,58 @@
+# Backup and restore: back up the running server to a .tar.zst, restore it into a
+# fresh data directory, serve that on another port and compare it with the first.
+# shellcheck shell=bash
+
+BK_TOKEN=$(jq -r .token <<<"$CREDS")
+BK_DIR=$(mktemp -d)
+BK_PORT=$(free_port)
+BK_URL="http://127.0.0.1:$BK_PORT"
+BK_PID=
+
+# A file of this suite's own, so that the backup carries bytes.
+BK_FILE=$(
+  t=$(curl -fsS -H "Authorization: Bearer $BK_TOKEN" -H 'Content-Type: application/json' \
+    -d '{"name":"backup-interop.txt","mime_type":"text/plain","size":18}' "$ATRIUM_URL/api/v1/drive/upload") &&
+  curl -fsS -X PUT -H 'Content-Type: text/plain' --data-binary 'backed up and back' "$(jq -r .upload_url <<<"$t")" >/dev/null &&
+  curl -fsS -X POST -H "Authorization: Bearer $BK_TOKEN" "$ATRIUM_URL/api/v1/drive/$(jq -r .file.id <<<"$t")/confirm" | jq -r .id
+)
+
+# The default address book and calendar are made on first use: use them before the backup.
+for p in /api/v1/contacts/books /api/v1/calendar/calendars; do
+  curl -fsS -o /dev/null -H "Authorization: Bearer $BK_TOKEN" "$ATRIUM_URL$p"
+done
+
+bk_ready() { # the restored server answers readyz (it runs in the background: check runs in a subshell)
+  for _ in $(seq 1 100); do
+    curl -fsS "$BK_URL/readyz" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  cat "$BK_DIR/server.log"
+  return 1
+}
+
+bk_same() { # the same answer from both servers to GET $1
+  diff <(curl -fsS -H "Authorization: Bearer $BK_TOKEN" "$ATRIUM_URL$1" | jq -S .) \
+       <(curl -fsS -H "Authorization: Bearer $BK_TOKEN" "$BK_URL$1" | jq -S .)
+}
+
+check "backup: a .tar.zst of the running server" bash -c \
+  "'$BIN' backup --data '$DATA_DIR' --to '$BK_DIR/atrium.tar.zst' --quiet | grep -q '^backed up .* blobs'"
+check "backup: the manifest lists the database and its blobs" bash -c \
+  "tar --zstd -xOf '$BK_DIR/atrium.tar.zst' manifest.json 2>/dev/null | jq -e '.format_version == 1 and .blobs.count > 0 and (.database.sha256|length) == 64' ||
+   zstd -dc '$BK_DIR/atrium.tar.zst' | tar -xOf - manifest.json | jq -e '.format_version == 1 and .blobs.count > 0'"
+check "restore: into a fresh data directory" "$BIN" restore --from "$BK_DIR/atrium.tar.zst" --data "$BK_DIR/data" --quiet
+check "restore: refuses a data directory that is not empty" bash -c \
+  "! out=\$('$BIN' restore --from '$BK_DIR/atrium.tar.zst' --data '$BK_DIR/data' --quiet 2>&1) && grep -q 'not empty' <<<\"\$out\""
+"$BIN" serve --data "$BK_DIR/data" --listen "127.0.0.1:$BK_PORT" >"$BK_DIR/server.log" 2>&1 &
+BK_PID=$!
+if check "restore: the restored directory serves" bk_ready; then
+  for path in /api/v1/me /api/v1/contacts/books /api/v1/calendar/calendars "/api/v1/drive/browse?per_page=500"; do
+    check "restore: same answer to GET ${path%%\?*} (the same token)" bk_same "$path"
+  done
+  check "restore: a file downloads byte for byte" bash -c \
+    "u=\$(curl -fsS -H 'Authorization: Bearer $BK_TOKEN' '$BK_URL/api/v1/drive/$BK_FILE/download' | jq -r .url) &&
+     [ \"\$(curl -fsS \"\$u\")\" = 'backed up and back' ]"
+fi
+kill -TERM "$BK_PID" 2>/dev/null
+wait "$BK_PID" 2>/dev/null
+rm -rf "$BK_DIR"
