@@ -218,3 +218,38 @@ func TestDriveArchiveByAge(t *testing.T) {
 		t.Fatalf("maintenance after restore %v %v", done, err)
 	}
 }
+
+// A blob stored but never referenced (the server stopped between the bytes and
+// their commit) is found by maintenance and collected after the grace period;
+// referenced blobs stay.
+func TestDriveStrayBlobsCollected(t *testing.T) {
+	s := webtest.New(t)
+	cr := s.Bootstrap("Stray Org", "ann@example.test", "admin")
+	c := driveClient{t: t, s: s, tok: cr.Token}
+	kept := c.upload("kept.txt", "", "text/plain", []byte("referenced bytes"))
+	ctx := context.Background()
+	obj, err := s.Main.Blobs.Put(ctx, strings.NewReader("bytes whose commit never happened"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stray := obj.Hash
+	// Young blobs are never strays: an upload may be between Put and commit.
+	done, err := s.Main.Drive.Maintain(ctx)
+	if err != nil || done["strays_found"] != 0 {
+		t.Fatalf("first run: %v %v", done, err)
+	}
+	s.Clock.Advance(25 * time.Hour)
+	if done, err = s.Main.Drive.Maintain(ctx); err != nil || done["strays_found"] != 1 {
+		t.Fatalf("after a day: %v %v", done, err)
+	}
+	s.Clock.Advance(2 * time.Hour)
+	if done, err = s.Main.Drive.Maintain(ctx); err != nil || done["blobs_deleted"] != 1 {
+		t.Fatalf("after the grace period: %v %v", done, err)
+	}
+	if s.Main.Blobs.Exists(stray) {
+		t.Fatal("the stray blob is still stored")
+	}
+	if got := c.download(kept.ID); string(got) != "referenced bytes" {
+		t.Fatalf("kept file: %q", got)
+	}
+}

@@ -271,6 +271,8 @@ type Blobs interface {
 	Exists(hash string) bool
 	Open(hash string) (io.ReadSeekCloser, error)
 	Delete(hash string) error
+	// Walk calls fn with every stored blob's hash and modification time.
+	Walk(ctx context.Context, fn func(hash string, modTime time.Time) error) error
 }
 
 // URLs makes presigned URLs for the byte store.

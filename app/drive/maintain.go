@@ -32,6 +32,7 @@ func (s *Service) Maintain(ctx context.Context) (map[string]int, error) {
 		{"files_archived", s.archiveCold},
 		{"previews_evicted", s.maintainPreviews},
 		{"blobs_deleted", s.collect},
+		{"strays_found", s.findStrays}, // after collect: marking restarts an orphan's grace
 		{"archive_deleted", s.sweepArchive},
 	}
 	for _, st := range steps {
@@ -211,4 +212,39 @@ func (s *Service) collectOne(ctx context.Context, h string) (bool, error) {
 		return false, fmt.Errorf("delete blob %s: %w", h, err)
 	}
 	return true, nil
+}
+
+// strayInterval is how often findStrays walks the whole blob store.
+const strayInterval = 24 * time.Hour
+
+// findStrays finds blobs that nothing refers to and that no one ever marked as
+// orphans — what a process stopped between storing bytes and committing their
+// reference leaves — and marks them, so that the collector deletes them after
+// the grace period (re-checking references then). It walks the store at most
+// once a day, and only looks at blobs older than the grace period, so that an
+// upload between its Put and its commit is never taken for a stray.
+func (s *Service) findStrays(ctx context.Context, now time.Time) (int, error) {
+	s.strayMu.Lock()
+	due := s.lastStrays.IsZero() || now.Sub(s.lastStrays) >= strayInterval
+	if due {
+		s.lastStrays = now
+	}
+	s.strayMu.Unlock()
+	if !due {
+		return 0, nil
+	}
+	cutoff := now.Add(-s.opts.OrphanGrace)
+	n := 0
+	err := s.blobs.Walk(ctx, func(hash string, mod time.Time) error {
+		if mod.After(cutoff) {
+			return nil
+		}
+		used, err := s.store.HashInUse(ctx, FormatHash(hash))
+		if err != nil || used {
+			return err
+		}
+		n++
+		return s.orphan(ctx, hash)
+	})
+	return n, err
 }

@@ -95,6 +95,10 @@ type Service struct {
 	// it, so a deduplicated Put can never lose its bytes to the collector.
 	refMu sync.Mutex
 
+	// lastStrays is when findStrays last walked the blob store.
+	strayMu    sync.Mutex
+	lastStrays time.Time
+
 	editor *editorState
 }
 

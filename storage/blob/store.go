@@ -25,6 +25,7 @@ import (
 	"runtime"
 	"sync"
 	"syscall"
+	"time"
 )
 
 var (
@@ -85,7 +86,12 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("blob open: %w", err)
 	}
+	// Leftovers of a stopped process go; a temp file written lately may be a
+	// running server's upload in progress (another command opened the store).
 	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) < staleTemp {
+			continue
+		}
 		if err := os.RemoveAll(filepath.Join(s.tmp, e.Name())); err != nil {
 			return nil, fmt.Errorf("blob open: remove leftover temp file: %w", err)
 		}
@@ -93,9 +99,34 @@ func Open(dir string) (*Store, error) {
 	return s, nil
 }
 
+// staleTemp is how long a temp file must have been untouched for Open to take it
+// for a leftover.
+const staleTemp = time.Hour
+
+// Walk calls fn with every object's hash and modification time, until fn
+// returns an error (which Walk returns) or ctx ends.
+func (s *Store) Walk(ctx context.Context, fn func(hash string, modTime time.Time) error) error {
+	return filepath.WalkDir(s.objects, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed meanwhile
+			}
+			return fmt.Errorf("blob walk: %w", err)
+		}
+		if d.IsDir() || ValidHash(d.Name()) != nil {
+			return ctx.Err()
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil // removed meanwhile
+		}
+		return fn(d.Name(), fi.ModTime())
+	})
+}
+
 // TempDir returns the store's scratch directory, on the same file system as the
-// objects, for adapters that need temp files they may rename cheaply. It is
-// emptied by Open.
+// objects, for adapters that need temp files they may rename cheaply. Open
+// removes what was left there more than an hour ago.
 func (s *Store) TempDir() string { return s.tmp }
 
 // Put streams r into the store and returns the object it holds. The bytes go to

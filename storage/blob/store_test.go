@@ -18,6 +18,7 @@ import (
 	"sync"
 	"testing"
 	"testing/iotest"
+	"time"
 )
 
 // newStore opens a store in a fresh temp dir.
@@ -428,13 +429,27 @@ func TestCrashBetweenWriteAndRename(t *testing.T) {
 			t.Fatalf("partial upload visible as %s before restart", h)
 		}
 	}
+	old := time.Now().Add(-2 * staleTemp)
+	for _, n := range []string{"put-123456", "other-adapter"} {
+		if err := os.Chtimes(filepath.Join(s.TempDir(), n), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A temp file written just now may be a running server's upload (another
+	// command opened the store beside it): it stays.
+	if err := os.WriteFile(filepath.Join(s.TempDir(), "put-live"), []byte("in progress"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	s, err = Open(dir) // the restart
 	if err != nil {
 		t.Fatal(err)
 	}
-	if entries, _ := os.ReadDir(s.TempDir()); len(entries) != 0 {
-		t.Errorf("temp dir after restart holds %d entries", len(entries))
+	if entries, _ := os.ReadDir(s.TempDir()); len(entries) != 1 || entries[0].Name() != "put-live" {
+		t.Errorf("temp dir after restart holds %v, want only put-live", entries)
+	}
+	if err := os.Remove(filepath.Join(s.TempDir(), "put-live")); err != nil {
+		t.Fatal(err)
 	}
 	for _, h := range []string{sha(full), sha(full[:copyBufferSize])} {
 		if s.Exists(h) {
@@ -664,4 +679,35 @@ func TestAdopt(t *testing.T) {
 func sortedHashes(h ...string) []string {
 	slices.Sort(h)
 	return h
+}
+
+func TestWalk(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, c := range []string{"one", "two", "three"} {
+		o, err := s.Put(context.Background(), strings.NewReader(c), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[o.Hash] = true
+	}
+	got := map[string]bool{}
+	err = s.Walk(context.Background(), func(h string, mod time.Time) error {
+		if time.Since(mod) > time.Minute {
+			t.Errorf("%s: modification time %v", h, mod)
+		}
+		got[h] = true
+		return nil
+	})
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("walk: %v, %v, want %v", got, err, want)
+	}
+	for h := range want {
+		if !got[h] {
+			t.Errorf("%s not walked", h)
+		}
+	}
 }

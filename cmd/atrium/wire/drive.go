@@ -29,6 +29,10 @@ func (b driveBlobs) Open(hash string) (io.ReadSeekCloser, error) { return b.stor
 
 func (b driveBlobs) Delete(hash string) error { return b.store.Delete(hash) }
 
+func (b driveBlobs) Walk(ctx context.Context, fn func(string, time.Time) error) error {
+	return b.store.Walk(ctx, fn)
+}
+
 // driveURLs adapts the presigned URL signer to drive.URLs.
 type driveURLs struct{ signer *blob.Signer }
 
