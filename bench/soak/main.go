@@ -588,9 +588,12 @@ type window struct {
 	errs        int
 	outstanding atomic.Int64
 	rssKiB      int64
+	anonKiB     int64
+	heapBytes   int64
 	dbBytes     int64
 	dataBytes   int64
 	deliveries  int64
+	load        string
 }
 
 type opStat struct {
@@ -608,7 +611,8 @@ func quantile(sorted []float64, q float64) float64 {
 	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
-func rssKiB(pid int) int64 {
+// statusKiB reads a KiB figure (VmRSS, RssAnon) of process pid from /proc/PID/status.
+func statusKiB(pid int, key string) int64 {
 	if pid == 0 {
 		return 0
 	}
@@ -617,9 +621,24 @@ func rssKiB(pid int) int64 {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmRSS:") {
+		if strings.HasPrefix(line, key+":") {
 			v, _ := strconv.ParseInt(strings.Fields(line)[1], 10, 64)
 			return v
+		}
+	}
+	return 0
+}
+
+// goHeap reads the server's Go heap in use (bytes) from its /metrics; 0 when absent.
+func (cl *client) goHeap(ctx context.Context) int64 {
+	b, _, err := cl.do(ctx, "GET", "/metrics", map[string]string{"-noauth": "1"}, nil, 200)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "go_memstats_heap_inuse_bytes "); ok {
+			f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return int64(f)
 		}
 	}
 	return 0
@@ -696,7 +715,8 @@ func run(ctx context.Context, c config, log *slog.Logger) (bool, error) {
 	var inflight atomic.Int64
 	interval := time.Duration(float64(time.Second) / c.rate)
 	fmt.Printf("driving %.0f ops/s for %v (windows of %v), %d kinds of operation\n", c.rate, c.duration, c.window, len(all))
-	fmt.Printf("%-7s %9s %7s %9s %9s %9s %9s %10s %10s %11s\n", "window", "requests", "errors", "p50 ms", "p99 ms", "max ms", "RSS MiB", "DB MiB", "data MiB", "deliveries")
+	fmt.Printf("%-7s %9s %7s %9s %9s %9s %9s %9s %9s %9s %10s %11s %6s\n", "window", "requests", "errors", "p50 ms", "p99 ms", "max ms",
+		"RSS MiB", "anon MiB", "heap MiB", "DB MiB", "data MiB", "deliveries", "load")
 
 	start := time.Now()
 	printed := make(chan struct{})
@@ -705,7 +725,11 @@ func run(ctx context.Context, c config, log *slog.Logger) (bool, error) {
 		for i, w := range wins {
 			end := start.Add(time.Duration(i+1) * c.window)
 			time.Sleep(time.Until(end))
-			w.rssKiB = rssKiB(c.pid)
+			w.rssKiB, w.anonKiB = statusKiB(c.pid, "VmRSS"), statusKiB(c.pid, "RssAnon")
+			w.heapBytes = cl.goHeap(ctx)
+			if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+				w.load = strings.Fields(string(b))[0]
+			}
 			w.dbBytes, w.dataBytes = sizes(c.data)
 			w.deliveries = delivered.Load()
 			for t := time.Now(); w.outstanding.Load() > 0 && time.Since(t) < 60*time.Second; {
@@ -713,9 +737,9 @@ func run(ctx context.Context, c config, log *slog.Logger) (bool, error) {
 			}
 			w.mu.Lock()
 			slices.Sort(w.lat)
-			fmt.Printf("%-7d %9d %7d %9.1f %9.1f %9.1f %9.1f %10.1f %10.1f %11d\n", i+1, len(w.lat), w.errs,
-				quantile(w.lat, 0.5), quantile(w.lat, 0.99), quantile(w.lat, 1), float64(w.rssKiB)/1024,
-				float64(w.dbBytes)/(1<<20), float64(w.dataBytes)/(1<<20), w.deliveries)
+			fmt.Printf("%-7d %9d %7d %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %10.1f %11d %6s\n", i+1, len(w.lat), w.errs,
+				quantile(w.lat, 0.5), quantile(w.lat, 0.99), quantile(w.lat, 1), float64(w.rssKiB)/1024, float64(w.anonKiB)/1024,
+				float64(w.heapBytes)/(1<<20), float64(w.dbBytes)/(1<<20), float64(w.dataBytes)/(1<<20), w.deliveries, w.load)
 			w.mu.Unlock()
 		}
 	}()
