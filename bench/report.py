@@ -152,7 +152,9 @@ NOTES = {
     "soak": "Open loop: requests are scheduled at a fixed rate and latency is measured from the scheduled instant, so a stall "
             "counts fully. The working set is bounded (created contacts, events and files are deleted past a ring of 200; "
             "WebDAV PUTs overwrite 50 names), while the database keeps growing with the audit log, outbox, versions and "
-            "webhook deliveries (three subscriptions to a loopback receiver get every write).",
+            "webhook deliveries (three subscriptions to a loopback receiver get every write). "
+            "RSS includes SQLite's page caches (cache_size 16 MiB for the writer and for each of the 4 readers), which fill "
+            "as the database grows until they are full; the anon and heap columns tell them apart from the Go heap.",
 }
 
 
