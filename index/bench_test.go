@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,9 +24,16 @@ import (
 //	go test -run '^$' -bench . -benchtime 200x ./index/
 //
 // The 100,000-document index is built once per run (its rate is reported by
-// BenchmarkIndexing) in a temporary directory.
+// BenchmarkIndexing) in a temporary directory. ATRIUM_BENCH_INDEX_DOCS sets a
+// smaller corpus for a trial run (bench/report.sh --quick); the targets are for
+// 100,000.
 
-const benchDocs = 100_000
+var benchDocs = func() int {
+	if n, err := strconv.Atoi(os.Getenv("ATRIUM_BENCH_INDEX_DOCS")); err == nil && n > 0 {
+		return n
+	}
+	return 100_000
+}()
 
 var vocabulary = func() []string {
 	r := rand.New(rand.NewPCG(1, 2))

@@ -38,21 +38,21 @@ func main() {
 		os.Exit(2)
 	}
 	for i := 1; i <= *runs; i++ {
-		ms, rss, err := once(*bin, *data, *interval, *idle, *timeout)
+		ms, rss, anon, err := once(*bin, *data, *interval, *idle, *timeout)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "readyz: run %d: %v\n", i, err)
 			os.Exit(1)
 		}
-		fmt.Printf("run=%d ready_ms=%.1f rss_kb=%d\n", i, ms, rss)
+		fmt.Printf("run=%d ready_ms=%.1f rss_kb=%d rss_anon_kb=%d\n", i, ms, rss, anon)
 	}
 }
 
 // once starts the server, returns milliseconds to the first ready answer and the
-// idle VmRSS in KiB, and stops it.
-func once(bin, data string, interval, idle, timeout time.Duration) (float64, int64, error) {
+// idle VmRSS and RssAnon in KiB, and stops it.
+func once(bin, data string, interval, idle, timeout time.Duration) (ms float64, rss, anon int64, err error) {
 	addr, err := freeAddr()
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	client := &http.Client{
 		Timeout:   time.Second,
@@ -65,7 +65,7 @@ func once(bin, data string, interval, idle, timeout time.Duration) (float64, int
 	cmd.Stderr = &stderr
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -93,22 +93,27 @@ func once(bin, data string, interval, idle, timeout time.Duration) (float64, int
 		}
 		select {
 		case err := <-exited:
-			return 0, 0, fmt.Errorf("server exited before ready (%v): %s", err, stderr.String())
+			return 0, 0, 0, fmt.Errorf("server exited before ready (%v): %s", err, stderr.String())
 		default:
 		}
 		if time.Since(start) > timeout {
 			stop()
-			return 0, 0, fmt.Errorf("not ready after %s: %s", timeout, stderr.String())
+			return 0, 0, 0, fmt.Errorf("not ready after %s: %s", timeout, stderr.String())
 		}
 		time.Sleep(interval)
 	}
 
 	time.Sleep(idle)
-	rss, err := vmRSS(cmd.Process.Pid)
+	rss, err = statusKB(cmd.Process.Pid, "VmRSS")
+	if err == nil {
+		// Anonymous memory (heap, stacks, SQLite's cache) apart from the
+		// file-backed pages of the mapped binary, which the kernel may drop.
+		anon, err = statusKB(cmd.Process.Pid, "RssAnon")
+	}
 	if serr := stop(); err == nil {
 		err = serr
 	}
-	return float64(ready.Microseconds()) / 1000, rss, err
+	return float64(ready.Microseconds()) / 1000, rss, anon, err
 }
 
 // freeAddr returns a loopback address with a port nobody listens on.
@@ -121,8 +126,8 @@ func freeAddr() (string, error) {
 	return l.Addr().String(), nil
 }
 
-// vmRSS reads the resident set size in KiB of process pid.
-func vmRSS(pid int) (int64, error) {
+// statusKB reads a KiB figure (VmRSS, RssAnon) of process pid from /proc/PID/status.
+func statusKB(pid int, key string) (int64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
@@ -130,12 +135,12 @@ func vmRSS(pid int) (int64, error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), key+":"); ok {
 			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return 0, err
 	}
-	return 0, errors.New("no VmRSS in /proc status")
+	return 0, fmt.Errorf("no %s in /proc status", key)
 }
