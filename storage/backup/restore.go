@@ -16,6 +16,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"atrium/storage/sqlite"
+
+	"atrium/storage/blob"
 )
 
 // RestoreOptions says what Restore restores and where to.
@@ -101,14 +103,14 @@ func Restore(ctx context.Context, o RestoreOptions) (Restored, error) {
 		defer os.Remove(config)
 	}
 	for d := range rs.dirs {
-		if err := syncDir(d); err != nil {
+		if err := blob.SyncDir(d); err != nil {
 			return Restored{}, fmt.Errorf("restore: sync %s: %w", d, err)
 		}
 	}
 	if err := os.Rename(work, data); err != nil {
 		return Restored{}, fmt.Errorf("restore: move the data directory into place: %w", err)
 	}
-	if err := syncDir(parent); err != nil {
+	if err := blob.SyncDir(parent); err != nil {
 		return Restored{}, fmt.Errorf("restore: %w", err)
 	}
 	if config != "" {

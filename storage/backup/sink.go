@@ -7,10 +7,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+
+	"atrium/storage/blob"
 )
 
 // sink receives the files of a backup being written.
@@ -106,7 +107,7 @@ func (s *dirSink) drop(name string) error {
 
 func (s *dirSink) commit(dest string) error {
 	for d := range s.dirs {
-		if err := syncDir(d); err != nil {
+		if err := blob.SyncDir(d); err != nil {
 			return fmt.Errorf("sync %s: %w", d, err)
 		}
 	}
@@ -114,7 +115,7 @@ func (s *dirSink) commit(dest string) error {
 	if err := os.Rename(s.root, dest); err != nil {
 		return fmt.Errorf("move the backup into place: %w", err)
 	}
-	return syncDir(filepath.Dir(dest))
+	return blob.SyncDir(filepath.Dir(dest))
 }
 
 func (s *dirSink) abort() {}
@@ -194,7 +195,7 @@ func (s *tarSink) commit(dest string) error {
 	} else if err := os.Rename(s.path, dest); err != nil { // a file system without hard links
 		return fmt.Errorf("move the backup into place: %w", err)
 	}
-	return syncDir(filepath.Dir(dest))
+	return blob.SyncDir(filepath.Dir(dest))
 }
 
 func (s *tarSink) abort() {
@@ -202,20 +203,4 @@ func (s *tarSink) abort() {
 		s.zw.Close()
 		s.f.Close()
 	}
-}
-
-// syncDir fsyncs a directory so that the entries made in it are durable.
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

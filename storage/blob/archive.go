@@ -80,14 +80,14 @@ func (a *Archive) Put(hash string, r io.Reader) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("archive put: %w", err)
 	}
-	if err := syncDir(a.dir); err != nil {
+	if err := SyncDir(a.dir); err != nil {
 		return fmt.Errorf("archive put: sync archive dir: %w", err)
 	}
 	if err := os.Rename(tmp, final); err != nil {
 		return fmt.Errorf("archive put: rename into place: %w", err)
 	}
 	renamed = true
-	if err := syncDir(dir); err != nil {
+	if err := SyncDir(dir); err != nil {
 		return fmt.Errorf("archive put: sync dir: %w", err)
 	}
 	return nil

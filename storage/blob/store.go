@@ -79,7 +79,7 @@ func Open(dir string) (*Store, error) {
 			return nil, fmt.Errorf("blob open: %w", err)
 		}
 	}
-	if err := syncDir(abs); err != nil {
+	if err := SyncDir(abs); err != nil {
 		return nil, fmt.Errorf("blob open: %w", err)
 	}
 	entries, err := os.ReadDir(s.tmp)
@@ -187,7 +187,7 @@ func (s *Store) Put(ctx context.Context, r io.Reader, limit int64) (Object, erro
 		// Already stored. Sync the directory anyway: the object may have just
 		// been renamed into place by a concurrent Put that has not yet made the
 		// rename durable, and our caller is about to rely on it.
-		if err := syncDir(dir); err != nil {
+		if err := SyncDir(dir); err != nil {
 			return Object{}, fmt.Errorf("blob put: sync object dir: %w", err)
 		}
 		return obj, nil
@@ -201,7 +201,7 @@ func (s *Store) Put(ctx context.Context, r io.Reader, limit int64) (Object, erro
 		return Object{}, fmt.Errorf("blob put: rename into place: %w", err)
 	}
 	renamed = true
-	if err := syncDir(dir); err != nil {
+	if err := SyncDir(dir); err != nil {
 		// The object is visible but perhaps not durable: report failure so the
 		// caller does not record it; an unreferenced object is harmless.
 		return Object{}, fmt.Errorf("blob put: sync object dir: %w", err)
@@ -241,7 +241,7 @@ func (s *Store) Adopt(path, hash string, size int64) (Object, error) {
 	final := s.path(hash)
 	dir := filepath.Dir(final)
 	if fi, err := os.Lstat(final); err == nil && fi.Mode().IsRegular() && fi.Size() == size {
-		if err := syncDir(dir); err != nil {
+		if err := SyncDir(dir); err != nil {
 			return Object{}, fmt.Errorf("blob adopt: sync object dir: %w", err)
 		}
 		if err := os.Remove(path); err != nil {
@@ -258,7 +258,7 @@ func (s *Store) Adopt(path, hash string, size int64) (Object, error) {
 		}
 		return s.adoptCopy(path, obj)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := SyncDir(dir); err != nil {
 		return Object{}, fmt.Errorf("blob adopt: sync object dir: %w", err)
 	}
 	return obj, nil
@@ -365,7 +365,7 @@ func (s *Store) ensureFanout(hash string) error {
 		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("create fan-out dir: %w", err)
 		}
-		if err := syncDir(filepath.Dir(d)); err != nil {
+		if err := SyncDir(filepath.Dir(d)); err != nil {
 			return fmt.Errorf("sync fan-out dir: %w", err)
 		}
 	}
@@ -455,9 +455,9 @@ func ValidHash(hash string) error {
 	return nil
 }
 
-// syncDir fsyncs a directory so that entries created or renamed in it are
+// SyncDir fsyncs a directory so that entries created or renamed in it are
 // durable. Windows cannot fsync directories (nor needs to).
-func syncDir(dir string) error {
+func SyncDir(dir string) error {
 	if runtime.GOOS == "windows" {
 		return nil
 	}
