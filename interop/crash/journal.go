@@ -154,3 +154,17 @@ func fold(recs []Rec) *State {
 	}
 	return st
 }
+
+// loadJournal opens the journal for appending and folds what it holds so far.
+func loadJournal() (*Journal, *State, error) {
+	j, err := openJournal(journalPath())
+	if err != nil {
+		return nil, nil, err
+	}
+	recs, err := readJournal(journalPath())
+	if err != nil {
+		j.Close()
+		return nil, nil, err
+	}
+	return j, fold(recs), nil
+}

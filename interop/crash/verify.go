@@ -19,16 +19,11 @@ import (
 // SQLite holds. Writes of the last round are all checked, older ones by
 // sample (all of them with -full).
 func verify(ctx context.Context, full bool) error {
-	j, err := openJournal(journalPath())
+	j, st, err := loadJournal()
 	if err != nil {
 		return err
 	}
 	defer j.Close()
-	recs, err := readJournal(journalPath())
-	if err != nil {
-		return err
-	}
-	st := fold(recs)
 	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(cfg.Round)|1<<32))
 	scope := map[string]bool{}
 	for _, k := range st.Order {
@@ -44,7 +39,8 @@ func verify(ctx context.Context, full bool) error {
 		}
 		resumeTus(ctx, j, o)
 	}
-	if recs, err = readJournal(journalPath()); err != nil {
+	recs, err := readJournal(journalPath()) // with the resumed uploads
+	if err != nil {
 		return err
 	}
 	st = fold(recs)

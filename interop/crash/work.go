@@ -82,16 +82,11 @@ func unexpected(what string, r resp) {
 func work(ctx context.Context) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	j, err := openJournal(journalPath())
+	j, st, err := loadJournal()
 	if err != nil {
 		return err
 	}
 	defer j.Close()
-	recs, err := readJournal(journalPath())
-	if err != nil {
-		return err
-	}
-	st := fold(recs)
 	book, err := defaultBook(ctx)
 	if err != nil {
 		return err
