@@ -153,8 +153,9 @@ NOTES = {
             "counts fully. The working set is bounded (created contacts, events and files are deleted past a ring of 200; "
             "WebDAV PUTs overwrite 50 names), while the database keeps growing with the audit log, outbox, versions and "
             "webhook deliveries (three subscriptions to a loopback receiver get every write). "
-            "RSS includes SQLite's page caches (cache_size 16 MiB for the writer and for each of the 4 readers), which fill "
-            "as the database grows until they are full; the anon and heap columns tell them apart from the Go heap.",
+            "RSS is the median of one sample a second over the window; it includes SQLite's page caches (8 MiB for the "
+            "writer, 4 MiB for each of the 4 readers), which fill as the database grows until they are full; the anon and "
+            "heap columns tell them apart from the Go heap. The last column names the operations of each window's slowest 1%.",
 }
 
 

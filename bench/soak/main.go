@@ -24,6 +24,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -587,13 +588,55 @@ type window struct {
 	lat         []float64 // ms from the scheduled instant
 	errs        int
 	outstanding atomic.Int64
-	rssKiB      int64
-	anonKiB     int64
+	rssKiB      int64 // median of the per-second samples of the window
+	anonKiB     int64 // the same for RssAnon
+	rssSamples  []int64
+	anonSamples []int64
+	tail        []tailSample // every request with its operation, to name the slowest 1%
 	heapBytes   int64
 	dbBytes     int64
 	dataBytes   int64
 	deliveries  int64
 	load        string
+}
+
+type tailSample struct {
+	ms float64
+	op string
+}
+
+// tailOps names the operations of the slowest 1% of a window's requests, most frequent first.
+func tailOps(samples []tailSample) string {
+	slices.SortFunc(samples, func(a, b tailSample) int { return cmp.Compare(b.ms, a.ms) })
+	n := max(1, len(samples)/100)
+	count := map[string]int{}
+	for _, t := range samples[:min(n, len(samples))] {
+		count[t.op]++
+	}
+	names := make([]string, 0, len(count))
+	for k := range count {
+		names = append(names, k)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if c := cmp.Compare(count[b], count[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, 0, len(names))
+	for _, k := range names {
+		parts = append(parts, fmt.Sprintf("%s×%d", k, count[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+func medianKiB(v []int64) int64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 type opStat struct {
@@ -715,17 +758,43 @@ func run(ctx context.Context, c config, log *slog.Logger) (bool, error) {
 	var inflight atomic.Int64
 	interval := time.Duration(float64(time.Second) / c.rate)
 	fmt.Printf("driving %.0f ops/s for %v (windows of %v), %d kinds of operation\n", c.rate, c.duration, c.window, len(all))
-	fmt.Printf("%-7s %9s %7s %9s %9s %9s %9s %9s %9s %9s %10s %11s %6s\n", "window", "requests", "errors", "p50 ms", "p99 ms", "max ms",
-		"RSS MiB", "anon MiB", "heap MiB", "DB MiB", "data MiB", "deliveries", "load")
+	fmt.Printf("%-7s %9s %7s %9s %9s %9s %9s %9s %9s %9s %10s %11s %6s  %s\n", "window", "requests", "errors", "p50 ms", "p99 ms", "max ms",
+		"RSS MiB", "anon MiB", "heap MiB", "DB MiB", "data MiB", "deliveries", "load", "slowest 1% by operation")
 
 	start := time.Now()
 	printed := make(chan struct{})
+	sampling, stopSampling := context.WithCancel(ctx)
+	defer stopSampling()
+	if c.pid != 0 {
+		go func() { // RSS once a second: a window reports the median of its samples, not one instant
+			tick := time.NewTicker(time.Second)
+			defer tick.Stop()
+			for {
+				select {
+				case <-sampling.Done():
+					return
+				case t := <-tick.C:
+					i := int(t.Sub(start) / c.window)
+					if i < 0 || i >= len(wins) {
+						continue
+					}
+					rss, anon := statusKiB(c.pid, "VmRSS"), statusKiB(c.pid, "RssAnon")
+					w := wins[i]
+					w.mu.Lock()
+					w.rssSamples, w.anonSamples = append(w.rssSamples, rss), append(w.anonSamples, anon)
+					w.mu.Unlock()
+				}
+			}
+		}()
+	}
 	go func() { // prints each window once its requests are done (or after 60 s)
 		defer close(printed)
 		for i, w := range wins {
 			end := start.Add(time.Duration(i+1) * c.window)
 			time.Sleep(time.Until(end))
-			w.rssKiB, w.anonKiB = statusKiB(c.pid, "VmRSS"), statusKiB(c.pid, "RssAnon")
+			w.mu.Lock()
+			w.rssKiB, w.anonKiB = medianKiB(w.rssSamples), medianKiB(w.anonSamples)
+			w.mu.Unlock()
 			w.heapBytes = cl.goHeap(ctx)
 			if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 				w.load = strings.Fields(string(b))[0]
@@ -737,9 +806,9 @@ func run(ctx context.Context, c config, log *slog.Logger) (bool, error) {
 			}
 			w.mu.Lock()
 			slices.Sort(w.lat)
-			fmt.Printf("%-7d %9d %7d %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %10.1f %11d %6s\n", i+1, len(w.lat), w.errs,
+			fmt.Printf("%-7d %9d %7d %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %10.1f %11d %6s  %s\n", i+1, len(w.lat), w.errs,
 				quantile(w.lat, 0.5), quantile(w.lat, 0.99), quantile(w.lat, 1), float64(w.rssKiB)/1024, float64(w.anonKiB)/1024,
-				float64(w.heapBytes)/(1<<20), float64(w.dbBytes)/(1<<20), float64(w.dataBytes)/(1<<20), w.deliveries, w.load)
+				float64(w.heapBytes)/(1<<20), float64(w.dbBytes)/(1<<20), float64(w.dataBytes)/(1<<20), w.deliveries, w.load, tailOps(w.tail))
 			w.mu.Unlock()
 		}
 	}()
@@ -784,6 +853,7 @@ func run(ctx context.Context, c config, log *slog.Logger) (bool, error) {
 			ms := float64(time.Since(at).Microseconds()) / 1000
 			w.mu.Lock()
 			w.lat = append(w.lat, ms)
+			w.tail = append(w.tail, tailSample{ms, o.name})
 			if err != nil {
 				w.errs++
 			}

@@ -79,10 +79,14 @@ func dsn(path string, writer bool) string {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(FULL)")
 	q.Add("_pragma", "temp_store(MEMORY)")
-	q.Add("_pragma", "cache_size(-16000)")
+	// Each connection has its own page cache, so the bound is per connection: the
+	// writer gets more for large transactions (imports); the readers, one per
+	// concurrent request, share the OS page cache of the file beneath theirs.
 	if writer {
+		q.Add("_pragma", "cache_size(-8000)")
 		q.Add("_txlock", "immediate")
 	} else {
+		q.Add("_pragma", "cache_size(-4000)")
 		q.Add("_pragma", "query_only(1)")
 	}
 	// The path is part of a file: URI: escape what URI parsing would cut or decode.
