@@ -299,6 +299,35 @@ func TestCalendarCRUDAndEvents(t *testing.T) {
 	})
 }
 
+// TestCalendarRangeOverlap: a range query returns every event that overlaps the
+// window, however long it is and however long before the window it starts
+// (short events are found by both ends of their range, long ones by start).
+func TestCalendarRangeOverlap(t *testing.T) {
+	e := newCalEnv(t)
+	for _, ev := range []struct{ title, start, end string }{
+		{"six days, ends in the window", "2026-06-26T10:00:00Z", "2026-07-02T10:00:00Z"},
+		{"a week exactly, ends in the window", "2026-06-24T12:00:00Z", "2026-07-01T12:00:00Z"},
+		{"eight days, ends in the window", "2026-06-23T12:00:00Z", "2026-07-01T12:00:00Z"},
+		{"a quarter, around the window", "2026-05-01T00:00:00Z", "2026-08-31T00:00:00Z"},
+		{"a week, ends as the window starts", "2026-06-24T00:00:00Z", "2026-07-01T00:00:00Z"},
+		{"a month, ends before the window", "2026-05-01T00:00:00Z", "2026-06-01T00:00:00Z"},
+		{"an hour inside", "2026-07-10T09:00:00Z", "2026-07-10T10:00:00Z"},
+		{"an hour after", "2026-08-01T00:00:00Z", "2026-08-01T01:00:00Z"},
+	} {
+		e.create(t, e.alice.Token, e.cal, map[string]any{"title": ev.title, "start": ev.start, "end": ev.end})
+	}
+	got := e.list(t, e.alice.Token, "", "2026-07-01T00:00:00Z", "2026-08-01T00:00:00Z")
+	var titles []string
+	for _, s := range got {
+		titles = append(titles, s.Title)
+	}
+	want := []string{"a quarter, around the window", "eight days, ends in the window", "a week exactly, ends in the window",
+		"six days, ends in the window", "an hour inside"}
+	if strings.Join(titles, "|") != strings.Join(want, "|") {
+		t.Errorf("window July 2026:\n got %q\nwant %q", titles, want)
+	}
+}
+
 func (e *calEnv) detail(t *testing.T, cal, uid string) map[string]any {
 	t.Helper()
 	res := e.s.Do(webtest.Request{Method: "GET", Path: evPath(cal, uid), Token: e.alice.Token})

@@ -393,6 +393,9 @@ func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
 }
 
+// shortSpanMS is the longest range of a component with long_span = 0 (migration 00013).
+const shortSpanMS = 7 * 24 * 60 * 60 * 1000
+
 // window selects the components of the calendars (or users) in ids whose
 // range overlaps [start, end), then every override of the recurring masters
 // among them, in range or not: their original starts are excluded from the
@@ -401,9 +404,17 @@ func (s CalendarStore) window(ctx context.Context, scopeCol string, ids []string
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	args := append(anySlice(ids), ms(end), ms(start))
+	// Short components (long_span = 0: a range of at most a week) overlapping the
+	// window start at most a week before it, so their start is bounded on both
+	// sides; the long ones (series, long events) are tested by start only.
+	in := `c.` + scopeCol + ` IN (` + placeholders(len(ids)) + `)`
+	args := append(anySlice(ids), ms(start)-shortSpanMS, ms(end), ms(start))
+	args = append(append(args, anySlice(ids)...), ms(end), ms(start))
 	rows, err := s.read(ctx).QueryContext(ctx, `SELECT `+componentCols+` FROM calendar_components c
-		WHERE c.`+scopeCol+` IN (`+placeholders(len(ids))+`) AND c.range_start_ms < ? AND (c.range_end_ms IS NULL OR c.range_end_ms > ?)`, args...)
+		WHERE `+in+` AND c.long_span = 0 AND c.range_start_ms >= ? AND c.range_start_ms < ? AND c.range_end_ms > ?
+		UNION ALL
+		SELECT `+componentCols+` FROM calendar_components c
+		WHERE `+in+` AND c.long_span = 1 AND c.range_start_ms < ? AND (c.range_end_ms IS NULL OR c.range_end_ms > ?)`, args...)
 	if err != nil {
 		return nil, mapErr(err, "events")
 	}
