@@ -600,6 +600,9 @@ type window struct {
 	load        string
 }
 
+// slowMS is the latency from which an operation is logged (stderr) with its scheduled time.
+const slowMS = 250
+
 type tailSample struct {
 	ms float64
 	op string
@@ -756,6 +759,7 @@ func run(ctx context.Context, c config, log *slog.Logger) (bool, error) {
 		wins[i] = &window{}
 	}
 	var inflight atomic.Int64
+	var slowLogged atomic.Int64 // the first 50 operations slower than slowMS are logged with their time, to match the server log
 	interval := time.Duration(float64(time.Second) / c.rate)
 	fmt.Printf("driving %.0f ops/s for %v (windows of %v), %d kinds of operation\n", c.rate, c.duration, c.window, len(all))
 	fmt.Printf("%-7s %9s %7s %9s %9s %9s %9s %9s %9s %9s %10s %11s %6s  %s\n", "window", "requests", "errors", "p50 ms", "p99 ms", "max ms",
@@ -858,6 +862,9 @@ func run(ctx context.Context, c config, log *slog.Logger) (bool, error) {
 				w.errs++
 			}
 			w.mu.Unlock()
+			if ms >= slowMS && slowLogged.Add(1) <= 50 {
+				log.Warn("slow operation", "op", o.name, "scheduled", at.Format("15:04:05.000"), "ms", ms)
+			}
 			st.mu.Lock()
 			st.lat = append(st.lat, ms)
 			if err != nil {

@@ -35,6 +35,8 @@ type DB struct {
 	w, r   *sql.DB
 	ws, rs *stmtDB
 	Clock  app.Clock
+	log    *slog.Logger // nil: slow transactions are not logged
+	cp     *checkpointer
 }
 
 var _ app.TxRunner = (*DB)(nil)
@@ -48,7 +50,7 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 	if _, err := Migrate(ctx, path, log); err != nil {
 		return nil, err
 	}
-	w, err := sql.Open("sqlite", dsn(path, true))
+	w, err := sql.Open("sqlite", dsn(path, true)+"&_pragma=wal_autocheckpoint(0)")
 	if err != nil {
 		return nil, fmt.Errorf("open database writer: %w", err)
 	}
@@ -64,8 +66,12 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxLifetime(0)
-	db := &DB{path: path, w: w, r: r, ws: newStmtDB(w), rs: newStmtDB(r)}
+	db := &DB{path: path, w: w, r: r, ws: newStmtDB(w), rs: newStmtDB(r), log: log}
 	if err := db.Ping(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if db.cp, err = startCheckpointer(path, db); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -79,6 +85,7 @@ func dsn(path string, writer bool) string {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(FULL)")
 	q.Add("_pragma", "temp_store(MEMORY)")
+	q.Add("_pragma", "journal_size_limit(67108864)") // the log is cut back to 64 MiB when it restarts
 	// Each connection has its own page cache, so the bound is per connection: the
 	// writer gets more for large transactions (imports); the readers, one per
 	// concurrent request, share the OS page cache of the file beneath theirs.
@@ -140,9 +147,13 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Close closes the connections; the WAL is checkpointed by SQLite on the last close.
 func (db *DB) Close() error {
+	var cpErr error
+	if db.cp != nil {
+		cpErr = db.cp.close()
+	}
 	db.rs.close()
 	db.ws.close()
-	return errors.Join(db.r.Close(), db.w.Close())
+	return errors.Join(cpErr, db.r.Close(), db.w.Close())
 }
 
 // Path is the database file.
@@ -163,6 +174,7 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context) error) (err
 	if _, ok := ctx.Value(txKey{}).(*sql.Tx); ok {
 		return fn(ctx)
 	}
+	t0 := time.Now()
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
@@ -173,15 +185,42 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context) error) (err
 			panic(p)
 		}
 	}()
+	t1 := time.Now()
 	if err := fn(context.WithValue(ctx, txKey{}, tx)); err != nil {
 		tx.Rollback()
 		return err
 	}
+	t2 := time.Now()
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	if d := time.Since(t1); d >= slowTx && db.log != nil {
+		// Every other write waits for this one: say where it came from.
+		db.log.Warn("slow write transaction", "held_ms", d.Milliseconds(), "commit_ms", time.Since(t2).Milliseconds(),
+			"waited_ms", t1.Sub(t0).Milliseconds(), "caller", callers(2, 3))
+	}
 	return nil
 }
+
+// callers names n frames of the stack from skip (file:line, innermost first).
+func callers(skip, n int) string {
+	pc := make([]uintptr, n)
+	frames := runtime.CallersFrames(pc[:runtime.Callers(skip+1, pc)])
+	var b strings.Builder
+	for {
+		f, more := frames.Next()
+		if b.Len() > 0 {
+			b.WriteString(" < ")
+		}
+		fmt.Fprintf(&b, "%s:%d", filepath.Base(f.File), f.Line)
+		if !more {
+			return b.String()
+		}
+	}
+}
+
+// slowTx is how long a write transaction may hold the writer before it is logged.
+const slowTx = 100 * time.Millisecond
 
 // InTransaction reports whether ctx carries a transaction.
 func InTransaction(ctx context.Context) bool {

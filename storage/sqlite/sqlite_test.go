@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"atrium/app"
 )
@@ -137,5 +138,59 @@ func TestPathWithURICharacters(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "atrium.db")); err != nil {
 		t.Fatalf("database not at the named path: %v", err)
+	}
+}
+
+// TestCheckpointInBackground: a commit never copies the log into the database
+// (the writer does not checkpoint); the background checkpointer does, within
+// about a second, without another write; Close stops it and leaves no log.
+func TestCheckpointInBackground(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "atrium.db")
+	db, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Stop the checkpointer while the log is filled, to see what commits alone do.
+	if err := db.cp.close(); err != nil {
+		t.Fatal(err)
+	}
+	size := func(p string) int64 {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return 0
+		}
+		return fi.Size()
+	}
+	before := size(path)
+	if _, err := db.Exec(ctx, "CREATE TABLE filler (b BLOB)"); err != nil {
+		t.Fatal(err)
+	}
+	for range 600 { // 600 commits of 8 KiB: past SQLite's default 1,000-page autocheckpoint
+		if _, err := db.Exec(ctx, "INSERT INTO filler VALUES (randomblob(8192))"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := size(path); got != before {
+		t.Fatalf("the database file changed from %d to %d bytes: a commit checkpointed", before, got)
+	}
+	if size(path+"-wal") < 4<<20 {
+		t.Fatalf("the log holds %d bytes, want the 4.8 MB written", size(path+"-wal"))
+	}
+	if db.cp, err = startCheckpointer(path, db); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for size(path) < before+4<<20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the database file is %d bytes 5 s later: no checkpoint", size(path))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + "-wal"); !os.IsNotExist(err) {
+		t.Errorf("log left after Close: %v", err)
 	}
 }
