@@ -17,8 +17,8 @@ import (
 const (
 	checkpointEvery = time.Second
 	// walTruncateFrames is a log length (pages) past which the checkpointer waits
-	// for the writer and the readers to reset it (a RESTART checkpoint), so that a
-	// steady stream of readers cannot make it grow without bound.
+	// briefly for the writer and the readers to reset it (a RESTART checkpoint),
+	// so that a steady stream of readers cannot make it grow without bound.
 	walTruncateFrames = 16384
 )
 
@@ -30,7 +30,9 @@ type checkpointer struct {
 }
 
 func startCheckpointer(path string, db *DB) (*checkpointer, error) {
-	c, err := sql.Open("sqlite", dsn(path, true))
+	// A RESTART waits for readers at most a quarter second (blocking new writes
+	// meanwhile), then gives up until the next tick.
+	c, err := sql.Open("sqlite", dsn(path, true)+"&_pragma=busy_timeout(250)&_pragma=wal_autocheckpoint(0)")
 	if err != nil {
 		return nil, fmt.Errorf("open database checkpointer: %w", err)
 	}

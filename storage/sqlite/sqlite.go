@@ -85,7 +85,7 @@ func dsn(path string, writer bool) string {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(FULL)")
 	q.Add("_pragma", "temp_store(MEMORY)")
-	q.Add("_pragma", "journal_size_limit(67108864)") // the log is cut back to 64 MiB when it restarts
+	q.Add("_pragma", "journal_size_limit(16777216)") // the log file is cut back to 16 MiB when it restarts
 	// Each connection has its own page cache, so the bound is per connection: the
 	// writer gets more for large transactions (imports); the readers, one per
 	// concurrent request, share the OS page cache of the file beneath theirs.
