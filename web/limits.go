@@ -7,7 +7,9 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,6 +45,12 @@ type Limits struct {
 	// the longest a client may leave a response unread, before the connection
 	// is closed.
 	IOIdleTimeout time.Duration
+	// TrustedProxies are the addresses of reverse proxies in front of the
+	// server: a request from one of them is counted against the client address
+	// its X-Forwarded-For names (the rightmost address not itself a trusted
+	// proxy), not against the proxy's. Empty: the header is ignored, as any
+	// client can send it.
+	TrustedProxies []netip.Prefix
 }
 
 // DefaultLimits: auth failures limited, request rates not (a small server's
@@ -57,14 +65,49 @@ var DefaultLimits = Limits{
 	IOIdleTimeout:     60 * time.Second,
 }
 
-// clientIP is the address of the connection (not a forwarded header a client
-// can set).
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
+// clientIP is the address the limits count a request against: the
+// connection's, or, when the connection comes from a trusted proxy, the
+// rightmost address of X-Forwarded-For that is not a trusted proxy (the
+// entries to its left are whatever the client sent, so they are not believed).
+func (s *Server) clientIP(r *http.Request) string {
+	remote := remoteIP(r.RemoteAddr)
+	if len(s.limits.TrustedProxies) == 0 || !trusted(s.limits.TrustedProxies, remote) {
+		return remote.String()
 	}
-	return host
+	hops := r.Header.Values("X-Forwarded-For")
+	client := remote
+	for i := len(hops) - 1; i >= 0; i-- {
+		parts := strings.Split(hops[i], ",")
+		for j := len(parts) - 1; j >= 0; j-- {
+			a, err := netip.ParseAddr(strings.TrimSpace(parts[j]))
+			if err != nil {
+				return client.String() // a garbled hop: the last address vouched for
+			}
+			client = a.Unmap()
+			if !trusted(s.limits.TrustedProxies, client) {
+				return client.String()
+			}
+		}
+	}
+	return client.String()
+}
+
+// remoteIP is the address of a connection's host:port (zero when unparsable).
+func remoteIP(hostport string) netip.Addr {
+	ap, err := netip.ParseAddrPort(hostport)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return ap.Addr().Unmap()
+}
+
+func trusted(proxies []netip.Prefix, a netip.Addr) bool {
+	for _, p := range proxies {
+		if a.IsValid() && p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }
 
 // rateLimiters are token buckets per key; idle keys are forgotten.
@@ -136,7 +179,7 @@ func unthrottled(path string) bool {
 // limitIP applies the per-address request rate, before authentication.
 func (s *Server) limitIP(c *gin.Context) {
 	if s.ipRate != nil && !unthrottled(c.Request.URL.Path) {
-		if d := s.ipRate.wait(clientIP(c.Request)); d > 0 {
+		if d := s.ipRate.wait(s.clientIP(c.Request)); d > 0 {
 			s.tooManyRequests(d, "address").write(c.Writer, requestIDFrom(c.Request.Context()))
 			c.Abort()
 			return
@@ -275,8 +318,8 @@ func (w *idleWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // in the kernel's backlog) and per client address (further ones get a 429 and
 // are closed), so that one client — a slowloris, say — cannot take every
 // connection. A cap of 0 is no cap.
-func LimitListener(l net.Listener, total, perIP int) net.Listener {
-	ll := &limitListener{Listener: l, perIP: perIP, byIP: map[string]int{}}
+func LimitListener(l net.Listener, total, perIP int, exempt []netip.Prefix) net.Listener {
+	ll := &limitListener{Listener: l, perIP: perIP, byIP: map[string]int{}, exempt: exempt}
 	if total > 0 {
 		ll.slots = make(chan struct{}, total)
 	}
@@ -287,8 +330,10 @@ type limitListener struct {
 	net.Listener
 	slots chan struct{}
 	perIP int
-	mu    sync.Mutex
-	byIP  map[string]int
+	// exempt addresses (trusted proxies, which carry many clients) are not capped per address.
+	exempt []netip.Prefix
+	mu     sync.Mutex
+	byIP   map[string]int
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {
@@ -306,6 +351,9 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		ip := ""
 		if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
 			ip = a.IP.String()
+			if addr, ok := netip.AddrFromSlice(a.IP); ok && trusted(l.exempt, addr.Unmap()) {
+				ip = ""
+			}
 		}
 		if l.perIP > 0 && ip != "" {
 			l.mu.Lock()

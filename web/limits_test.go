@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"testing"
@@ -207,7 +208,7 @@ func TestSlowloris(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: s.Main.Server.Handler(), ReadHeaderTimeout: time.Second, MaxHeaderBytes: 8 << 10}
-	go srv.Serve(web.LimitListener(l, 64, 10))
+	go srv.Serve(web.LimitListener(l, 64, 10, nil))
 	t.Cleanup(func() { srv.Close() })
 	addr := l.Addr().String()
 
@@ -263,4 +264,92 @@ func TestSlowloris(t *testing.T) {
 	if err != nil || res.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
 		t.Fatalf("oversized header: %v %v", res, err)
 	}
+}
+
+// Behind a trusted reverse proxy, limits count the client that X-Forwarded-For
+// names (its rightmost address not itself a trusted proxy); from any other peer
+// the header is ignored, since a client can send it.
+func TestTrustedProxyForwardedFor(t *testing.T) {
+	cases := []struct {
+		name    string
+		proxies []string
+		xff     []string // X-Forwarded-For of each further request, after 3 failures as 203.0.113.5
+		want    []int
+	}{
+		{"proxy trusted", []string{"127.0.0.1"}, []string{
+			"203.0.113.5",               // the client that failed: blocked
+			"203.0.113.6",               // another client behind the proxy: served
+			"203.0.113.5, 127.0.0.1",    // the same client through a second trusted hop: blocked
+			"198.51.100.9, 203.0.113.5", // a forged hop prepended by the client: still blocked
+			"",                          // the proxy's own request: served
+			"::ffff:203.0.113.5",        // the mapped IPv6 form of the same client: blocked
+		}, []int{429, 200, 429, 429, 200, 429}},
+		{"prefix trusted", []string{"127.0.0.0/8", "10.0.0.0/8"}, []string{"203.0.113.5", "203.0.113.7, 10.1.2.3"},
+			[]int{429, 200}},
+		{"no proxy trusted", nil, []string{"203.0.113.6", "", "198.51.100.1"}, []int{429, 429, 429}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := webtest.New(t, withLimits(func(l *wire.LimitsConfig) { l.AuthFailuresPerIP, l.TrustedProxies = 3, tc.proxies }))
+			ann := s.Bootstrap("Proxy Org", "ann@example.test", "admin")
+			for i := range 3 {
+				res := s.Do(webtest.Request{Method: http.MethodGet, Path: "/api/v1/me", Token: fmt.Sprintf("atr_pat_guess%d", i),
+					Header: map[string]string{"X-Forwarded-For": "203.0.113.5"}})
+				webtest.Check(t, res, webtest.Scenario{Status: 401, Problem: "unauthorized"})
+			}
+			for i, xff := range tc.xff {
+				h := map[string]string{}
+				if xff != "" {
+					h["X-Forwarded-For"] = xff
+				}
+				res := s.Do(webtest.Request{Method: http.MethodGet, Path: "/api/v1/me", Token: ann.Token, Header: h})
+				if res.StatusCode != tc.want[i] {
+					t.Errorf("X-Forwarded-For %q: %d, want %d (%s)", xff, res.StatusCode, tc.want[i], res.Body)
+				}
+			}
+		})
+	}
+}
+
+// A trusted proxy carries many clients: its connections are not capped per
+// address (the total cap still holds).
+func TestTrustedProxyConnections(t *testing.T) {
+	s := webtest.New(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: s.Main.Server.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(web.LimitListener(l, 64, 2, []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}))
+	t.Cleanup(func() { srv.Close() })
+	var open []net.Conn
+	for range 4 { // past the cap of 2, all from the proxy
+		c := rawConn(t, l.Addr().String(), "127.0.0.1")
+		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+		open = append(open, c)
+	}
+	for i, c := range open {
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil || res.StatusCode != http.StatusOK {
+			t.Fatalf("connection %d from the proxy: %v %v", i+1, res, err)
+		}
+		res.Body.Close()
+	}
+	// Another address keeps its cap.
+	var other []net.Conn
+	for range 2 {
+		c := rawConn(t, l.Addr().String(), "127.0.0.2")
+		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+		other = append(other, c)
+	}
+	time.Sleep(100 * time.Millisecond)
+	c := rawConn(t, l.Addr().String(), "127.0.0.2")
+	fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil || res.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("third connection of 127.0.0.2: %v %v", res, err)
+	}
+	res.Body.Close()
 }

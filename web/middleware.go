@@ -115,7 +115,7 @@ func (s *Server) authenticate(c *gin.Context) {
 	ctx := c.Request.Context()
 	scheme, cred, _ := strings.Cut(h, " ")
 	cred = strings.TrimSpace(cred)
-	ipKey := "ip:" + clientIP(c.Request)
+	ipKey := "ip:" + s.clientIP(c.Request)
 	var (
 		p   *app.Principal
 		err error

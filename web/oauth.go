@@ -23,7 +23,7 @@ func (s *Server) oauthToken(c *gin.Context) {
 		return
 	}
 	f := c.Request.PostForm
-	ipKey := "ip:" + clientIP(c.Request)
+	ipKey := "ip:" + s.clientIP(c.Request)
 	if wait := s.ipFails.blocked(ipKey); wait > 0 {
 		s.oauthThrottled(c, wait)
 		return

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"strings"
@@ -89,6 +90,7 @@ var defaults = map[string]any{
 	"limits.burst_per_ip":            200,
 	"limits.request_timeout":         "60s",
 	"limits.io_idle_timeout":         "60s",
+	"limits.trusted_proxies":         []string{},
 	"limits.max_connections":         4096,
 	"limits.max_connections_per_ip":  256,
 	"drive.upload_ttl":               "24h",
@@ -137,6 +139,7 @@ var envVars = map[string]string{
 	"ATRIUM_MAIL_USERNAME":           "mail.username",
 	"ATRIUM_MAIL_PASSWORD":           "mail.password",
 	"ATRIUM_MAIL_FROM":               "mail.from",
+	"ATRIUM_TRUSTED_PROXIES":         "limits.trusted_proxies",
 }
 
 // flagKeys maps command-line flags to configuration keys.
@@ -375,6 +378,9 @@ type LimitsConfig struct {
 	IOIdleTimeout       time.Duration `koanf:"io_idle_timeout"`
 	MaxConnections      int           `koanf:"max_connections"`
 	MaxConnectionsPerIP int           `koanf:"max_connections_per_ip"`
+	// TrustedProxies are reverse proxies in front of Atrium (addresses or CIDR
+	// prefixes): their X-Forwarded-For names the client the limits count.
+	TrustedProxies []string `koanf:"trusted_proxies"`
 }
 
 func (l LimitsConfig) validate() []error {
@@ -394,7 +400,31 @@ func (l LimitsConfig) validate() []error {
 	if l.AuthFailures+l.AuthFailuresPerIP > 0 && l.AuthFailureWindow == 0 {
 		errs = append(errs, errors.New("limits.auth_failure_window: must be positive when auth failures are limited"))
 	}
+	if _, err := l.proxies(); err != nil {
+		errs = append(errs, err)
+	}
 	return errs
+}
+
+// proxies parses trusted_proxies: each an address (10.0.0.5, ::1) or a CIDR prefix (10.0.0.0/8).
+func (l LimitsConfig) proxies() ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, v := range l.TrustedProxies {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(v); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(v)
+		if err != nil {
+			return nil, fmt.Errorf("limits.trusted_proxies: %q is neither an address nor a CIDR prefix", v)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
 }
 
 // web returns the server's limits.
@@ -404,5 +434,15 @@ func (l LimitsConfig) web() *web.Limits {
 		RatePerToken: l.RatePerToken, BurstPerToken: l.BurstPerToken,
 		RatePerIP: l.RatePerIP, BurstPerIP: l.BurstPerIP,
 		RequestTimeout: l.RequestTimeout, IOIdleTimeout: l.IOIdleTimeout,
+		TrustedProxies: l.mustProxies(),
 	}
+}
+
+// mustProxies is proxies of a validated configuration.
+func (l LimitsConfig) mustProxies() []netip.Prefix {
+	p, err := l.proxies()
+	if err != nil {
+		panic(err) // Validate refused it
+	}
+	return p
 }

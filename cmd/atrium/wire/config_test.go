@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,6 +80,8 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{name: "bad wopi url", toml: "[editor]\nwopi_url = \"nohost\"\n", want: "editor.wopi_url"},
 		{name: "token ttl too long", toml: "[editor]\naccess_token_ttl = \"720h\"\n", want: "editor.access_token_ttl"},
 		{name: "bad convert timeout", toml: "[editor]\nconvert_timeout = \"0s\"\n", want: "editor.convert_timeout"},
+		{name: "bad trusted proxy", env: map[string]string{"ATRIUM_TRUSTED_PROXIES": "10.0.0.0/8,proxy.lan"}, want: "limits.trusted_proxies"},
+		{name: "bad trusted prefix", toml: "[limits]\ntrusted_proxies = [\"10.0.0.0/33\"]\n", want: "limits.trusted_proxies"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,6 +97,19 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 				t.Fatalf("error %v, want one naming %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestConfigTrustedProxies(t *testing.T) {
+	c, err := LoadConfig("", func(k string) string {
+		return map[string]string{"ATRIUM_TRUSTED_PROXIES": "127.0.0.1, 10.0.0.0/8,::1"}[k]
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(c.Limits.web().TrustedProxies)
+	if got != "[127.0.0.1/32 10.0.0.0/8 ::1/128]" {
+		t.Fatalf("trusted proxies %s", got)
 	}
 }
 

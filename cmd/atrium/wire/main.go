@@ -216,7 +216,7 @@ func (m *Main) Listen() (net.Addr, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", m.Config.Listen, err)
 	}
-	l = web.LimitListener(l, m.Config.Limits.MaxConnections, m.Config.Limits.MaxConnectionsPerIP)
+	l = web.LimitListener(l, m.Config.Limits.MaxConnections, m.Config.Limits.MaxConnectionsPerIP, m.Config.Limits.mustProxies())
 	m.listener = l
 	m.http = &http.Server{
 		Handler:           m.Server.Handler(),
