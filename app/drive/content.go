@@ -178,13 +178,32 @@ func sameMediaType(a, b string) bool {
 // collector cannot delete the blob in between: under refMu it checks the blob
 // exists and runs fn in a transaction.
 func (s *Service) referenced(ctx context.Context, hash string, fn func(ctx context.Context) error) error {
+	return s.storeReferenced(ctx, hash, nil, fn)
+}
+
+// storeReferenced is referenced with put, which stores the blob, run under the
+// same lock first: a put that finds the content already stored (and drops its
+// own copy) cannot lose it to the collector before fn commits the reference.
+// An error of put is returned as a *PutError.
+func (s *Service) storeReferenced(ctx context.Context, hash string, put func() error, fn func(ctx context.Context) error) error {
 	s.refMu.Lock()
 	defer s.refMu.Unlock()
+	if put != nil {
+		if err := put(); err != nil {
+			return &PutError{Err: err}
+		}
+	}
 	if !s.blobs.Exists(hash) {
 		return fmt.Errorf("blob %s vanished before it was referenced", hash)
 	}
 	return s.store.InTx(ctx, fn)
 }
+
+// PutError is the failure of storing a blob's bytes, before anything was committed.
+type PutError struct{ Err error }
+
+func (e *PutError) Error() string { return "store blob: " + e.Err.Error() }
+func (e *PutError) Unwrap() error { return e.Err }
 
 // orphan records that blob hash may have lost its last reference.
 func (s *Service) orphan(ctx context.Context, hash string) error {

@@ -2,6 +2,7 @@ package drive
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -227,12 +228,15 @@ func (s *Service) TusDeclareLength(ctx context.Context, p *app.Principal, id str
 }
 
 // CompleteTusUpload turns a fully received upload into a drive file. hash is
-// the hex SHA-256 of its bytes, already in the blob store. Without a live item
-// of its name in the folder the file is created (drive.file.created);
+// the hex SHA-256 of its bytes; put, when not nil, moves them into the blob
+// store (nil: they are there already). put runs where the collector cannot
+// delete a stored blob of the same content before the file refers to it. Without
+// a live item of its name in the folder the file is created (drive.file.created);
 // otherwise the upload waits in the conflict state for ResolveTusUpload,
-// keeping the blob referenced. When completion fails the upload is dropped
-// and its blob left to the collector.
-func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, hash string, size int64) (TusUpload, error) {
+// keeping the blob referenced. When put fails nothing changes (the caller keeps
+// its bytes and may try again); when completion fails after it, the upload is
+// dropped and its blob left to the collector.
+func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, hash string, size int64, put func() error) (TusUpload, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return TusUpload{}, err
 	}
@@ -240,7 +244,11 @@ func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, h
 	if err != nil {
 		return TusUpload{}, err
 	}
-	u, err = s.completeTus(ctx, p, u, hash, size)
+	u, err = s.completeTus(ctx, p, u, hash, size, put)
+	var pe *PutError
+	if errors.As(err, &pe) {
+		return TusUpload{}, err
+	}
 	if err != nil {
 		ctx := context.WithoutCancel(ctx)
 		if derr := s.store.InTx(ctx, func(ctx context.Context) error {
@@ -256,7 +264,7 @@ func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, h
 	return u, nil
 }
 
-func (s *Service) completeTus(ctx context.Context, p *app.Principal, u TusUpload, hash string, size int64) (TusUpload, error) {
+func (s *Service) completeTus(ctx context.Context, p *app.Principal, u TusUpload, hash string, size int64, put func() error) (TusUpload, error) {
 	if u.Status != TusUploading || u.LengthDeferred || u.Offset != size || u.Length != size {
 		return TusUpload{}, fmt.Errorf("tus upload %s: completing %d bytes in state %s at %d of %d", u.ID, size, u.Status, u.Offset, u.Length)
 	}
@@ -265,7 +273,7 @@ func (s *Service) completeTus(ctx context.Context, p *app.Principal, u TusUpload
 		return TusUpload{}, err
 	}
 	owner := s.owner(p, parent)
-	err = s.referenced(ctx, hash, func(ctx context.Context) error {
+	err = s.storeReferenced(ctx, hash, put, func(ctx context.Context) error {
 		_, err := s.store.LiveChild(ctx, owner, u.ParentID, NameKey(u.Name))
 		switch {
 		case err == nil:

@@ -306,14 +306,17 @@ func (up *upload) finish(ctx context.Context) error {
 		return rq.fail(err)
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
-	if _, err := up.s.blobs.Adopt(up.s.path(u.ID), sum, u.Length); err != nil {
-		// The process stopped after Adopt moved the data file into the store
-		// and before the commit below: the bytes are already there.
-		if !errors.Is(err, fs.ErrNotExist) || !up.s.holds(sum, u.Length) {
-			return rq.fail(err)
+	adopt := func() error {
+		if _, err := up.s.blobs.Adopt(up.s.path(u.ID), sum, u.Length); err != nil {
+			// The process stopped after Adopt moved the data file into the store
+			// and before the commit: the bytes are already there.
+			if !errors.Is(err, fs.ErrNotExist) || !up.s.holds(sum, u.Length) {
+				return err
+			}
 		}
+		return nil
 	}
-	nu, err := up.s.svc.CompleteTusUpload(ctx, rq.p, u.ID, sum, u.Length)
+	nu, err := up.s.svc.CompleteTusUpload(ctx, rq.p, u.ID, sum, u.Length, adopt)
 	if err != nil {
 		return rq.fail(err)
 	}
