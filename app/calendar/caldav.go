@@ -191,3 +191,15 @@ func (s *Service) Changes(ctx context.Context, p *app.Principal, calID string, s
 	}
 	return s.store.Changes(ctx, cal.ID, since)
 }
+
+// PruneTombstones forgets deletions older than maxAge, so that the change feed
+// of a collection with steady churn does not grow without bound. A client whose
+// sync token predates them is refused (DAV:valid-sync-token) and syncs again
+// from the start, as RFC 6578 provides.
+func (s *Service) PruneTombstones(ctx context.Context, maxAge time.Duration) (int, error) {
+	n, err := s.store.PruneTombstones(ctx, s.clock.Now().Add(-maxAge))
+	if err != nil {
+		return n, fmt.Errorf("prune calendar tombstones: %w", err)
+	}
+	return n, nil
+}

@@ -260,6 +260,9 @@ type Store interface {
 	PutObject(ctx context.Context, o *Object) error
 	// DeleteObject removes an object and leaves a tombstone at the next sequence.
 	DeleteObject(ctx context.Context, o Object) error
+	// PruneTombstones forgets the deletions recorded before before and returns
+	// how many; sync tokens older than them are refused from then on.
+	PruneTombstones(ctx context.Context, before time.Time) (int, error)
 	// Objects calls fn for every object of a calendar, in name order.
 	Objects(ctx context.Context, calendarID string, fn func(Object) error) error
 	// CalendarTZIDs returns the TZIDs used by a calendar's objects.

@@ -228,8 +228,12 @@ type Store interface {
 	DeleteContact(ctx context.Context, c ContactDetail) error
 	// Tombstone records that href left a book at sequence seq.
 	Tombstone(ctx context.Context, bookID, href string, seq int64) error
-	// Changes returns what changed in a book after sequence since.
+	// Changes returns what changed in a book after sequence since; a since older
+	// than the book's pruned tombstones is a validation error.
 	Changes(ctx context.Context, orgID, ownerID, bookID string, since int64) (Changes, error)
+	// PruneTombstones forgets the deletions recorded before before and returns
+	// how many; sync tokens older than them are refused from then on.
+	PruneTombstones(ctx context.Context, before time.Time) (int, error)
 	// Search finds the owner's contacts matching an FTS5 query, best first.
 	Search(ctx context.Context, orgID, ownerID, match string, limit int) ([]ContactSummary, error)
 

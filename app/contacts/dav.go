@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/emersion/go-vcard"
 
@@ -210,4 +211,16 @@ func Card(c ContactDetail) (card vcard.Card, err error) {
 		return nil, fmt.Errorf("stored vCard of contact %s: %w", c.ID, err)
 	}
 	return card, nil
+}
+
+// PruneTombstones forgets deletions older than maxAge, so that the change feed
+// of a collection with steady churn does not grow without bound. A client whose
+// sync token predates them is refused (DAV:valid-sync-token) and syncs again
+// from the start, as RFC 6578 provides.
+func (s *Service) PruneTombstones(ctx context.Context, maxAge time.Duration) (int, error) {
+	n, err := s.store.PruneTombstones(ctx, s.clock.Now().Add(-maxAge))
+	if err != nil {
+		return n, fmt.Errorf("prune contacts tombstones: %w", err)
+	}
+	return n, nil
 }

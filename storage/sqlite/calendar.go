@@ -326,11 +326,20 @@ func (s CalendarStore) CalendarTZIDs(ctx context.Context, calendarID string) ([]
 	return out, mapErr(rows.Err(), "events")
 }
 
+// PruneTombstones forgets deletions recorded before before, raising each
+// calendar's pruned_seq past them (in batches); it returns how many it forgot.
+func (s CalendarStore) PruneTombstones(ctx context.Context, before time.Time) (int, error) {
+	return pruneTombstones(ctx, s.DB, "calendar_tombstones", "calendar_id", "name", "calendars", before)
+}
+
 // Changes returns the objects written and deleted after seq.
 func (s CalendarStore) Changes(ctx context.Context, calendarID string, seq int64) ([]calendar.Change, int64, error) {
-	var cur int64
-	if err := s.read(ctx).QueryRowContext(ctx, `SELECT sync_seq FROM calendars WHERE id = ?`, calendarID).Scan(&cur); err != nil {
+	var cur, pruned int64
+	if err := s.read(ctx).QueryRowContext(ctx, `SELECT sync_seq, pruned_seq FROM calendars WHERE id = ?`, calendarID).Scan(&cur, &pruned); err != nil {
 		return nil, 0, mapErr(err, "calendar")
+	}
+	if seq > 0 && seq < pruned {
+		return nil, 0, app.Errorf(app.EValidation, "The sync token is older than the deletions this calendar remembers: sync again from the start.")
 	}
 	rows, err := s.read(ctx).QueryContext(ctx, `SELECT name, uid, etag, seq, 0 FROM calendar_objects WHERE calendar_id = ? AND seq > ?
 		UNION ALL SELECT name, uid, '', seq, 1 FROM calendar_tombstones WHERE calendar_id = ? AND seq > ? ORDER BY 4`,

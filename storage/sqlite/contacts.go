@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"strings"
+	"time"
 
+	"atrium/app"
 	"atrium/app/contacts"
 )
 
@@ -331,13 +333,23 @@ func (s ContactsStore) Tombstone(ctx context.Context, bookID, href string, seq i
 	return mapErr(err, "contact tombstone")
 }
 
+// PruneTombstones forgets deletions recorded before before, raising each book's
+// pruned_seq past them (in batches); it returns how many it forgot.
+func (s ContactsStore) PruneTombstones(ctx context.Context, before time.Time) (int, error) {
+	return pruneTombstones(ctx, s.DB, "contact_tombstones", "book_id", "href", "address_books", before)
+}
+
 // Changes returns what changed in a book after sequence since.
 func (s ContactsStore) Changes(ctx context.Context, orgID, ownerID, bookID string, since int64) (contacts.Changes, error) {
 	var ch contacts.Changes
-	err := s.read(ctx).QueryRowContext(ctx, `SELECT sync_seq FROM address_books WHERE id = ? AND owner_id = ? AND organization_id = ?`,
-		bookID, ownerID, orgID).Scan(&ch.Seq)
+	var pruned int64
+	err := s.read(ctx).QueryRowContext(ctx, `SELECT sync_seq, pruned_seq FROM address_books WHERE id = ? AND owner_id = ? AND organization_id = ?`,
+		bookID, ownerID, orgID).Scan(&ch.Seq, &pruned)
 	if err != nil {
 		return ch, mapErr(err, "address book")
+	}
+	if since > 0 && since < pruned {
+		return ch, app.Errorf(app.EValidation, "The sync token is older than the deletions this address book remembers: sync again from the start.")
 	}
 	if ch.Changed, err = s.contacts(ctx, false, `WHERE c.book_id = ? AND c.owner_id = ? AND c.organization_id = ? AND c.seq > ?
 		ORDER BY c.seq`, bookID, ownerID, orgID, since); err != nil {

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -161,5 +162,51 @@ func TestContactsStore(t *testing.T) {
 	}
 	if got, _ := s.Search(ctx, "oa", "u1", `"zoe"*`, 10); len(got) != 0 {
 		t.Fatalf("contacts of a deleted book still found")
+	}
+}
+
+// PruneTombstones works in batches, across books, and raises each book's
+// horizon to the newest sequence it forgot.
+func TestContactTombstonesPruned(t *testing.T) {
+	ctx := context.Background()
+	db, s := contactsDB(t)
+	now := time.Now().UTC()
+	for _, id := range []string{"b1", "b2"} {
+		if err := s.CreateBook(ctx, contacts.AddressBook{ID: id, OrgID: "oa", OwnerID: "u1", Name: id, IsDefault: id == "b1", CreatedAt: now, UpdatedAt: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Exec(ctx, `UPDATE address_books SET sync_seq = 2000`); err != nil {
+		t.Fatal(err)
+	}
+	old, recent := now.Add(-100*24*time.Hour).UnixMilli(), now.UnixMilli()
+	for i := range 1200 { // old: 700 in b1 (seq 1..700), 500 in b2 (seq 1..500)
+		book, seq := "b1", int64(i+1)
+		if i >= 700 {
+			book, seq = "b2", int64(i-699)
+		}
+		if _, err := db.Exec(ctx, `INSERT INTO contact_tombstones(book_id, href, seq, deleted_at) VALUES (?,?,?,?)`, book, fmt.Sprintf("c%d.vcf", i), seq, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Exec(ctx, `INSERT INTO contact_tombstones(book_id, href, seq, deleted_at) VALUES ('b1', 'new.vcf', 1500, ?)`, recent); err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.PruneTombstones(ctx, now.Add(-90*24*time.Hour))
+	if err != nil || n != 1200 {
+		t.Fatalf("pruned %d: %v", n, err)
+	}
+	for _, c := range []struct {
+		book  string
+		since int64
+		ok    bool
+	}{{"b1", 699, false}, {"b1", 700, true}, {"b2", 499, false}, {"b2", 500, true}, {"b1", 0, true}} {
+		ch, err := s.Changes(ctx, "oa", "u1", c.book, c.since)
+		if (err == nil) != c.ok || (err != nil && app.ErrorCode(err) != app.EValidation) {
+			t.Errorf("%s since %d: %v", c.book, c.since, err)
+		}
+		if c.ok && c.book == "b1" && c.since > 0 && (len(ch.Deleted) != 1 || ch.Deleted[0] != "new.vcf") {
+			t.Errorf("%s since %d: deleted %v", c.book, c.since, ch.Deleted)
+		}
 	}
 }

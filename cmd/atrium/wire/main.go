@@ -228,6 +228,31 @@ func (m *Main) Listen() (net.Addr, error) {
 	return l.Addr(), nil
 }
 
+// pruneDAVTombstones forgets CardDAV and CalDAV deletions older than the sync
+// log's age (drive.sync_log_max_age), once per maintenance interval.
+func (m *Main) pruneDAVTombstones(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		for _, mod := range []struct {
+			name  string
+			prune func(context.Context, time.Duration) (int, error)
+		}{{"contacts", m.Contacts.PruneTombstones}, {"calendar", m.Calendar.PruneTombstones}} {
+			n, err := mod.prune(ctx, m.Config.Drive.SyncLogMaxAge)
+			if err != nil && ctx.Err() == nil {
+				m.Log.ErrorContext(ctx, "dav maintenance failed", "module", mod.name, "err", err)
+			} else if n > 0 {
+				m.Log.InfoContext(ctx, "dav maintenance", "module", mod.name, "tombstones_pruned", n)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
 // Serve serves HTTP until ctx is done, then shuts down gracefully: stop accepting,
 // finish in-flight requests (bounded by the shutdown timeout).
 func (m *Main) Serve(ctx context.Context) error {
@@ -239,6 +264,7 @@ func (m *Main) Serve(ctx context.Context) error {
 	m.StartSearch(ctx)
 	go m.Drive.Run(ctx, m.Config.Drive.MaintenanceInterval)
 	go m.Tus.Run(ctx, m.Config.Drive.MaintenanceInterval)
+	go m.pruneDAVTombstones(ctx, m.Config.Drive.MaintenanceInterval)
 	errc := make(chan error, 1)
 	go func() { errc <- m.http.Serve(m.listener) }()
 	select {
