@@ -71,6 +71,9 @@ var DefaultLimits = Limits{
 // entries to its left are whatever the client sent, so they are not believed).
 func (s *Server) clientIP(r *http.Request) string {
 	remote := remoteIP(r.RemoteAddr)
+	if !remote.IsValid() {
+		return r.RemoteAddr // not host:port (a Unix socket): the whole address
+	}
 	if len(s.limits.TrustedProxies) == 0 || !trusted(s.limits.TrustedProxies, remote) {
 		return remote.String()
 	}
