@@ -189,7 +189,11 @@ func (s *Service) Changes(ctx context.Context, p *app.Principal, calID string, s
 	if err != nil {
 		return nil, 0, err
 	}
-	return s.store.Changes(ctx, cal.ID, since)
+	chs, cur, pruned, err := s.store.Changes(ctx, cal.ID, since)
+	if err == nil && since > 0 && since < pruned {
+		return nil, 0, app.Errorf(app.EValidation, "The sync token is older than the deletions this calendar remembers: sync again from the start.")
+	}
+	return chs, cur, err
 }
 
 // PruneTombstones forgets deletions older than maxAge, so that the change feed

@@ -267,9 +267,10 @@ type Store interface {
 	Objects(ctx context.Context, calendarID string, fn func(Object) error) error
 	// CalendarTZIDs returns the TZIDs used by a calendar's objects.
 	CalendarTZIDs(ctx context.Context, calendarID string) ([]string, error)
-	// Changes returns the objects written and deleted after seq, and the
-	// calendar's current sequence.
-	Changes(ctx context.Context, calendarID string, seq int64) ([]Change, int64, error)
+	// Changes returns the objects written and deleted after seq, the calendar's
+	// current sequence, and the newest sequence of the deletions it has
+	// forgotten (a seq older than that may miss some).
+	Changes(ctx context.Context, calendarID string, seq int64) (changes []Change, cur, pruned int64, err error)
 
 	// Window returns the components of the calendars whose range overlaps
 	// [start, end), plus every override of a recurring master among them.

@@ -176,6 +176,9 @@ type Changes struct {
 	Changed []ContactDetail
 	// Deleted are resource names removed from the book after it.
 	Deleted []string
+	// Pruned is the newest sequence of the deletions the book has forgotten: a
+	// sequence older than it may miss some.
+	Pruned int64
 }
 
 // Store keeps books and contacts. Every method is scoped by organisation and owner;
@@ -228,8 +231,7 @@ type Store interface {
 	DeleteContact(ctx context.Context, c ContactDetail) error
 	// Tombstone records that href left a book at sequence seq.
 	Tombstone(ctx context.Context, bookID, href string, seq int64) error
-	// Changes returns what changed in a book after sequence since; a since older
-	// than the book's pruned tombstones is a validation error.
+	// Changes returns what changed in a book after sequence since.
 	Changes(ctx context.Context, orgID, ownerID, bookID string, since int64) (Changes, error)
 	// PruneTombstones forgets the deletions recorded before before and returns
 	// how many; sync tokens older than them are refused from then on.

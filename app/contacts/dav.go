@@ -60,7 +60,8 @@ func (s *Service) ContactsByHref(ctx context.Context, p *app.Principal, bookID s
 }
 
 // Changes returns what changed in a book after sequence since (a CardDAV
-// sync-collection). A sequence the book has not reached is invalid.
+// sync-collection). A sequence the book has not reached, or one older than the
+// deletions it has forgotten (PruneTombstones), is invalid.
 func (s *Service) Changes(ctx context.Context, p *app.Principal, bookID string, since int64) (Changes, error) {
 	if err := check(p, app.ScopeContactsRead); err != nil {
 		return Changes{}, err
@@ -72,7 +73,11 @@ func (s *Service) Changes(ctx context.Context, p *app.Principal, bookID string, 
 	if since < 0 || since > b.SyncSeq {
 		return Changes{}, app.Errorf(app.EValidation, "The sync token is not valid for this address book.")
 	}
-	return s.store.Changes(ctx, p.OrgID, p.UserID, bookID, since)
+	ch, err := s.store.Changes(ctx, p.OrgID, p.UserID, bookID, since)
+	if err == nil && since > 0 && since < ch.Pruned {
+		return Changes{}, app.Errorf(app.EValidation, "The sync token is older than the deletions this address book remembers: sync again from the start.")
+	}
+	return ch, err
 }
 
 // PutOptions are the preconditions of a whole-vCard write.

@@ -327,25 +327,22 @@ func (s CalendarStore) CalendarTZIDs(ctx context.Context, calendarID string) ([]
 }
 
 // PruneTombstones forgets deletions recorded before before, raising each
-// calendar's pruned_seq past them (in batches); it returns how many it forgot.
+// calendar's pruned_seq past them; it returns how many it forgot.
 func (s CalendarStore) PruneTombstones(ctx context.Context, before time.Time) (int, error) {
-	return pruneTombstones(ctx, s.DB, "calendar_tombstones", "calendar_id", "name", "calendars", before)
+	return pruneTombstones(ctx, s.DB, "calendar_tombstones", "calendar_id", "calendars", "id", before)
 }
 
 // Changes returns the objects written and deleted after seq.
-func (s CalendarStore) Changes(ctx context.Context, calendarID string, seq int64) ([]calendar.Change, int64, error) {
+func (s CalendarStore) Changes(ctx context.Context, calendarID string, seq int64) ([]calendar.Change, int64, int64, error) {
 	var cur, pruned int64
 	if err := s.read(ctx).QueryRowContext(ctx, `SELECT sync_seq, pruned_seq FROM calendars WHERE id = ?`, calendarID).Scan(&cur, &pruned); err != nil {
-		return nil, 0, mapErr(err, "calendar")
-	}
-	if seq > 0 && seq < pruned {
-		return nil, 0, app.Errorf(app.EValidation, "The sync token is older than the deletions this calendar remembers: sync again from the start.")
+		return nil, 0, 0, mapErr(err, "calendar")
 	}
 	rows, err := s.read(ctx).QueryContext(ctx, `SELECT name, uid, etag, seq, 0 FROM calendar_objects WHERE calendar_id = ? AND seq > ?
 		UNION ALL SELECT name, uid, '', seq, 1 FROM calendar_tombstones WHERE calendar_id = ? AND seq > ? ORDER BY 4`,
 		calendarID, seq, calendarID, seq)
 	if err != nil {
-		return nil, 0, mapErr(err, "changes")
+		return nil, 0, 0, mapErr(err, "changes")
 	}
 	defer rows.Close()
 	var out []calendar.Change
@@ -353,12 +350,12 @@ func (s CalendarStore) Changes(ctx context.Context, calendarID string, seq int64
 		var c calendar.Change
 		var del int
 		if err := rows.Scan(&c.Name, &c.UID, &c.ETag, &c.Seq, &del); err != nil {
-			return nil, 0, mapErr(err, "changes")
+			return nil, 0, 0, mapErr(err, "changes")
 		}
 		c.Deleted = del == 1
 		out = append(out, c)
 	}
-	return out, cur, mapErr(rows.Err(), "changes")
+	return out, cur, pruned, mapErr(rows.Err(), "changes")
 }
 
 // componentCols packs the flags and the recurrence columns: fewer columns per

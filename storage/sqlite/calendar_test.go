@@ -113,7 +113,7 @@ func TestCalendarStoreWindowAndChanges(t *testing.T) {
 	if err := s.DeleteObject(ctx, series); err != nil {
 		t.Fatal(err)
 	}
-	ch, seq, err := s.Changes(ctx, cal.ID, 2)
+	ch, seq, _, err := s.Changes(ctx, cal.ID, 2)
 	if err != nil || seq != 4 || len(ch) != 2 || ch[0].Name != "single.ics" || ch[0].ETag != `"3"` || !ch[1].Deleted || ch[1].UID != "series" {
 		t.Fatalf("changes: %+v %d %v", ch, seq, err)
 	}
@@ -125,7 +125,7 @@ func TestCalendarStoreWindowAndChanges(t *testing.T) {
 	if err := s.PutObject(ctx, &series); err != nil {
 		t.Fatal(err)
 	}
-	if ch, _, _ = s.Changes(ctx, cal.ID, 4); len(ch) != 1 || ch[0].Deleted {
+	if ch, _, _, _ = s.Changes(ctx, cal.ID, 4); len(ch) != 1 || ch[0].Deleted {
 		t.Fatalf("after re-create: %+v", ch)
 	}
 	if err := s.DeleteObject(ctx, calendar.Object{ID: "missing", CalendarID: cal.ID}); app.ErrorCode(err) != app.ENotFound {

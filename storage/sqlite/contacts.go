@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"atrium/app"
 	"atrium/app/contacts"
 )
 
@@ -334,22 +333,18 @@ func (s ContactsStore) Tombstone(ctx context.Context, bookID, href string, seq i
 }
 
 // PruneTombstones forgets deletions recorded before before, raising each book's
-// pruned_seq past them (in batches); it returns how many it forgot.
+// pruned_seq past them; it returns how many it forgot.
 func (s ContactsStore) PruneTombstones(ctx context.Context, before time.Time) (int, error) {
-	return pruneTombstones(ctx, s.DB, "contact_tombstones", "book_id", "href", "address_books", before)
+	return pruneTombstones(ctx, s.DB, "contact_tombstones", "book_id", "address_books", "id", before)
 }
 
 // Changes returns what changed in a book after sequence since.
 func (s ContactsStore) Changes(ctx context.Context, orgID, ownerID, bookID string, since int64) (contacts.Changes, error) {
 	var ch contacts.Changes
-	var pruned int64
 	err := s.read(ctx).QueryRowContext(ctx, `SELECT sync_seq, pruned_seq FROM address_books WHERE id = ? AND owner_id = ? AND organization_id = ?`,
-		bookID, ownerID, orgID).Scan(&ch.Seq, &pruned)
+		bookID, ownerID, orgID).Scan(&ch.Seq, &ch.Pruned)
 	if err != nil {
 		return ch, mapErr(err, "address book")
-	}
-	if since > 0 && since < pruned {
-		return ch, app.Errorf(app.EValidation, "The sync token is older than the deletions this address book remembers: sync again from the start.")
 	}
 	if ch.Changed, err = s.contacts(ctx, false, `WHERE c.book_id = ? AND c.owner_id = ? AND c.organization_id = ? AND c.seq > ?
 		ORDER BY c.seq`, bookID, ownerID, orgID, since); err != nil {

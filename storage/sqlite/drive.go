@@ -307,22 +307,7 @@ func (s DriveStore) AddTombstone(ctx context.Context, ownerID string, t drive.To
 
 // PruneTombstones forgets deletions older than t.
 func (s DriveStore) PruneTombstones(ctx context.Context, t time.Time) (int, error) {
-	n := 0
-	err := s.InTx(ctx, func(ctx context.Context) error {
-		if _, err := s.write(ctx).ExecContext(ctx, `UPDATE drive_seq SET pruned_seq = max(pruned_seq,
-				(SELECT max(seq) FROM drive_tombstones t WHERE t.owner_id = drive_seq.owner_id AND t.deleted_at < ?))
-			WHERE owner_id IN (SELECT owner_id FROM drive_tombstones WHERE deleted_at < ?)`, ms(t), ms(t)); err != nil {
-			return err
-		}
-		res, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_tombstones WHERE deleted_at < ?`, ms(t))
-		if err != nil {
-			return err
-		}
-		k, _ := res.RowsAffected()
-		n = int(k)
-		return nil
-	})
-	return n, mapErr(err, "drive tombstones")
+	return pruneTombstones(ctx, s.DB, "drive_tombstones", "owner_id", "drive_seq", "owner_id", t)
 }
 
 // TrashRootsBefore returns trash roots trashed before t.
