@@ -15,9 +15,8 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"atrium/storage/sqlite"
-
 	"atrium/storage/blob"
+	"atrium/storage/sqlite"
 )
 
 // RestoreOptions says what Restore restores and where to.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 )
@@ -29,16 +30,13 @@ type checkpointer struct {
 	done sync.WaitGroup
 }
 
-func startCheckpointer(path string, db *DB) (*checkpointer, error) {
+func startCheckpointer(path string, log *slog.Logger) (*checkpointer, error) {
 	// A RESTART waits for readers at most a quarter second (blocking new writes
 	// meanwhile), then gives up until the next tick.
-	c, err := sql.Open("sqlite", dsn(path, true)+"&_pragma=busy_timeout(250)&_pragma=wal_autocheckpoint(0)")
+	c, err := pool(dsn(path, true)+"&_pragma=busy_timeout(250)&_pragma=wal_autocheckpoint(0)", 1)
 	if err != nil {
 		return nil, fmt.Errorf("open database checkpointer: %w", err)
 	}
-	c.SetMaxOpenConns(1)
-	c.SetMaxIdleConns(1)
-	c.SetConnMaxLifetime(0)
 	cp := &checkpointer{db: c, stop: make(chan struct{})}
 	cp.done.Add(1)
 	go func() {
@@ -51,8 +49,8 @@ func startCheckpointer(path string, db *DB) (*checkpointer, error) {
 				return
 			case <-t.C:
 			}
-			if err := cp.checkpoint(context.Background(), "PASSIVE"); err != nil && db.log != nil {
-				db.log.Warn("database checkpoint", "err", err)
+			if err := cp.checkpoint(context.Background(), "PASSIVE"); err != nil && log != nil {
+				log.Warn("database checkpoint", "err", err)
 			}
 		}
 	}()

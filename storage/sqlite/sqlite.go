@@ -50,31 +50,37 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 	if _, err := Migrate(ctx, path, log); err != nil {
 		return nil, err
 	}
-	w, err := sql.Open("sqlite", dsn(path, true)+"&_pragma=wal_autocheckpoint(0)")
+	// The writer never checkpoints: see checkpointer.
+	w, err := pool(dsn(path, true)+"&_pragma=wal_autocheckpoint(0)", 1)
 	if err != nil {
 		return nil, fmt.Errorf("open database writer: %w", err)
 	}
-	w.SetMaxOpenConns(1)
-	w.SetMaxIdleConns(1)
-	w.SetConnMaxLifetime(0)
-	r, err := sql.Open("sqlite", dsn(path, false))
+	r, err := pool(dsn(path, false), max(4, runtime.GOMAXPROCS(0)*2))
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open database readers: %w", err)
 	}
-	n := max(4, runtime.GOMAXPROCS(0)*2)
-	r.SetMaxOpenConns(n)
-	r.SetMaxIdleConns(n)
-	r.SetConnMaxLifetime(0)
 	db := &DB{path: path, w: w, r: r, ws: newStmtDB(w), rs: newStmtDB(r), log: log}
 	if err := db.Ping(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}
-	if db.cp, err = startCheckpointer(path, db); err != nil {
+	if db.cp, err = startCheckpointer(path, log); err != nil {
 		db.Close()
 		return nil, err
 	}
+	return db, nil
+}
+
+// pool opens a pool of n connections that are kept open.
+func pool(dsn string, n int) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+	db.SetConnMaxLifetime(0)
 	return db, nil
 }
 

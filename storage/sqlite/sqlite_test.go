@@ -177,7 +177,7 @@ func TestCheckpointInBackground(t *testing.T) {
 	if size(path+"-wal") < 4<<20 {
 		t.Fatalf("the log holds %d bytes, want the 4.8 MB written", size(path+"-wal"))
 	}
-	if db.cp, err = startCheckpointer(path, db); err != nil {
+	if db.cp, err = startCheckpointer(path, nil); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
