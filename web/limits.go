@@ -241,7 +241,12 @@ func ioDeadlines(idle time.Duration, next http.Handler) http.Handler {
 			r = r.WithContext(r.Context())
 			r.Body = &idleReader{ReadCloser: r.Body, rc: rc, idle: idle, every: every}
 		}
-		next.ServeHTTP(&idleWriter{ResponseWriter: w, rc: rc, idle: idle, every: every, set: now}, r)
+		iw := &idleWriter{ResponseWriter: w, rc: rc, idle: idle, every: every, set: now}
+		next.ServeHTTP(iw, r)
+		// The server writes what is still buffered (or a status-only
+		// response) after the handler returns: the client has the idle
+		// timeout from now to take it, however long the handler worked.
+		iw.touch()
 	})
 }
 
@@ -301,6 +306,11 @@ func (w *idleWriter) touch() {
 		_ = w.rc.SetWriteDeadline(now.Add(w.idle))
 		w.set = now
 	}
+}
+
+func (w *idleWriter) WriteHeader(code int) {
+	w.touch()
+	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *idleWriter) Write(p []byte) (int, error) {
