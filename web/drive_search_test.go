@@ -316,3 +316,42 @@ func TestDriveSearchRebuild(t *testing.T) {
 		})
 	}
 }
+
+// A user renamed by their reseller is found under the new name: owner_name
+// filters and facets follow the rename, not only the hits' own field.
+func TestDriveSearchFollowsOwnerRename(t *testing.T) {
+	w := newPartnerWorld(t)
+	s := w.s
+	org := w.createOrg(t, w.tok, "Acme", "boss@acme.test")
+	res := w.do("POST", "/orgs/"+org+"/users", w.tok, map[string]any{"email": "dev@acme.test", "first_name": "Dee", "last_name": "Veloper"})
+	webtest.Check(t, res, webtest.Scenario{Status: 201})
+	uid := res.JSON()["id"].(string)
+	accept := s.Do(webtest.Request{Method: "POST", Path: "/api/v1/invitations/" + w.lastToken(t, "dev@acme.test", "invite") + "/accept",
+		Body: map[string]any{"password": "a long enough password"}})
+	webtest.Check(t, accept, webtest.Scenario{Status: 200})
+	c := driveClient{t: t, s: s, tok: s.Token("dev@acme.test")}
+	docs := c.folder("Docs", "")
+	c.upload("notes.txt", docs.ID, "text/plain", []byte("the capybara budget"))
+
+	owned := func(name string) string { return hitNames(c.search("owner_name=" + url.QueryEscape(name))) }
+	if got := owned("Dee Veloper"); got != "Docs,notes.txt" {
+		t.Fatalf("before the rename: %q", got)
+	}
+	res = w.do("PATCH", "/orgs/"+org+"/users/"+uid, w.tok, map[string]any{"first_name": "Dana", "last_name": "Smith"})
+	webtest.Check(t, res, webtest.Scenario{Status: 200})
+	if got := owned("Dana Smith"); got != "Docs,notes.txt" {
+		t.Fatalf("new name: %q", got)
+	}
+	if got := owned("Dee Veloper"); got != "" {
+		t.Fatalf("old name still finds %q", got)
+	}
+	r := c.search(q("capybara") + "&facets=true")
+	if hitNames(r) != "notes.txt" || r.Hits[0].OwnerName != "Dana Smith" || r.FacetDistribution["owner_name"]["Dana Smith"] != 1 {
+		t.Fatalf("content after the rename: %q %+v", hitNames(r), r.FacetDistribution)
+	}
+	// A role change alone does not touch the index, and changes nothing found.
+	webtest.Check(t, w.do("PATCH", "/orgs/"+org+"/users/"+uid, w.tok, map[string]any{"role_slug": "admin"}), webtest.Scenario{Status: 200})
+	if got := owned("Dana Smith"); got != "Docs,notes.txt" {
+		t.Fatalf("after a role change: %q", got)
+	}
+}

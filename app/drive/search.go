@@ -154,20 +154,29 @@ type TextExtractor interface {
 
 // SearchStore is what search needs from the store.
 type SearchStore interface {
-	// DriveEventsAfter returns the file ids of drive events after seq in the
-	// outbox, in order, at most limit events, and the seq of the last one read
+	// DriveEventsAfter returns what the outbox events after seq change in the
+	// index, reading at most limit events, and the seq of the last one read
 	// (seq when none).
-	DriveEventsAfter(ctx context.Context, seq int64, limit int) ([]string, int64, error)
+	DriveEventsAfter(ctx context.Context, seq int64, limit int) (SearchChanges, int64, error)
 	// LastEventSeq returns the seq of the newest outbox event.
 	LastEventSeq(ctx context.Context) (int64, error)
 	// IndexableFiles returns live (not pending, not trashed) items with ids
-	// after afterID, by id, at most limit.
-	IndexableFiles(ctx context.Context, afterID string, limit int) ([]File, error)
+	// after afterID, by id, at most limit; only ownerID's when it is set.
+	IndexableFiles(ctx context.Context, ownerID, afterID string, limit int) ([]File, error)
 	CountIndexable(ctx context.Context) (int64, error)
 	// FolderParents returns the parent of every folder ("" at the root).
 	FolderParents(ctx context.Context) (map[string]string, error)
 	// SharedRoots returns the items shared with userID by unexpired user shares.
 	SharedRoots(ctx context.Context, userID string, now time.Time) ([]string, error)
+}
+
+// SearchChanges are what a run of outbox events changes in the index.
+type SearchChanges struct {
+	// FileIDs are the items created, changed or deleted, in order.
+	FileIDs []string
+	// Renamed are the users whose display name changed: every item they own
+	// carries their name (owner_name).
+	Renamed []string
 }
 
 // SearchParams are the query parameters of GET /drive/search.
@@ -357,7 +366,7 @@ func (s *Service) Rebuild(ctx context.Context, progress func(done, total int64))
 	idx, err := sr.indexes.Build(ctx, func(idx SearchIndex) error {
 		after := ""
 		for {
-			files, err := s.store.IndexableFiles(ctx, after, searchBatch)
+			files, err := s.store.IndexableFiles(ctx, "", after, searchBatch)
 			if err != nil {
 				return err
 			}
@@ -453,15 +462,20 @@ func (s *Service) IndexPending(ctx context.Context) error {
 		return err
 	}
 	for {
-		ids, last, err := s.store.DriveEventsAfter(ctx, cursor, searchBatch)
+		changes, last, err := s.store.DriveEventsAfter(ctx, cursor, searchBatch)
 		if err != nil {
 			return err
 		}
 		if last == cursor {
 			return nil
 		}
-		docs, deletes, err := s.changedDocs(ctx, sr.idx, ids)
+		docs, deletes, err := s.changedDocs(ctx, sr.idx, changes.FileIDs)
 		if err != nil {
+			return err
+		}
+		// The renamed owners' items go in first, under the old cursor: after a
+		// crash half-way, the events are applied again.
+		if err := s.reindexOwners(ctx, sr.idx, changes.Renamed, cursor); err != nil {
 			return err
 		}
 		if err := sr.idx.Apply(ctx, docs, deletes, last); err != nil {
@@ -469,6 +483,39 @@ func (s *Service) IndexPending(ctx context.Context) error {
 		}
 		cursor = last
 	}
+}
+
+// reindexOwners indexes again every live item of the owners, in batches, for
+// the owner's new name; the content's text is reused from the index.
+func (s *Service) reindexOwners(ctx context.Context, idx SearchIndex, owners []string, cursor int64) error {
+	if len(owners) == 0 {
+		return nil
+	}
+	parents, err := s.store.FolderParents(ctx)
+	if err != nil {
+		return err
+	}
+	for _, owner := range slices.Compact(slices.Sorted(slices.Values(owners))) {
+		after := ""
+		for {
+			files, err := s.store.IndexableFiles(ctx, owner, after, searchBatch)
+			if err != nil {
+				return err
+			}
+			if len(files) == 0 {
+				break
+			}
+			docs := make([]SearchDoc, 0, len(files))
+			for _, f := range files {
+				docs = append(docs, s.searchDoc(ctx, idx, f, folderChain(parents, f.Parent())))
+			}
+			if err := idx.Apply(ctx, docs, nil, cursor); err != nil {
+				return err
+			}
+			after = files[len(files)-1].ID
+		}
+	}
+	return nil
 }
 
 // changedDocs returns the documents to index and the ids to remove after

@@ -10,29 +10,36 @@ import (
 
 var _ drive.SearchStore = DriveStore{}
 
-// DriveEventsAfter returns the file ids of drive.file.* events after seq.
-func (s DriveStore) DriveEventsAfter(ctx context.Context, seq int64, limit int) ([]string, int64, error) {
-	// Every event moves the cursor; only the drive's file events name files.
+// DriveEventsAfter returns the file ids of drive.file.* events after seq, and
+// the users whose names an organization.user.updated event changed.
+func (s DriveStore) DriveEventsAfter(ctx context.Context, seq int64, limit int) (drive.SearchChanges, int64, error) {
+	// Every event moves the cursor; only some change the index.
 	rows, err := s.read(ctx).QueryContext(ctx, `SELECT seq,
 			CASE WHEN type IN ('drive.file.created', 'drive.file.updated', 'drive.file.deleted')
-			THEN ifnull(json_extract(data, '$.file_id'), '') ELSE '' END
+			THEN ifnull(json_extract(data, '$.file_id'), '') ELSE '' END,
+			CASE WHEN type = 'organization.user.updated' AND EXISTS (SELECT 1 FROM json_each(data, '$.changed_fields')
+				WHERE value IN ('first_name', 'last_name', 'email'))
+			THEN ifnull(json_extract(data, '$.user_id'), '') ELSE '' END
 		FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?`, seq, limit)
 	if err != nil {
-		return nil, seq, mapErr(err, "drive events")
+		return drive.SearchChanges{}, seq, mapErr(err, "drive events")
 	}
 	defer rows.Close()
-	ids := []string{}
+	ch := drive.SearchChanges{FileIDs: []string{}}
 	last := seq
 	for rows.Next() {
-		var id string
-		if err := rows.Scan(&last, &id); err != nil {
-			return nil, seq, mapErr(err, "drive events")
+		var file, user string
+		if err := rows.Scan(&last, &file, &user); err != nil {
+			return drive.SearchChanges{}, seq, mapErr(err, "drive events")
 		}
-		if id != "" {
-			ids = append(ids, id)
+		if file != "" {
+			ch.FileIDs = append(ch.FileIDs, file)
+		}
+		if user != "" {
+			ch.Renamed = append(ch.Renamed, user)
 		}
 	}
-	return ids, last, mapErr(rows.Err(), "drive events")
+	return ch, last, mapErr(rows.Err(), "drive events")
 }
 
 // LastEventSeq returns the seq of the newest outbox event (0 when none).
@@ -44,8 +51,13 @@ func (s DriveStore) LastEventSeq(ctx context.Context) (int64, error) {
 
 const indexableWhere = `f.trashed_at IS NULL AND f.status <> 'pending'`
 
-// IndexableFiles returns live items after afterID, by id.
-func (s DriveStore) IndexableFiles(ctx context.Context, afterID string, limit int) ([]drive.File, error) {
+// IndexableFiles returns live items after afterID, by id; only ownerID's
+// when it is set.
+func (s DriveStore) IndexableFiles(ctx context.Context, ownerID, afterID string, limit int) ([]drive.File, error) {
+	if ownerID != "" {
+		return scanFiles(s.read(ctx).QueryContext(ctx, `SELECT `+fileCols+` FROM drive_files f
+			WHERE f.owner_id = ? AND f.id > ? AND `+indexableWhere+` ORDER BY f.id LIMIT ?`, ownerID, afterID, limit))
+	}
 	return scanFiles(s.read(ctx).QueryContext(ctx, `SELECT `+fileCols+` FROM drive_files f
 		WHERE f.id > ? AND `+indexableWhere+` ORDER BY f.id LIMIT ?`, afterID, limit))
 }
