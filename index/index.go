@@ -312,6 +312,21 @@ func (x *Index) Content(id string) (string, string, bool, error) {
 	return hash, text, true, nil
 }
 
+// OwnedBy returns the ids of at most limit documents of ownerID.
+func (x *Index) OwnedBy(ctx context.Context, ownerID string, limit int) ([]string, error) {
+	req := bleve.NewSearchRequestOptions(term("owner_id", ownerID), limit, 0, false)
+	req.SortBy([]string{"_id"})
+	res, err := x.bi.SearchInContext(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("index owner's documents: %w", err)
+	}
+	ids := make([]string, 0, len(res.Hits))
+	for _, h := range res.Hits {
+		ids = append(ids, h.ID)
+	}
+	return ids, nil
+}
+
 // Close flushes and closes the index.
 func (x *Index) Close() error { return x.bi.Close() }
 

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -33,6 +34,21 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	_ = reg.Register(collectors.NewGoCollector())
 	_ = reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// searchDocuments exports the size of the drive's search index (an operator
+// compares it with the number of files; it is absent while the index is
+// rebuilt or busy).
+func (m *metrics) searchDocuments(count func() (uint64, bool)) {
+	_ = m.reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "atrium_search_documents", Help: "Items in the drive's search index (NaN while it is rebuilt or busy).",
+	}, func() float64 {
+		n, ok := count()
+		if !ok {
+			return math.NaN()
+		}
+		return float64(n)
+	}))
 }
 
 func (m *metrics) observe(method, route string, status int, d time.Duration) {

@@ -91,6 +91,9 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, log: cfg.Log, problems: problems{base: cfg.PublicURL + "/problems"}}
 	s.metrics = newMetrics(cfg.Registry)
+	if cfg.Drive != nil {
+		s.metrics.searchDocuments(cfg.Drive.SearchDocuments)
+	}
 	s.limits = DefaultLimits
 	if cfg.Limits != nil {
 		s.limits = *cfg.Limits

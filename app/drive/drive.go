@@ -257,6 +257,10 @@ type Store interface {
 	AddOrphan(ctx context.Context, hash string, at time.Time) error
 	Orphans(ctx context.Context, before time.Time, limit int) ([]string, error)
 	DeleteOrphan(ctx context.Context, hash string) error
+	// DeleteOwner deletes everything of ownerID's drive — items, versions,
+	// pending uploads, usage counters, the sync feed, and the locks the user
+	// holds — and marks every blob they referred to as orphaned at now.
+	DeleteOwner(ctx context.Context, ownerID string, now time.Time) error
 
 	// SharePermission returns the best permission that unexpired user shares
 	// of any of fileIDs grant userID, "" when none.

@@ -543,6 +543,22 @@ func (s *Service) EmptyTrash(ctx context.Context, p *app.Principal) error {
 	}
 }
 
+// DeleteUserData forgets the drive of a user being deleted, inside the
+// caller's transaction: their items and versions, unfinished uploads, usage
+// (the organisation's quota gets it back), sync feed and locks. Their blobs
+// are freed by the collector after its grace period, their unfinished TUS
+// bytes at the next upload sweep, and search forgets them when it reads the
+// organization.user.deleted event. No drive.file.deleted event is emitted per
+// item: organization.user.deleted says it for all of them.
+func (s *Service) DeleteUserData(ctx context.Context, orgID, userID string) error {
+	// The orphans are marked now: the collector judges them only after the
+	// grace period, long after this transaction commits (as for purge).
+	if err := s.store.DeleteOwner(ctx, userID, s.clock.Now()); err != nil {
+		return fmt.Errorf("delete the drive of user %s: %w", userID, err)
+	}
+	return nil
+}
+
 // purge deletes f and its subtree inside the caller's transaction: counters,
 // tombstones for delta sync, orphaned blobs and one drive.file.deleted per item.
 func (s *Service) purge(ctx context.Context, f File) error {

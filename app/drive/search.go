@@ -128,6 +128,8 @@ type SearchIndex interface {
 	Search(ctx context.Context, q SearchQuery) (IndexResult, error)
 	// Count returns the number of indexed documents.
 	Count() (uint64, error)
+	// OwnedBy returns the ids of at most limit documents of ownerID.
+	OwnedBy(ctx context.Context, ownerID string, limit int) ([]string, error)
 	Close() error
 }
 
@@ -177,6 +179,8 @@ type SearchChanges struct {
 	// Renamed are the users whose display name changed: every item they own
 	// carries their name (owner_name).
 	Renamed []string
+	// Deleted are the users deleted, with their drives.
+	Deleted []string
 }
 
 // SearchParams are the query parameters of GET /drive/search.
@@ -478,11 +482,49 @@ func (s *Service) IndexPending(ctx context.Context) error {
 		if err := s.reindexOwners(ctx, sr.idx, changes.Renamed, cursor); err != nil {
 			return err
 		}
+		if err := s.forgetOwners(ctx, sr.idx, changes.Deleted, cursor); err != nil {
+			return err
+		}
 		if err := sr.idx.Apply(ctx, docs, deletes, last); err != nil {
 			return err
 		}
 		cursor = last
 	}
+}
+
+// forgetOwners removes every document of the owners, whose drives were
+// deleted with them.
+func (s *Service) forgetOwners(ctx context.Context, idx SearchIndex, owners []string, cursor int64) error {
+	for _, owner := range owners {
+		for {
+			ids, err := idx.OwnedBy(ctx, owner, searchBatch)
+			if err != nil {
+				return err
+			}
+			if len(ids) == 0 {
+				break
+			}
+			if err := idx.Apply(ctx, nil, ids, cursor); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// SearchDocuments returns the number of items in the search index; ok is
+// false while the index is being rebuilt or updated.
+func (s *Service) SearchDocuments() (n uint64, ok bool) {
+	sr := s.opts.search
+	if sr == nil || sr.rebuilding.Load() || !sr.mu.TryLock() {
+		return 0, false
+	}
+	defer sr.mu.Unlock()
+	if sr.idx == nil {
+		return 0, false
+	}
+	n, err := sr.idx.Count()
+	return n, err == nil
 }
 
 // reindexOwners indexes again every live item of the owners, in batches, for

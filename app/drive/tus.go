@@ -399,6 +399,20 @@ func (s *Service) TerminateTusUpload(ctx context.Context, p *app.Principal, id s
 	return out, err
 }
 
+// TusUploadExists reports whether upload id is known: the bytes of an unknown
+// one (its user was deleted, or the server stopped between dropping its row
+// and its file) are free to go.
+func (s *Service) TusUploadExists(ctx context.Context, id string) (bool, error) {
+	_, err := s.store.TusUpload(ctx, id)
+	switch app.ErrorCode(err) {
+	case "":
+		return true, nil
+	case app.ENotFound:
+		return false, nil
+	}
+	return false, err
+}
+
 // ExpireTusUploads drops the uploads abandoned longer than UploadTTL: remove
 // frees each one's partial bytes first (a missing file is no error), then the
 // rows go and the blobs of expired conflicts are left to the collector. It

@@ -25,6 +25,21 @@ type Service struct {
 	clock     app.Clock
 	publicURL string
 	tokenKey  []byte
+	// userData are the modules that keep data of a user, told when one is deleted.
+	userData []UserData
+}
+
+// UserData is a module that keeps data of users (the drive): it deletes a
+// user's data inside the transaction that deletes the user, so that nothing
+// of theirs outlives them uncounted.
+type UserData interface {
+	DeleteUserData(ctx context.Context, orgID, userID string) error
+}
+
+// WithUserData adds modules to tell when a user is deleted.
+func (s *Service) WithUserData(d ...UserData) *Service {
+	s.userData = append(s.userData, d...)
+	return s
 }
 
 // NewService returns the partner service. tokenKey keys the hashes of e-mailed
@@ -456,6 +471,11 @@ func (s *Service) DeleteUser(ctx context.Context, p *app.Principal, orgID, userI
 		return err
 	}
 	err := s.store.InTx(ctx, func(ctx context.Context) error {
+		for _, d := range s.userData {
+			if err := d.DeleteUserData(ctx, orgID, userID); err != nil {
+				return err
+			}
+		}
 		if err := s.store.DeleteUser(ctx, userID); err != nil {
 			return err
 		}

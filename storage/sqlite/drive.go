@@ -518,6 +518,38 @@ func (s DriveStore) Orphans(ctx context.Context, before time.Time, limit int) ([
 	return out, mapErr(rows.Err(), "orphan blobs")
 }
 
+// DeleteOwner deletes an owner's drive; the blobs go through the collector,
+// which re-checks that no one else refers to them.
+func (s DriveStore) DeleteOwner(ctx context.Context, ownerID string, now time.Time) error {
+	db := s.write(ctx)
+	if _, err := db.ExecContext(ctx, `INSERT INTO drive_orphans (content_hash, since)
+		SELECT 'sha256:' || substr(h, instr(h, ':') + 1), ? FROM (
+			SELECT v.content_hash AS h FROM drive_versions v JOIN drive_files f ON f.id = v.file_id WHERE f.owner_id = ?
+			UNION SELECT content_hash FROM drive_uploads WHERE owner_id = ?
+			UNION SELECT content_hash FROM drive_tus_uploads WHERE created_by = ?)
+		WHERE h <> ''
+		ON CONFLICT DO UPDATE SET since = excluded.since`, ms(now), ownerID, ownerID, ownerID); err != nil {
+		return mapErr(err, "orphan blobs")
+	}
+	for _, q := range []string{
+		`DELETE FROM drive_uploads WHERE owner_id = ?`,
+		`DELETE FROM drive_tus_uploads WHERE created_by = ?`,
+		`DELETE FROM drive_locks WHERE owner_id = ?`,
+		`DELETE FROM drive_preview_tokens WHERE user_id = ?`,
+		// One statement: a folder and what is in it go together.
+		`DELETE FROM drive_files WHERE owner_id = ?`,
+		`DELETE FROM drive_usage WHERE owner_id = ?`,
+		`DELETE FROM drive_tombstones WHERE owner_id = ?`,
+		`DELETE FROM drive_devices WHERE owner_id = ?`,
+		`DELETE FROM drive_seq WHERE owner_id = ?`,
+	} {
+		if _, err := db.ExecContext(ctx, q, ownerID); err != nil {
+			return mapErr(err, "drive of a deleted user")
+		}
+	}
+	return nil
+}
+
 // DeleteOrphan forgets an orphan.
 func (s DriveStore) DeleteOrphan(ctx context.Context, hash string) error {
 	_, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_orphans WHERE content_hash = ?`, hash)

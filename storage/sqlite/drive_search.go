@@ -10,8 +10,9 @@ import (
 
 var _ drive.SearchStore = DriveStore{}
 
-// DriveEventsAfter returns the file ids of drive.file.* events after seq, and
-// the users whose names an organization.user.updated event changed.
+// DriveEventsAfter returns the file ids of drive.file.* events after seq, the
+// users whose names an organization.user.updated event changed, and the users
+// deleted.
 func (s DriveStore) DriveEventsAfter(ctx context.Context, seq int64, limit int) (drive.SearchChanges, int64, error) {
 	// Every event moves the cursor; only some change the index.
 	rows, err := s.read(ctx).QueryContext(ctx, `SELECT seq,
@@ -19,7 +20,8 @@ func (s DriveStore) DriveEventsAfter(ctx context.Context, seq int64, limit int) 
 			THEN ifnull(json_extract(data, '$.file_id'), '') ELSE '' END,
 			CASE WHEN type = 'organization.user.updated' AND EXISTS (SELECT 1 FROM json_each(data, '$.changed_fields')
 				WHERE value IN ('first_name', 'last_name', 'email'))
-			THEN ifnull(json_extract(data, '$.user_id'), '') ELSE '' END
+			THEN ifnull(json_extract(data, '$.user_id'), '') ELSE '' END,
+			CASE WHEN type = 'organization.user.deleted' THEN ifnull(json_extract(data, '$.user_id'), '') ELSE '' END
 		FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?`, seq, limit)
 	if err != nil {
 		return drive.SearchChanges{}, seq, mapErr(err, "drive events")
@@ -28,8 +30,8 @@ func (s DriveStore) DriveEventsAfter(ctx context.Context, seq int64, limit int) 
 	ch := drive.SearchChanges{FileIDs: []string{}}
 	last := seq
 	for rows.Next() {
-		var file, user string
-		if err := rows.Scan(&last, &file, &user); err != nil {
+		var file, user, deleted string
+		if err := rows.Scan(&last, &file, &user, &deleted); err != nil {
 			return drive.SearchChanges{}, seq, mapErr(err, "drive events")
 		}
 		if file != "" {
@@ -37,6 +39,9 @@ func (s DriveStore) DriveEventsAfter(ctx context.Context, seq int64, limit int) 
 		}
 		if user != "" {
 			ch.Renamed = append(ch.Renamed, user)
+		}
+		if deleted != "" {
+			ch.Deleted = append(ch.Deleted, deleted)
 		}
 	}
 	return ch, last, mapErr(rows.Err(), "drive events")

@@ -59,6 +59,33 @@ func (s *store) remove(id string) error {
 	return nil
 }
 
+// removeStrays frees the data files of uploads that no longer exist. A data
+// file is only ever made after its row, so one without a row is left over.
+func (s *store) removeStrays(ctx context.Context) (int, error) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return 0, fmt.Errorf("list upload data files: %w", err)
+	}
+	n := 0
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !validID.MatchString(e.Name()) {
+			continue
+		}
+		ok, err := s.svc.TusUploadExists(ctx, e.Name())
+		if err != nil {
+			return n, err
+		}
+		if ok {
+			continue
+		}
+		if err := s.remove(e.Name()); err != nil {
+			return n, fmt.Errorf("free the bytes of gone upload %s: %w", e.Name(), err)
+		}
+		n++
+	}
+	return n, nil
+}
+
 // NewUpload creates the upload row (the service checks the caller, the folder,
 // the name and the quota) and its empty data file.
 func (s *store) NewUpload(ctx context.Context, info handler.FileInfo) (handler.Upload, error) {

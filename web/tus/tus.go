@@ -215,9 +215,15 @@ func (h *Handler) options(w http.ResponseWriter, r *http.Request) {
 }
 
 // Sweep drops the uploads abandoned longer than the upload TTL and frees their
-// bytes; it returns how many went.
+// bytes, and the bytes of uploads that are gone (with a deleted user); it
+// returns how many went.
 func (h *Handler) Sweep(ctx context.Context) (int, error) {
-	return h.svc.ExpireTusUploads(ctx, func(u drive.TusUpload) error { return h.store.remove(u.ID) })
+	n, err := h.svc.ExpireTusUploads(ctx, func(u drive.TusUpload) error { return h.store.remove(u.ID) })
+	if err != nil {
+		return n, err
+	}
+	strays, err := h.store.removeStrays(ctx)
+	return n + strays, err
 }
 
 // Run sweeps every interval until ctx ends.

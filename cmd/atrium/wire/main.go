@@ -164,6 +164,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		cfg.Drive.options().WithSyncKey(cursorKey).WithPublicURL(cfg.PublicURL).WithArchive(archive, cfg.Drive.ArchiveAfter).
 			WithEditor(cfg.Editor.options(wopiKey)).WithConverter(converter).
 			WithSearch(searchIndexes(cfg.Data), extractor{}))
+	m.Partner.WithUserData(m.Drive) // contacts and calendars go with the user by the schema's cascades
 	if m.Tus, err = tus.New(tus.Config{Drive: m.Drive, Blobs: m.Blobs, Dir: filepath.Join(cfg.Data, "tus"), PublicURL: cfg.PublicURL, Log: log}); err != nil {
 		m.Close()
 		return nil, err
