@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"atrium/index/extract/extracttest"
+	"atrium/storage/sqlite"
 	"atrium/web/webtest"
 )
 
@@ -353,5 +354,69 @@ func TestDriveSearchFollowsOwnerRename(t *testing.T) {
 	webtest.Check(t, w.do("PATCH", "/orgs/"+org+"/users/"+uid, w.tok, map[string]any{"role_slug": "admin"}), webtest.Scenario{Status: 200})
 	if got := owned("Dana Smith"); got != "Docs,notes.txt" {
 		t.Fatalf("after a role change: %q", got)
+	}
+}
+
+// The outbox keeps events a week once the search index has applied them; an
+// index older than what was pruned (put back from a copy) is rebuilt at start
+// instead of missing those changes.
+func TestDriveSearchAfterEventsPruned(t *testing.T) {
+	s, ann, _ := searchFixture(t)
+	ctx := context.Background()
+	tok := ann.rest.tok
+	if got := hitNames(ann.rest.search(q("zephyrine"))); got != "annual.pdf" {
+		t.Fatalf("before: %q", got)
+	}
+	s.Stop()
+	stale := filepath.Join(t.TempDir(), "index")
+	if err := os.CopyFS(stale, os.DirFS(filepath.Join(s.Data, "index"))); err != nil {
+		t.Fatal(err)
+	}
+	s = webtest.Start(t, s.Data)
+	c := driveClient{t: t, s: s, tok: tok}
+	events := func() int {
+		evs, _, err := sqlite.Outbox{DB: s.Main.DB}.Events(ctx, 0, 100000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(evs)
+	}
+
+	c.upload("later.txt", "", "text/plain", []byte("the quetzal arrives"))
+	if got := hitNames(c.search(q("quetzal"))); got != "later.txt" {
+		t.Fatalf("later: %q", got)
+	}
+	if done, err := s.Main.Drive.Maintain(ctx); err != nil || done["events_pruned"] != 0 {
+		t.Fatalf("young events pruned: %v %v", done, err)
+	}
+	s.Clock.Advance(8 * 24 * time.Hour)
+	kept := events()
+	if done, err := s.Main.Drive.Maintain(ctx); err != nil || done["events_pruned"] != kept || kept == 0 {
+		t.Fatalf("a week later: %v %v, want %d events pruned", done, err, kept)
+	}
+	if n := events(); n != 0 {
+		t.Fatalf("%d events left", n)
+	}
+	// New events still reach the index.
+	c.upload("after.txt", "", "text/plain", []byte("the toucan sings"))
+	if got := hitNames(c.search(q("toucan"))); got != "after.txt" {
+		t.Fatalf("after pruning: %q", got)
+	}
+
+	// Put the old index back: it never saw later.txt, whose events are gone.
+	s.Stop()
+	if err := os.RemoveAll(filepath.Join(s.Data, "index")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(stale, filepath.Join(s.Data, "index")); err != nil {
+		t.Fatal(err)
+	}
+	s = webtest.Start(t, s.Data)
+	c = driveClient{t: t, s: s, tok: tok}
+	if got := hitNames(c.search(q("quetzal"))); got != "later.txt" {
+		t.Fatalf("stale index put back: %q", got)
+	}
+	if got := hitNames(c.search(q("zephyrine"))); got != "annual.pdf" {
+		t.Fatalf("stale index put back, older file: %q", got)
 	}
 }

@@ -13,7 +13,8 @@ const batch = 200
 
 // Maintain runs the drive's housekeeping once: expired uploads and pending
 // files go, trash and versions past their retention are purged, old tombstones
-// are forgotten, and blobs nothing refers to any more are deleted. It returns a
+// are forgotten, blobs nothing refers to any more are deleted, and outbox
+// events the search index has applied go after EventsMaxAge. It returns a
 // summary of what it did.
 func (s *Service) Maintain(ctx context.Context) (map[string]int, error) {
 	done := map[string]int{}
@@ -34,6 +35,7 @@ func (s *Service) Maintain(ctx context.Context) (map[string]int, error) {
 		{"blobs_deleted", s.collect},
 		{"strays_found", s.findStrays}, // after collect: marking restarts an orphan's grace
 		{"archive_deleted", s.sweepArchive},
+		{"events_pruned", s.pruneEvents},
 	}
 	for _, st := range steps {
 		n, err := st.fn(ctx, now)

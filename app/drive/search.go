@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -162,6 +163,11 @@ type SearchStore interface {
 	DriveEventsAfter(ctx context.Context, seq int64, limit int) (SearchChanges, int64, error)
 	// LastEventSeq returns the seq of the newest outbox event.
 	LastEventSeq(ctx context.Context) (int64, error)
+	// EventsHorizon returns the seq up to which outbox events were pruned.
+	EventsHorizon(ctx context.Context) (int64, error)
+	// PruneEvents deletes at most limit outbox events up to seq upTo created
+	// before t, and returns how many went.
+	PruneEvents(ctx context.Context, upTo int64, t time.Time, limit int) (int, error)
 	// IndexableFiles returns live (not pending, not trashed) items with ids
 	// after afterID, by id, at most limit; only ownerID's when it is set.
 	IndexableFiles(ctx context.Context, ownerID, afterID string, limit int) ([]File, error)
@@ -257,10 +263,15 @@ func (s *Service) StartSearch(ctx context.Context) {
 	}
 	idx, err := sr.indexes.Open()
 	if err == nil {
-		sr.mu.Lock()
-		sr.idx = idx
-		sr.mu.Unlock()
-		return
+		if err = s.missedEvents(ctx, idx); err == nil {
+			sr.mu.Lock()
+			sr.idx = idx
+			sr.mu.Unlock()
+			return
+		}
+		if cerr := idx.Close(); cerr != nil {
+			s.log.Warn("close the outdated search index", slog.Any("err", cerr))
+		}
 	}
 	if errors.Is(err, ErrSearchIndexBusy) {
 		// Search answers index_rebuilding until the other process lets go.
@@ -284,6 +295,60 @@ func (s *Service) StartSearch(ctx context.Context) {
 			s.log.Error("search index rebuild failed", slog.Any("err", err))
 		}
 	})
+}
+
+// missedEvents returns an error when idx has not seen events that were pruned
+// since (an index older than the database): it must be built anew.
+func (s *Service) missedEvents(ctx context.Context, idx SearchIndex) error {
+	cursor, err := idx.Cursor()
+	if err != nil {
+		return err
+	}
+	horizon, err := s.store.EventsHorizon(ctx)
+	if err != nil {
+		return err
+	}
+	if cursor < horizon {
+		return fmt.Errorf("the index stops at event %d, and the events up to %d were pruned since", cursor, horizon)
+	}
+	return nil
+}
+
+// EventsMaxAge is how long outbox events are kept once the search index has
+// applied them. (Webhook deliveries carry their own copy of the event.)
+const EventsMaxAge = 7 * 24 * time.Hour
+
+// pruneEvents deletes the outbox events older than EventsMaxAge that the
+// search index has applied: with search configured, none while the index is
+// being built or is not open.
+func (s *Service) pruneEvents(ctx context.Context, now time.Time) (int, error) {
+	upTo := int64(math.MaxInt64)
+	if sr := s.opts.search; sr != nil {
+		if sr.rebuilding.Load() {
+			return 0, nil
+		}
+		sr.mu.Lock()
+		var err error
+		if sr.idx == nil {
+			upTo = 0
+		} else {
+			upTo, err = sr.idx.Cursor()
+		}
+		sr.mu.Unlock()
+		if err != nil || upTo == 0 {
+			return 0, err
+		}
+	}
+	total := 0
+	deadline := time.Now().Add(sweepTime)
+	for time.Now().Before(deadline) {
+		n, err := s.store.PruneEvents(ctx, upTo, now.Add(-EventsMaxAge), 1000)
+		total += n
+		if err != nil || n < 1000 {
+			return total, err
+		}
+	}
+	return total, nil
 }
 
 // reopenSearch returns the step of the retry loop of StartSearch while
