@@ -433,28 +433,16 @@ func (s *Service) Rebuild(ctx context.Context, progress func(done, total int64))
 		return err
 	}
 	idx, err := sr.indexes.Build(ctx, func(idx SearchIndex) error {
-		after := ""
-		for {
-			files, err := s.store.IndexableFiles(ctx, "", after, searchBatch)
-			if err != nil {
-				return err
-			}
-			if len(files) == 0 {
-				return idx.Apply(ctx, nil, nil, cursor)
-			}
-			docs := make([]SearchDoc, 0, len(files))
-			for _, f := range files {
-				docs = append(docs, s.searchDoc(ctx, nil, f, folderChain(parents, f.Parent())))
-			}
-			if err := idx.Apply(ctx, docs, nil, cursor); err != nil {
-				return err
-			}
-			after = files[len(files)-1].ID
-			n := sr.done.Add(int64(len(files)))
+		err := s.indexFiles(ctx, idx, nil, "", parents, cursor, func(batch int) {
+			n := sr.done.Add(int64(batch))
 			if progress != nil {
 				progress(n, total)
 			}
+		})
+		if err != nil {
+			return err
 		}
+		return idx.Apply(ctx, nil, nil, cursor) // an empty drive's index has its cursor too
 	})
 	if err != nil {
 		return fmt.Errorf("rebuild search index: %w", err)
@@ -603,26 +591,35 @@ func (s *Service) reindexOwners(ctx context.Context, idx SearchIndex, owners []s
 		return err
 	}
 	for _, owner := range slices.Compact(slices.Sorted(slices.Values(owners))) {
-		after := ""
-		for {
-			files, err := s.store.IndexableFiles(ctx, owner, after, searchBatch)
-			if err != nil {
-				return err
-			}
-			if len(files) == 0 {
-				break
-			}
-			docs := make([]SearchDoc, 0, len(files))
-			for _, f := range files {
-				docs = append(docs, s.searchDoc(ctx, idx, f, folderChain(parents, f.Parent())))
-			}
-			if err := idx.Apply(ctx, docs, nil, cursor); err != nil {
-				return err
-			}
-			after = files[len(files)-1].ID
+		if err := s.indexFiles(ctx, idx, idx, owner, parents, cursor, nil); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// indexFiles indexes every live item (ownerID's only when it is set) in
+// batches, recording cursor with each; the extracted text of documents in
+// reuse (when set) is reused. done, when set, is told each batch's size.
+func (s *Service) indexFiles(ctx context.Context, idx, reuse SearchIndex, ownerID string, parents map[string]string, cursor int64, done func(int)) error {
+	after := ""
+	for {
+		files, err := s.store.IndexableFiles(ctx, ownerID, after, searchBatch)
+		if err != nil || len(files) == 0 {
+			return err
+		}
+		docs := make([]SearchDoc, 0, len(files))
+		for _, f := range files {
+			docs = append(docs, s.searchDoc(ctx, reuse, f, folderChain(parents, f.Parent())))
+		}
+		if err := idx.Apply(ctx, docs, nil, cursor); err != nil {
+			return err
+		}
+		after = files[len(files)-1].ID
+		if done != nil {
+			done(len(files))
+		}
+	}
 }
 
 // changedDocs returns the documents to index and the ids to remove after
