@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -414,11 +415,12 @@ func openSource(from string) (source, error) {
 // dirSource reads a backup directory; it refuses symbolic links and names
 // outside the layout.
 type dirSource struct {
-	root        string
-	names       []string
-	i           int
-	open        *os.File
-	done, total int64
+	root  string
+	names []string
+	i     int
+	open  *os.File
+	done  atomic.Int64
+	total int64
 }
 
 func openDirSource(root string) (*dirSource, error) {
@@ -489,7 +491,7 @@ func (s *dirSource) next() (entry, error) {
 	return entry{name: name, r: &countReader{r: f, n: &s.done}}, nil
 }
 
-func (s *dirSource) progress() (int64, int64) { return s.done, s.total }
+func (s *dirSource) progress() (int64, int64) { return s.done.Load(), s.total }
 
 func (s *dirSource) close() {
 	if s.open != nil {
@@ -500,10 +502,11 @@ func (s *dirSource) close() {
 // tarSource reads a .tar.zst backup; it refuses links, devices and names
 // outside the layout.
 type tarSource struct {
-	f     *os.File
-	zr    *zstd.Decoder
-	tr    *tar.Reader
-	done  int64
+	f  *os.File
+	zr *zstd.Decoder
+	tr *tar.Reader
+	// done is written by zstd's decoding goroutine, read by progress.
+	done  atomic.Int64
 	total int64
 }
 
@@ -551,7 +554,7 @@ func (s *tarSource) next() (entry, error) {
 	}
 }
 
-func (s *tarSource) progress() (int64, int64) { return s.done, s.total }
+func (s *tarSource) progress() (int64, int64) { return s.done.Load(), s.total }
 
 func (s *tarSource) close() {
 	s.zr.Close()
@@ -561,12 +564,12 @@ func (s *tarSource) close() {
 // countReader counts the bytes read through it.
 type countReader struct {
 	r io.Reader
-	n *int64
+	n *atomic.Int64
 }
 
 func (c *countReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	*c.n += int64(n)
+	c.n.Add(int64(n))
 	return n, err
 }
 
