@@ -27,9 +27,12 @@ type Discovery struct {
 	// actions maps an action name to a key (a lower-case extension without
 	// the dot, or a mime type) to the action's urlsrc.
 	actions map[string]map[string]string
+	// proof holds the editor's proof keys; nil when it signs nothing.
+	proof *proofKeys
 }
 
 type discoveryXML struct {
+	ProofKey *proofKeyXML `xml:"proof-key"`
 	NetZones []struct {
 		Name string `xml:"name,attr"`
 		Apps []struct {
@@ -90,6 +93,11 @@ func ParseDiscovery(r io.Reader) (Discovery, error) {
 	if len(d.actions) == 0 {
 		return Discovery{}, errors.New("parse WOPI discovery: no actions")
 	}
+	keys, err := doc.ProofKey.keys()
+	if err != nil {
+		return Discovery{}, fmt.Errorf("parse WOPI discovery: %w", err)
+	}
+	d.proof = keys
 	return d, nil
 }
 
@@ -216,6 +224,23 @@ func (c *discoveryCache) get(ctx context.Context, now time.Time) (Discovery, err
 	}
 	c.doc, c.fetched, c.failedAt, c.lastErr = &d, now, time.Time{}, nil
 	return d, nil
+}
+
+// refetch fetches the discovery again when the last fetch is older than
+// retryIn, and returns it; ok is false when it was not fetched or failed.
+func (c *discoveryCache) refetch(ctx context.Context, now time.Time) (Discovery, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if now.Sub(c.fetched) < c.retryIn || (!c.failedAt.IsZero() && now.Sub(c.failedAt) < c.retryIn) {
+		return Discovery{}, false
+	}
+	d, err := c.fetch(ctx)
+	if err != nil {
+		c.failedAt, c.lastErr = now, err
+		return Discovery{}, false
+	}
+	c.doc, c.fetched, c.failedAt, c.lastErr = &d, now, time.Time{}, nil
+	return d, true
 }
 
 func (c *discoveryCache) unavailable(err error) error {

@@ -47,6 +47,8 @@ type EditorOptions struct {
 	TokenKey []byte
 	// Client fetches the discovery; nil: a client with DiscoveryTimeout.
 	Client *http.Client
+	// SkipProof turns off the check of WOPI proof keys (wopiproof.go).
+	SkipProof bool
 }
 
 // Default editor settings.
@@ -117,11 +119,15 @@ func (s *Service) discovery(ctx context.Context) (Discovery, error) {
 
 // WOPISrc returns the WOPI URL of file id.
 func (s *Service) WOPISrc(id string) string {
-	base := s.opts.Editor.WOPIURL
-	if base == "" {
-		base = strings.TrimRight(s.opts.PublicURL, "/")
+	return s.WOPIBase() + "/wopi/files/" + url.PathEscape(id)
+}
+
+// WOPIBase returns the base URL the editor reaches the WOPI endpoints at.
+func (s *Service) WOPIBase() string {
+	if base := s.opts.Editor.WOPIURL; base != "" {
+		return base
 	}
-	return base + "/wopi/files/" + url.PathEscape(id)
+	return strings.TrimRight(s.opts.PublicURL, "/")
 }
 
 // EditRequest carries the optional editor settings of an edit session.

@@ -13,7 +13,8 @@
 //
 // Errors follow WOPI: 401 for a bad token, 404 for a file the user cannot see,
 // 409 with X-WOPI-Lock on a lock mismatch, 413 when too large or over quota.
-// Proof keys (X-WOPI-Proof) are not checked: the access token is the credential.
+// When the editor's discovery has a proof key, every request must carry a
+// valid X-WOPI-Proof (401 otherwise, as for a bad token): see app/drive/wopiproof.go.
 package wopi
 
 import (
@@ -68,6 +69,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	es, err := h.drive.OpenEditorSession(ctx, tok, id)
+	if err == nil {
+		err = h.drive.VerifyWOPIProof(ctx, drive.WOPIProof{AccessToken: tok, URLs: h.requestURLs(r),
+			Timestamp: r.Header.Get("X-WOPI-TimeStamp"), Proof: r.Header.Get("X-WOPI-Proof"), ProofOld: r.Header.Get("X-WOPI-ProofOld")})
+	}
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -89,6 +94,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.fail(w, r, err)
 	}
+}
+
+// requestURLs returns the URLs the editor may have signed for r: the WOPI
+// base URL it was given (a proxy may have taken a path prefix off), then the
+// Host it sent, by either scheme.
+func (h *Handler) requestURLs(r *http.Request) []string {
+	target := r.RequestURI
+	if !strings.HasPrefix(target, "/") { // absolute-form: the URL itself
+		return []string{target}
+	}
+	return []string{h.drive.WOPIBase() + target, "https://" + r.Host + target, "http://" + r.Host + target}
 }
 
 func writeJSON(w http.ResponseWriter, v any) error {

@@ -107,6 +107,7 @@ var defaults = map[string]any{
 	"editor.wopi_url":                "",
 	"editor.discovery_timeout":       "10s",
 	"editor.access_token_ttl":        "10h",
+	"editor.verify_proof":            true,
 	"editor.soffice_path":            "",
 	"editor.convert_timeout":         "2m",
 	"mail.host":                      "",
@@ -134,6 +135,7 @@ var envVars = map[string]string{
 	"ATRIUM_EDITOR_WOPI_URL":         "editor.wopi_url",
 	"ATRIUM_EDITOR_ACCESS_TOKEN_TTL": "editor.access_token_ttl",
 	"ATRIUM_EDITOR_SOFFICE_PATH":     "editor.soffice_path",
+	"ATRIUM_EDITOR_VERIFY_PROOF":     "editor.verify_proof",
 	"ATRIUM_MAIL_HOST":               "mail.host",
 	"ATRIUM_MAIL_PORT":               "mail.port",
 	"ATRIUM_MAIL_USERNAME":           "mail.username",
@@ -329,6 +331,9 @@ type EditorConfig struct {
 	WOPIURL          string        `koanf:"wopi_url"`
 	DiscoveryTimeout time.Duration `koanf:"discovery_timeout"`
 	AccessTokenTTL   time.Duration `koanf:"access_token_ttl"`
+	// VerifyProof checks the X-WOPI-Proof of WOPI requests when the
+	// editor's discovery has a proof key.
+	VerifyProof bool `koanf:"verify_proof"`
 	// SofficePath is LibreOffice's soffice for save-as-odf; empty: looked up on PATH.
 	SofficePath    string        `koanf:"soffice_path"`
 	ConvertTimeout time.Duration `koanf:"convert_timeout"`
@@ -361,7 +366,8 @@ func (e *EditorConfig) validate() []error {
 }
 
 func (e EditorConfig) options(key []byte) drive.EditorOptions {
-	return drive.EditorOptions{URL: e.URL, WOPIURL: e.WOPIURL, DiscoveryTimeout: e.DiscoveryTimeout, TokenTTL: e.AccessTokenTTL, TokenKey: key}
+	return drive.EditorOptions{URL: e.URL, WOPIURL: e.WOPIURL, DiscoveryTimeout: e.DiscoveryTimeout, TokenTTL: e.AccessTokenTTL, TokenKey: key,
+		SkipProof: !e.VerifyProof}
 }
 
 // LimitsConfig is the [limits] section: protection from overload and abuse. A

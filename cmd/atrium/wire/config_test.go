@@ -119,17 +119,19 @@ func TestConfigEditor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ex.Editor.URL != "" || ex.Editor.AccessTokenTTL != 10*time.Hour || ex.Editor.DiscoveryTimeout != 10*time.Second || ex.Editor.ConvertTimeout != 2*time.Minute {
+	if ex.Editor.URL != "" || ex.Editor.AccessTokenTTL != 10*time.Hour || ex.Editor.DiscoveryTimeout != 10*time.Second || ex.Editor.ConvertTimeout != 2*time.Minute ||
+		!ex.Editor.VerifyProof {
 		t.Fatalf("example editor section: %+v", ex.Editor)
 	}
 	env := map[string]string{"ATRIUM_EDITOR_URL": "https://office.example/", "ATRIUM_EDITOR_WOPI_URL": "http://atrium:8080",
-		"ATRIUM_EDITOR_ACCESS_TOKEN_TTL": "2h", "ATRIUM_EDITOR_SOFFICE_PATH": "/opt/lo/soffice"}
+		"ATRIUM_EDITOR_ACCESS_TOKEN_TTL": "2h", "ATRIUM_EDITOR_SOFFICE_PATH": "/opt/lo/soffice",
+		"ATRIUM_EDITOR_VERIFY_PROOF": "false"}
 	cfg, err := LoadConfig("", func(k string) string { return env[k] }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Editor.URL != "https://office.example" || cfg.Editor.WOPIURL != "http://atrium:8080" || cfg.Editor.AccessTokenTTL != 2*time.Hour ||
-		cfg.Editor.SofficePath != "/opt/lo/soffice" {
+		cfg.Editor.SofficePath != "/opt/lo/soffice" || cfg.Editor.VerifyProof {
 		t.Fatalf("env editor section: %+v", cfg.Editor)
 	}
 }
