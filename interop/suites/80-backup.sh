@@ -30,9 +30,11 @@ bk_ready() { # the restored server answers readyz (it runs in the background: ch
   return 1
 }
 
-bk_same() { # the same answer from both servers to GET $1
-  diff <(curl -fsS -H "Authorization: Bearer $BK_TOKEN" "$ATRIUM_URL$1" | jq -S .) \
-       <(curl -fsS -H "Authorization: Bearer $BK_TOKEN" "$BK_URL$1" | jq -S .)
+bk_same() { # the same answer (2xx, JSON) from both servers to GET $1
+  local a b
+  a=$(set -o pipefail; curl -fsS -H "Authorization: Bearer $BK_TOKEN" "$ATRIUM_URL$1" | jq -S .) || return 1
+  b=$(set -o pipefail; curl -fsS -H "Authorization: Bearer $BK_TOKEN" "$BK_URL$1" | jq -S .) || return 1
+  diff <(echo "$a") <(echo "$b")
 }
 
 check "backup: a .tar.zst of the running server" bash -c \
