@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"atrium/app"
 )
@@ -30,6 +31,17 @@ func (a Auditor) Record(ctx context.Context, e app.AuditEntry) error {
 		target_id, changed_fields, created_at) VALUES (?,?,?,?,?,?,?,?,?)`, e.ID, e.OrgID, e.Module, e.Action, e.ActorID,
 		e.TargetType, e.TargetID, string(cf), ms(e.CreatedAt))
 	return mapErr(err, "audit entry")
+}
+
+// Prune deletes at most limit entries created before t, and returns how many went.
+func (a Auditor) Prune(ctx context.Context, t time.Time, limit int) (int, error) {
+	res, err := a.write(ctx).ExecContext(ctx, `DELETE FROM audit_log WHERE rowid IN (SELECT rowid FROM audit_log
+		WHERE created_at < ? ORDER BY created_at LIMIT ?)`, ms(t), limit)
+	if err != nil {
+		return 0, mapErr(err, "audit log")
+	}
+	n, err := res.RowsAffected()
+	return int(n), mapErr(err, "audit log")
 }
 
 // List returns an organisation's audit entries, newest first, before position after.

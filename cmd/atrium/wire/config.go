@@ -49,6 +49,10 @@ type Config struct {
 		AllowPrivateTargets bool          `koanf:"allow_private_targets"`
 		Retention           time.Duration `koanf:"retention"`
 	} `koanf:"webhooks"`
+	Audit struct {
+		// MaxAge is how long audit entries are kept; 0: for good.
+		MaxAge time.Duration `koanf:"max_age"`
+	} `koanf:"audit"`
 	Limits LimitsConfig `koanf:"limits"`
 	Drive  DriveConfig  `koanf:"drive"`
 	Editor EditorConfig `koanf:"editor"`
@@ -81,6 +85,7 @@ var defaults = map[string]any{
 	"webhooks.timeout":               "10s",
 	"webhooks.allow_private_targets": false,
 	"webhooks.retention":             "720h",
+	"audit.max_age":                  "0s",
 	"limits.auth_failures":           10,
 	"limits.auth_failures_per_ip":    50,
 	"limits.auth_failure_window":     "5m",
@@ -131,6 +136,7 @@ var envVars = map[string]string{
 	"ATRIUM_WEBHOOK_RETRY_SCHEDULE":  "webhooks.retry_schedule",
 	"ATRIUM_WEBHOOK_TIMEOUT":         "webhooks.timeout",
 	"ATRIUM_WEBHOOK_ALLOW_PRIVATE":   "webhooks.allow_private_targets",
+	"ATRIUM_AUDIT_MAX_AGE":           "audit.max_age",
 	"ATRIUM_EDITOR_URL":              "editor.url",
 	"ATRIUM_EDITOR_WOPI_URL":         "editor.wopi_url",
 	"ATRIUM_EDITOR_ACCESS_TOKEN_TTL": "editor.access_token_ttl",
@@ -232,6 +238,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Webhooks.Timeout <= 0 {
 		errs = append(errs, errors.New("webhooks.timeout: must be positive"))
+	}
+	if c.Audit.MaxAge < 0 || (c.Audit.MaxAge > 0 && c.Audit.MaxAge < 24*time.Hour) {
+		errs = append(errs, errors.New("audit.max_age: must be 0 (kept for good) or at least 24h"))
 	}
 	if c.Webhooks.Retention <= 0 {
 		errs = append(errs, errors.New("webhooks.retention: must be positive"))

@@ -81,6 +81,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{name: "token ttl too long", toml: "[editor]\naccess_token_ttl = \"720h\"\n", want: "editor.access_token_ttl"},
 		{name: "bad convert timeout", toml: "[editor]\nconvert_timeout = \"0s\"\n", want: "editor.convert_timeout"},
 		{name: "bad trusted proxy", env: map[string]string{"ATRIUM_TRUSTED_PROXIES": "10.0.0.0/8,proxy.lan"}, want: "limits.trusted_proxies"},
+		{name: "audit kept for under a day", env: map[string]string{"ATRIUM_AUDIT_MAX_AGE": "1h"}, want: "audit.max_age"},
 		{name: "bad trusted prefix", toml: "[limits]\ntrusted_proxies = [\"10.0.0.0/33\"]\n", want: "limits.trusted_proxies"},
 	}
 	for _, tt := range tests {

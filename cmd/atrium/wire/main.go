@@ -229,21 +229,65 @@ func (m *Main) Listen() (net.Addr, error) {
 	return l.Addr(), nil
 }
 
-// pruneDAVTombstones forgets CardDAV and CalDAV deletions older than the sync
-// log's age (drive.sync_log_max_age), once per maintenance interval.
-func (m *Main) pruneDAVTombstones(ctx context.Context, interval time.Duration) {
+// Housekeeping runs once the maintenance that is not the drive's: it forgets
+// CardDAV and CalDAV deletions older than the sync log's age
+// (drive.sync_log_max_age) and audit entries older than audit.max_age (when
+// set). It returns how many rows each step removed.
+func (m *Main) Housekeeping(ctx context.Context) (map[string]int, error) {
+	done := map[string]int{}
+	steps := []struct {
+		name string
+		fn   func(context.Context) (int, error)
+	}{
+		{"contact_tombstones_pruned", func(ctx context.Context) (int, error) {
+			return m.Contacts.PruneTombstones(ctx, m.Config.Drive.SyncLogMaxAge)
+		}},
+		{"calendar_tombstones_pruned", func(ctx context.Context) (int, error) {
+			return m.Calendar.PruneTombstones(ctx, m.Config.Drive.SyncLogMaxAge)
+		}},
+		{"audit_pruned", m.pruneAudit},
+	}
+	var errs []error
+	for _, st := range steps {
+		n, err := st.fn(ctx)
+		done[st.name] = n
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", st.name, err))
+		}
+	}
+	return done, errors.Join(errs...)
+}
+
+// pruneAudit deletes the audit entries older than audit.max_age, in batches
+// (none when it is 0).
+func (m *Main) pruneAudit(ctx context.Context) (int, error) {
+	if m.Config.Audit.MaxAge <= 0 {
+		return 0, nil
+	}
+	before := m.Clock.Now().Add(-m.Config.Audit.MaxAge)
+	total := 0
+	for ctx.Err() == nil {
+		n, err := sqlite.Auditor{DB: m.DB}.Prune(ctx, before, 1000)
+		total += n
+		if err != nil || n < 1000 {
+			return total, err
+		}
+	}
+	return total, ctx.Err()
+}
+
+// housekeeping calls Housekeeping every interval until ctx is done.
+func (m *Main) housekeeping(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		for _, mod := range []struct {
-			name  string
-			prune func(context.Context, time.Duration) (int, error)
-		}{{"contacts", m.Contacts.PruneTombstones}, {"calendar", m.Calendar.PruneTombstones}} {
-			n, err := mod.prune(ctx, m.Config.Drive.SyncLogMaxAge)
-			if err != nil && ctx.Err() == nil {
-				m.Log.ErrorContext(ctx, "dav maintenance failed", "module", mod.name, "err", err)
-			} else if n > 0 {
-				m.Log.InfoContext(ctx, "dav maintenance", "module", mod.name, "tombstones_pruned", n)
+		done, err := m.Housekeeping(ctx)
+		if err != nil && ctx.Err() == nil {
+			m.Log.ErrorContext(ctx, "maintenance failed", "err", err)
+		}
+		for k, n := range done {
+			if n > 0 {
+				m.Log.InfoContext(ctx, "maintenance", "step", k, "count", n)
 			}
 		}
 		select {
@@ -265,7 +309,7 @@ func (m *Main) Serve(ctx context.Context) error {
 	m.StartSearch(ctx)
 	go m.Drive.Run(ctx, m.Config.Drive.MaintenanceInterval)
 	go m.Tus.Run(ctx, m.Config.Drive.MaintenanceInterval)
-	go m.pruneDAVTombstones(ctx, m.Config.Drive.MaintenanceInterval)
+	go m.housekeeping(ctx, m.Config.Drive.MaintenanceInterval)
 	errc := make(chan error, 1)
 	go func() { errc <- m.http.Serve(m.listener) }()
 	select {
