@@ -233,6 +233,8 @@ def soak_extra():
         if line.startswith("window "):
             table = [line]
             for l in lines[i + 1:]:
+                if l.startswith("time="):  # the driver's log of slow operations, between rows
+                    continue
                 if not re.match(r"^\d+\s", l):
                     break
                 table.append(l)
@@ -247,6 +249,8 @@ def other_lines(step):
         if re.search(r"\s(PASS|MISS)$", line) or line.startswith("==") or not line.strip():
             continue
         if step in ("foundation", "transfer", "tus", "radicale") and re.match(r"^\S.*\s{2,}\S", line):
+            keep.append(re.sub(r"\s{2,}", ": ", line.strip(), count=1))
+        elif step == "soak" and re.match(r"^(soak achieved|server )", line):
             keep.append(re.sub(r"\s{2,}", ": ", line.strip(), count=1))
     return keep
 

@@ -66,4 +66,9 @@ if [ "$rc" -ge 2 ]; then
 fi
 errors=$(grep -c 'level=ERROR' "$TMP/serve.log" || true)
 fig "server log ERROR lines" "$errors"
+# Write transactions that held the writer over 100 ms (the server logs them):
+# the disk's fsync stalls, which the p99 of a window follows.
+slow=$(grep -c 'slow write transaction' "$TMP/serve.log" || true)
+longest=$(grep 'slow write transaction' "$TMP/serve.log" | grep -o 'held_ms=[0-9]*' | cut -d= -f2 | sort -n | tail -1)
+fig "server slow write transactions (> 100 ms)" "$slow${longest:+, the longest $longest ms}"
 exit 0

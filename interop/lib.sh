@@ -18,6 +18,24 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
+# wait_ready URL LOG: the server at URL answers readyz within 10 s (else its log is printed)
+wait_ready() {
+  for _ in $(seq 1 100); do
+    curl -fsS "$1/readyz" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  cat "$2"
+  return 1
+}
+
+# same_json TOKEN URL_A URL_B: both answer GET with 2xx and the same JSON
+same_json() {
+  local a b
+  a=$(set -o pipefail; curl -fsS -H "Authorization: Bearer $1" "$2" | jq -S .) || return 1
+  b=$(set -o pipefail; curl -fsS -H "Authorization: Bearer $1" "$3" | jq -S .) || return 1
+  diff <(echo "$a") <(echo "$b")
+}
+
 # start_atrium BIN: exports ATRIUM_URL, DATA_DIR, ATRIUM_PID
 start_atrium() {
   local bin=$1
@@ -26,12 +44,8 @@ start_atrium() {
   ATRIUM_URL="http://127.0.0.1:$port"
   "$bin" serve --data "$DATA_DIR" --listen "127.0.0.1:$port" >"$DATA_DIR/server.log" 2>&1 &
   ATRIUM_PID=$!
-  for _ in $(seq 1 100); do
-    curl -fsS "$ATRIUM_URL/readyz" >/dev/null 2>&1 && return 0
-    sleep 0.1
-  done
-  echo "atrium did not become ready; log:" >&2
-  cat "$DATA_DIR/server.log" >&2
+  wait_ready "$ATRIUM_URL" "$DATA_DIR/server.log" >&2 && return 0
+  echo "atrium did not become ready (its log is above)" >&2
   return 1
 }
 

@@ -21,22 +21,6 @@ for p in /api/v1/contacts/books /api/v1/calendar/calendars; do
   curl -fsS -o /dev/null -H "Authorization: Bearer $BK_TOKEN" "$ATRIUM_URL$p"
 done
 
-bk_ready() { # the restored server answers readyz (it runs in the background: check runs in a subshell)
-  for _ in $(seq 1 100); do
-    curl -fsS "$BK_URL/readyz" >/dev/null 2>&1 && return 0
-    sleep 0.1
-  done
-  cat "$BK_DIR/server.log"
-  return 1
-}
-
-bk_same() { # the same answer (2xx, JSON) from both servers to GET $1
-  local a b
-  a=$(set -o pipefail; curl -fsS -H "Authorization: Bearer $BK_TOKEN" "$ATRIUM_URL$1" | jq -S .) || return 1
-  b=$(set -o pipefail; curl -fsS -H "Authorization: Bearer $BK_TOKEN" "$BK_URL$1" | jq -S .) || return 1
-  diff <(echo "$a") <(echo "$b")
-}
-
 check "backup: a .tar.zst of the running server" bash -c \
   "'$BIN' backup --data '$DATA_DIR' --to '$BK_DIR/atrium.tar.zst' --quiet | grep -q '^backed up .* blobs'"
 check "backup: the manifest lists the database and its blobs" bash -c \
@@ -47,9 +31,9 @@ check "restore: refuses a data directory that is not empty" bash -c \
   "! out=\$('$BIN' restore --from '$BK_DIR/atrium.tar.zst' --data '$BK_DIR/data' --quiet 2>&1) && grep -q 'not empty' <<<\"\$out\""
 "$BIN" serve --data "$BK_DIR/data" --listen "127.0.0.1:$BK_PORT" >"$BK_DIR/server.log" 2>&1 &
 BK_PID=$!
-if check "restore: the restored directory serves" bk_ready; then
+if check "restore: the restored directory serves" wait_ready "$BK_URL" "$BK_DIR/server.log"; then
   for path in /api/v1/me /api/v1/contacts/books /api/v1/calendar/calendars "/api/v1/drive/browse?per_page=500"; do
-    check "restore: same answer to GET ${path%%\?*} (the same token)" bk_same "$path"
+    check "restore: same answer to GET ${path%%\?*} (the same token)" same_json "$BK_TOKEN" "$ATRIUM_URL$path" "$BK_URL$path"
   done
   check "restore: a file downloads byte for byte" bash -c \
     "u=\$(curl -fsS -H 'Authorization: Bearer $BK_TOKEN' '$BK_URL/api/v1/drive/$BK_FILE/download' | jq -r .url) &&

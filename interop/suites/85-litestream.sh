@@ -53,20 +53,6 @@ YAML
       mkdir -p "$LS_DIR/data/blobs" && cp -a "$DATA_DIR/blobs/objects" "$LS_DIR/data/blobs/" &&
       cp -a "$DATA_DIR/archive" "$LS_DIR/data/"
   }
-  ls_ready() {
-    for _ in $(seq 1 100); do
-      curl -fsS "$LS_URL/readyz" >/dev/null 2>&1 && return 0
-      sleep 0.1
-    done
-    cat "$LS_DIR/server.log"
-    return 1
-  }
-  ls_same() { # the same answer (2xx, JSON) from both servers to GET $1
-    local a b
-    a=$(set -o pipefail; curl -fsS -H "Authorization: Bearer $LS_TOKEN" "$ATRIUM_URL$1" | jq -S .) || return 1
-    b=$(set -o pipefail; curl -fsS -H "Authorization: Bearer $LS_TOKEN" "$LS_URL$1" | jq -S .) || return 1
-    diff <(echo "$a") <(echo "$b")
-  }
   ls_propfind() { # the same listing of the folder written under replication, over WebDAV
     local q='<?xml version="1.0"?><propfind xmlns="DAV:"><prop><getcontentlength/><getetag/></prop></propfind>' a b
     a=$(set -o pipefail; curl -fsS -u "$LS_EMAIL:$LS_PW" -X PROPFIND -H 'Depth: 1' --data "$q" "$ATRIUM_URL/api/v1/webdav/litestream/" | sed 's/></>\n</g' | sort) || return 1
@@ -82,9 +68,9 @@ YAML
     "$BIN" backup --data "$LS_DIR/data" --to "$LS_DIR/check.tar.zst" --quiet
   "$BIN" serve --data "$LS_DIR/data" --listen "127.0.0.1:$LS_PORT" >"$LS_DIR/server.log" 2>&1 &
   LS_RESTORED_PID=$!
-  if check "litestream: the restored directory serves" ls_ready; then
+  if check "litestream: the restored directory serves" wait_ready "$LS_URL" "$LS_DIR/server.log"; then
     for path in /api/v1/me "/api/v1/contacts/books/$LS_BOOK" "/api/v1/drive/browse?per_page=500"; do
-      check "litestream: same answer to GET $(sed "s/$LS_BOOK/{book_id}/" <<<"${path%%\?*}")" ls_same "$path"
+      check "litestream: same answer to GET $(sed "s/$LS_BOOK/{book_id}/" <<<"${path%%\?*}")" same_json "$LS_TOKEN" "$ATRIUM_URL$path" "$LS_URL$path"
     done
     check "litestream: the same 200 files over WebDAV, sizes and etags" ls_propfind
     check "litestream: the last file written downloads byte for byte" bash -c \
