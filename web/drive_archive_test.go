@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -193,9 +194,13 @@ func TestDriveArchiveByAge(t *testing.T) {
 	ctx := context.Background()
 	cold := c.upload("cold.txt", "", "text/plain", []byte("nobody reads me"))
 	warm := c.upload("warm.txt", "", "text/plain", []byte("read often"))
+	mounted := c.upload("mounted.txt", "", "text/plain", []byte("read from a mount"))
 
 	s.Clock.Advance(20 * 24 * time.Hour)
 	c.download(warm.ID)
+	// A read through the file mount counts as much as a download.
+	dav := s.Do(webtest.Request{Method: "GET", Path: "/api/v1/webdav/mounted.txt", BasicID: cr.Email, BasicPW: cr.AppPassword})
+	webtest.Check(t, dav, webtest.Scenario{Status: 200, Contains: []string{"read from a mount"}})
 	s.Clock.Advance(15 * 24 * time.Hour)
 	done, err := s.Main.Drive.Maintain(ctx)
 	if err != nil {
@@ -207,8 +212,10 @@ func TestDriveArchiveByAge(t *testing.T) {
 	if d := c.detail(cold.ID); d.Status != "archived" {
 		t.Fatalf("cold file %+v", d)
 	}
-	if d := c.detail(warm.ID); d.Status != "active" {
-		t.Fatalf("warm file %+v", d)
+	for _, f := range []driveFile{warm, mounted} {
+		if d := c.detail(f.ID); d.Status != "active" {
+			t.Fatalf("file read 15 days ago %+v", d)
+		}
 	}
 	if got := c.restoreAndDownload(cold.ID); string(got) != "nobody reads me" {
 		t.Fatalf("restored %q", got)
@@ -216,6 +223,33 @@ func TestDriveArchiveByAge(t *testing.T) {
 	// A restored file counts as just accessed: not archived again at once.
 	if done, err = s.Main.Drive.Maintain(ctx); err != nil || done["files_archived"] != 0 {
 		t.Fatalf("maintenance after restore %v %v", done, err)
+	}
+}
+
+// An archived file read through the file mount, which cannot follow a
+// restore: 503 with a Retry-After while it is restored, then its bytes.
+func TestDriveArchiveReadThroughMount(t *testing.T) {
+	s := webtest.New(t)
+	cr := s.Bootstrap("Drive Org", "ann@example.test", "admin")
+	c := driveClient{t: t, s: s, tok: cr.Token}
+	f := c.upload("old.txt", "", "text/plain", []byte("archived, then read from Finder"))
+	c.ok(200, "POST", "/api/v1/drive/"+f.ID+"/archive", nil, nil)
+	get := func() *webtest.Response {
+		return s.Do(webtest.Request{Method: "GET", Path: "/api/v1/webdav/old.txt", BasicID: cr.Email, BasicPW: cr.AppPassword})
+	}
+	res := get()
+	webtest.Check(t, res, webtest.Scenario{Status: 503, Problem: "unavailable", Contains: []string{"being restored"}})
+	if ra, err := strconv.Atoi(res.Header.Get("Retry-After")); err != nil || ra < 1 {
+		t.Fatalf("Retry-After %q", res.Header.Get("Retry-After"))
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for res.StatusCode == 503 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		res = get()
+	}
+	webtest.Check(t, res, webtest.Scenario{Status: 200, Contains: []string{"archived, then read from Finder"}})
+	if d := c.detail(f.ID); d.Status != "active" {
+		t.Fatalf("after the read %+v", d)
 	}
 }
 

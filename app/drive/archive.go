@@ -139,9 +139,7 @@ func (s *Service) DownloadOrRestore(ctx context.Context, p *app.Principal, id st
 	if err != nil {
 		return Link{}, nil, err
 	}
-	if err := s.store.TouchFile(ctx, f.ID, s.clock.Now()); err != nil {
-		return Link{}, nil, fmt.Errorf("record download of %s: %w", f.ID, err)
-	}
+	s.accessed(ctx, f)
 	return l, nil, nil
 }
 

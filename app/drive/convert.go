@@ -103,7 +103,7 @@ func (s *Service) SaveAsODF(ctx context.Context, p *app.Principal, id string) (F
 	if err != nil {
 		return File{}, err
 	}
-	_, rc, err := s.openFile(f)
+	_, rc, err := s.openFile(ctx, f)
 	if err != nil {
 		return File{}, err
 	}

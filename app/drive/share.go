@@ -556,7 +556,7 @@ func (s *Service) LinkContent(ctx context.Context, token string) (string, error)
 	if l.root.SizeBytes > MaxLinkText {
 		return "", app.Errorf(app.EPayloadTooLarge, "The file is %d bytes; text is read through a link up to %d bytes. Download it instead.", l.root.SizeBytes, MaxLinkText)
 	}
-	_, rc, err := s.openFile(l.root)
+	_, rc, err := s.openFile(ctx, l.root)
 	if err != nil {
 		return "", err
 	}

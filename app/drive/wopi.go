@@ -156,7 +156,7 @@ func (s *Service) WOPIOpen(ctx context.Context, es *EditorSession) (File, io.Rea
 		return File{}, nil, err
 	}
 	s.see(ctx, es)
-	return s.openFile(f)
+	return s.openFile(ctx, f)
 }
 
 // editorLocks returns the editor lock on fileID itself (nil when none) and

@@ -39,6 +39,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"atrium/app"
@@ -250,6 +251,10 @@ func (h *Handler) problem(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if st == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Basic realm="atrium", charset="UTF-8"`)
+	}
+	var ae *app.Error
+	if errors.As(err, &ae) && ae.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(ae.RetryAfter))
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
