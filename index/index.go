@@ -62,12 +62,19 @@ var _ drive.SearchIndexes = Dir{}
 // ErrMissing is returned by Open when there is no index yet.
 var ErrMissing = errors.New("no search index")
 
-func (d Dir) config() map[string]any {
+// config is the index's configuration. live is for the index that follows
+// the drive: a batch returns once it is searchable, without waiting for its
+// segment to reach the disk (a search applies the pending changes first, and
+// would otherwise wait for an fsync). What a crash or a stop loses of it is
+// lost consistently — the cursor is stored with the documents — and applied
+// again from the outbox at the next start. A rebuild waits for every batch:
+// its cursor is the same in all of them.
+func (d Dir) config(live bool) map[string]any {
 	t := d.OpenTimeout
 	if t <= 0 {
 		t = 2 * time.Second
 	}
-	return map[string]any{"bolt_timeout": t.String()}
+	return map[string]any{"bolt_timeout": t.String(), "unsafe_batch": live}
 }
 
 // Open opens the existing index.
@@ -75,7 +82,7 @@ func (d Dir) Open() (drive.SearchIndex, error) {
 	if _, err := os.Stat(d.Path); errors.Is(err, fs.ErrNotExist) {
 		return nil, ErrMissing
 	}
-	bi, err := bleve.OpenUsing(d.Path, d.config())
+	bi, err := bleve.OpenUsing(d.Path, d.config(true))
 	if errors.Is(err, bbolt.ErrTimeout) {
 		return nil, fmt.Errorf("open search index %s: %w", d.Path, drive.ErrSearchIndexBusy)
 	}
@@ -100,7 +107,7 @@ func (d Dir) Build(ctx context.Context, fill func(drive.SearchIndex) error) (dri
 	if err := os.MkdirAll(filepath.Dir(tmp), 0o700); err != nil {
 		return nil, fmt.Errorf("build search index: %w", err)
 	}
-	bi, err := bleve.NewUsing(tmp, newMapping(), bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, d.config())
+	bi, err := bleve.NewUsing(tmp, newMapping(), bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, d.config(false))
 	if err != nil {
 		return nil, fmt.Errorf("build search index: %w", err)
 	}
