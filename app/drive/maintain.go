@@ -47,26 +47,9 @@ func (s *Service) Maintain(ctx context.Context) (map[string]int, error) {
 	return done, nil
 }
 
-// Run calls Maintain every interval until ctx ends.
+// Run calls Maintain at once and then every interval until ctx ends.
 func (s *Service) Run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		if done, err := s.Maintain(ctx); err != nil {
-			s.log.ErrorContext(ctx, "drive maintenance failed", "err", err)
-		} else {
-			for k, n := range done {
-				if n > 0 {
-					s.log.InfoContext(ctx, "drive maintenance", "step", k, "count", n)
-				}
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	app.RunMaintenance(ctx, interval, s.log, "drive", s.Maintain)
 }
 
 func (s *Service) expireUploads(ctx context.Context, now time.Time) (int, error) {

@@ -69,6 +69,8 @@ type TusStore interface {
 	// hash state, status, content hash, file id, updated and expiry times.
 	UpdateTusUpload(ctx context.Context, u TusUpload) error
 	DeleteTusUploads(ctx context.Context, ids []string) error
+	// TusUploadsKnown returns which of ids are uploads that exist.
+	TusUploadsKnown(ctx context.Context, ids []string) (map[string]bool, error)
 	// ExpiredTusUploads returns uploads whose expiry is before t, at most limit.
 	ExpiredTusUploads(ctx context.Context, t time.Time, limit int) ([]TusUpload, error)
 }
@@ -399,18 +401,11 @@ func (s *Service) TerminateTusUpload(ctx context.Context, p *app.Principal, id s
 	return out, err
 }
 
-// TusUploadExists reports whether upload id is known: the bytes of an unknown
-// one (its user was deleted, or the server stopped between dropping its row
-// and its file) are free to go.
-func (s *Service) TusUploadExists(ctx context.Context, id string) (bool, error) {
-	_, err := s.store.TusUpload(ctx, id)
-	switch app.ErrorCode(err) {
-	case "":
-		return true, nil
-	case app.ENotFound:
-		return false, nil
-	}
-	return false, err
+// TusUploadsKnown returns which of ids are uploads that exist: the bytes of
+// the others (their user was deleted, or the server stopped between dropping
+// a row and its file) are free to go.
+func (s *Service) TusUploadsKnown(ctx context.Context, ids []string) (map[string]bool, error) {
+	return s.store.TusUploadsKnown(ctx, ids)
 }
 
 // ExpireTusUploads drops the uploads abandoned longer than UploadTTL: remove

@@ -43,6 +43,24 @@ func (s DriveStore) UpdateTusUpload(ctx context.Context, u drive.TusUpload) erro
 	return affected(res, err, "upload")
 }
 
+// TusUploadsKnown returns which of ids are uploads that exist.
+func (s DriveStore) TusUploadsKnown(ctx context.Context, ids []string) (map[string]bool, error) {
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT id FROM drive_tus_uploads WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(ids))
+	if err != nil {
+		return nil, mapErr(err, "tus uploads")
+	}
+	defer rows.Close()
+	known := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, mapErr(err, "tus uploads")
+		}
+		known[id] = true
+	}
+	return known, mapErr(rows.Err(), "tus uploads")
+}
+
 // DeleteTusUploads removes resumable uploads.
 func (s DriveStore) DeleteTusUploads(ctx context.Context, ids []string) error {
 	_, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_tus_uploads WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(ids))

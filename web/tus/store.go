@@ -60,26 +60,33 @@ func (s *store) remove(id string) error {
 }
 
 // removeStrays frees the data files of uploads that no longer exist. A data
-// file is only ever made after its row, so one without a row is left over.
+// file is only ever made after its row, so one without a row (looked up after
+// the directory was read) is left over.
 func (s *store) removeStrays(ctx context.Context) (int, error) {
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		return 0, fmt.Errorf("list upload data files: %w", err)
 	}
-	n := 0
+	var ids []string
 	for _, e := range entries {
-		if !e.Type().IsRegular() || !validID.MatchString(e.Name()) {
+		if e.Type().IsRegular() && validID.MatchString(e.Name()) {
+			ids = append(ids, e.Name())
+		}
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	known, err := s.svc.TusUploadsKnown(ctx, ids)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, id := range ids {
+		if known[id] {
 			continue
 		}
-		ok, err := s.svc.TusUploadExists(ctx, e.Name())
-		if err != nil {
-			return n, err
-		}
-		if ok {
-			continue
-		}
-		if err := s.remove(e.Name()); err != nil {
-			return n, fmt.Errorf("free the bytes of gone upload %s: %w", e.Name(), err)
+		if err := s.remove(id); err != nil {
+			return n, fmt.Errorf("free the bytes of gone upload %s: %w", id, err)
 		}
 		n++
 	}

@@ -226,22 +226,12 @@ func (h *Handler) Sweep(ctx context.Context) (int, error) {
 	return n + strays, err
 }
 
-// Run sweeps every interval until ctx ends.
+// Run sweeps at once and then every interval until ctx ends.
 func (h *Handler) Run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		if n, err := h.Sweep(ctx); err != nil {
-			h.log.ErrorContext(ctx, "tus sweep failed", "err", err)
-		} else if n > 0 {
-			h.log.InfoContext(ctx, "tus uploads expired", "count", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	app.RunMaintenance(ctx, interval, h.log, "tus", func(ctx context.Context) (map[string]int, error) {
+		n, err := h.Sweep(ctx)
+		return map[string]int{"uploads_freed": n}, err
+	})
 }
 
 // request is what one request's store calls share: the caller, the response

@@ -276,28 +276,6 @@ func (m *Main) pruneAudit(ctx context.Context) (int, error) {
 	return total, ctx.Err()
 }
 
-// housekeeping calls Housekeeping every interval until ctx is done.
-func (m *Main) housekeeping(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		done, err := m.Housekeeping(ctx)
-		if err != nil && ctx.Err() == nil {
-			m.Log.ErrorContext(ctx, "maintenance failed", "err", err)
-		}
-		for k, n := range done {
-			if n > 0 {
-				m.Log.InfoContext(ctx, "maintenance", "step", k, "count", n)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
 // Serve serves HTTP until ctx is done, then shuts down gracefully: stop accepting,
 // finish in-flight requests (bounded by the shutdown timeout).
 func (m *Main) Serve(ctx context.Context) error {
@@ -309,7 +287,7 @@ func (m *Main) Serve(ctx context.Context) error {
 	m.StartSearch(ctx)
 	go m.Drive.Run(ctx, m.Config.Drive.MaintenanceInterval)
 	go m.Tus.Run(ctx, m.Config.Drive.MaintenanceInterval)
-	go m.housekeeping(ctx, m.Config.Drive.MaintenanceInterval)
+	go app.RunMaintenance(ctx, m.Config.Drive.MaintenanceInterval, m.Log, "dav and audit", m.Housekeeping)
 	errc := make(chan error, 1)
 	go func() { errc <- m.http.Serve(m.listener) }()
 	select {
