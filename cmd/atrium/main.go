@@ -84,6 +84,9 @@ func newServeCmd() *cobra.Command {
 				return err
 			}
 			log := wire.NewLogger(cfg, cmd.ErrOrStderr())
+			for _, w := range cfg.Warnings {
+				log.Warn(w)
+			}
 			start := time.Now()
 			m, err := wire.Open(cmd.Context(), cfg, log)
 			if err != nil {

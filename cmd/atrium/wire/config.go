@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"reflect"
 	"strings"
 	"time"
 
@@ -27,6 +28,8 @@ type Config struct {
 	Listen    string `koanf:"listen"`
 	Data      string `koanf:"data"`
 	PublicURL string `koanf:"public_url"`
+	// Warnings are what Validate found worth telling the operator at start.
+	Warnings []string `koanf:"-"`
 	Log       struct {
 		Level  string `koanf:"level"`
 		Format string `koanf:"format"`
@@ -178,15 +181,18 @@ func LoadConfig(path string, env func(string) string, flags *pflag.FlagSet) (Con
 		env = os.Getenv
 	}
 	over := map[string]any{}
+	source := map[string]string{} // key → the variable or flag that set it
 	for name, key := range envVars {
 		if v := env(name); v != "" {
 			over[key] = v
+			source[key] = name
 		}
 	}
 	if flags != nil {
 		for name, key := range flagKeys {
 			if f := flags.Lookup(name); f != nil && f.Changed {
 				over[key] = f.Value.String()
+				source[key] = "--" + name
 			}
 		}
 	}
@@ -194,7 +200,7 @@ func LoadConfig(path string, env func(string) string, flags *pflag.FlagSet) (Con
 		return cfg, err
 	}
 	err := k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{DecoderConfig: &mapstructure.DecoderConfig{
-		DecodeHook: mapstructure.ComposeDecodeHookFunc(mapstructure.StringToTimeDurationHookFunc(),
+		DecodeHook: mapstructure.ComposeDecodeHookFunc(stringToDuration,
 			mapstructure.StringToSliceHookFunc(",")),
 		ErrorUnused:      true,
 		WeaklyTypedInput: true,
@@ -202,9 +208,106 @@ func LoadConfig(path string, env func(string) string, flags *pflag.FlagSet) (Con
 		TagName:          "koanf",
 	}})
 	if err != nil {
-		return cfg, fmt.Errorf("config: %w", err)
+		where := "the defaults"
+		if path != "" {
+			where = path
+		}
+		return cfg, explainDecode(err, k, source, where)
 	}
 	return cfg, cfg.Validate()
+}
+
+// badDuration is a duration option's value that time.ParseDuration refused.
+type badDuration string
+
+func (d badDuration) Error() string {
+	return fmt.Sprintf("%q is not a duration: write a number and a unit, ms, s, m or h (for example 30s, 15m or 720h)", string(d))
+}
+
+// stringToDuration decodes duration options, saying what is accepted when a
+// value is not one.
+func stringToDuration(f, t reflect.Type, data any) (any, error) {
+	if f.Kind() != reflect.String || t != reflect.TypeOf(time.Duration(0)) {
+		return data, nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(data.(string)))
+	if err != nil {
+		return nil, badDuration(data.(string))
+	}
+	return d, nil
+}
+
+// explainDecode turns the decoder's errors into one line per option: its key,
+// where the value came from (an environment variable, a flag, or the file), the
+// value and what is accepted.
+func explainDecode(err error, k *koanf.Koanf, source map[string]string, file string) error {
+	var lines []error
+	var walk func(error)
+	walk = func(e error) {
+		if de, ok := e.(*mapstructure.DecodeError); ok && !isJoined(de.Unwrap()) {
+			key := de.Name()
+			from := source[key]
+			if from == "" {
+				from = file
+			}
+			var bd badDuration
+			var pe *mapstructure.ParseError
+			var ue *mapstructure.UnconvertibleTypeError
+			switch {
+			case errors.As(de, &bd):
+				lines = append(lines, fmt.Errorf("%s (set in %s): %w", key, from, bd))
+			case errors.As(de, &pe):
+				lines = append(lines, fmt.Errorf("%s (set in %s): %q is not %s", key, from, fmt.Sprint(k.Get(key)), kindName(pe.Expected.Type())))
+			case errors.As(de, &ue):
+				lines = append(lines, fmt.Errorf("%s (set in %s): %q is not %s", key, from, fmt.Sprint(k.Get(key)), kindName(ue.Expected.Type())))
+			case strings.Contains(de.Error(), "has invalid keys: "):
+				_, keys, _ := strings.Cut(de.Error(), "has invalid keys: ")
+				where := "unknown option"
+				if key != "wire.Config" { // the name of a section's struct is its key
+					where = "unknown option in [" + key + "]"
+				}
+				lines = append(lines, fmt.Errorf("%s in %s: %s (every option is listed in config.example.toml)", where, file, keys))
+			default:
+				lines = append(lines, fmt.Errorf("%s (set in %s): %v", key, from, de.Unwrap()))
+			}
+			return
+		}
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, x := range j.Unwrap() {
+				walk(x)
+			}
+			return
+		}
+		if u := errors.Unwrap(e); u != nil {
+			walk(u)
+			return
+		}
+		lines = append(lines, e)
+	}
+	walk(err)
+	return fmt.Errorf("config: %w", errors.Join(lines...))
+}
+
+func isJoined(e error) bool {
+	_, ok := e.(interface{ Unwrap() []error })
+	return ok
+}
+
+// kindName says in words what a value of type t must look like.
+func kindName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice:
+		return "a list"
+	default:
+		return "a " + t.String()
+	}
 }
 
 // Validate checks the rules across options and fills derived values.
@@ -217,10 +320,11 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("data: must not be empty"))
 	}
 	if c.PublicURL == "" {
-		c.PublicURL = "http://" + c.Listen
-	}
-	if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs = append(errs, fmt.Errorf("public_url: %q is not an http(s) URL", c.PublicURL))
+		c.PublicURL = c.derivePublicURL()
+	} else if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("public_url: %q is not an http(s) URL; give the address people reach this server at, for example https://files.example.org", c.PublicURL))
+	} else if unspecifiedHost(u.Hostname()) {
+		errs = append(errs, fmt.Errorf("public_url: %q names no reachable host (%s means every address of this machine): every share, invitation and download link would point at it; give the address people reach this server at, for example http://localhost:8080 or https://files.example.org", c.PublicURL, u.Hostname()))
 	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	switch c.Log.Level {
@@ -257,6 +361,30 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("mail.tls: %q is not starttls, tls or none", c.Mail.TLS))
 	}
 	return errors.Join(errs...)
+}
+
+// derivePublicURL is the public URL when none is configured: the listen
+// address, or localhost with a warning when it listens on every address (in a
+// container, say), where links to "0.0.0.0" would work nowhere.
+func (c *Config) derivePublicURL() string {
+	host, port, err := net.SplitHostPort(c.Listen)
+	if err != nil || !unspecifiedHost(host) {
+		return "http://" + c.Listen
+	}
+	u := "http://" + net.JoinHostPort("localhost", port)
+	c.Warnings = append(c.Warnings, fmt.Sprintf("public_url is not set and listen %s takes every address of this machine: "+
+		"share, invitation and download links will point at %s, which works only on this machine. "+
+		"Set ATRIUM_PUBLIC_URL (or public_url, or --public-url) to the address people reach Atrium at, for example https://files.example.org", c.Listen, u))
+	return u
+}
+
+// unspecifiedHost reports whether host means "every address" (empty, 0.0.0.0, ::).
+func unspecifiedHost(host string) bool {
+	if host == "" {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsUnspecified()
 }
 
 // RetrySchedule parses webhooks.retry_schedule: six comma-separated durations.

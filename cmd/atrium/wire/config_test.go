@@ -83,6 +83,14 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{name: "bad trusted proxy", env: map[string]string{"ATRIUM_TRUSTED_PROXIES": "10.0.0.0/8,proxy.lan"}, want: "limits.trusted_proxies"},
 		{name: "audit kept for under a day", env: map[string]string{"ATRIUM_AUDIT_MAX_AGE": "1h"}, want: "audit.max_age"},
 		{name: "bad trusted prefix", toml: "[limits]\ntrusted_proxies = [\"10.0.0.0/33\"]\n", want: "limits.trusted_proxies"},
+		{name: "bad number names the variable", env: map[string]string{"ATRIUM_MAIL_PORT": "abc"},
+			want: `mail.port (set in ATRIUM_MAIL_PORT): "abc" is not a whole number`},
+		{name: "bad duration value and units", toml: "[drive]\ntrash_max_age = \"5x\"\n",
+			want: `"5x" is not a duration: write a number and a unit, ms, s, m or h`},
+		{name: "bad boolean", env: map[string]string{"ATRIUM_EDITOR_VERIFY_PROOF": "maybe"}, want: `"maybe" is not true or false`},
+		{name: "unknown key names its section", toml: "[webhooks]\nretries = 3\n", want: "unknown option in [webhooks]"},
+		{name: "public url at every address", env: map[string]string{"ATRIUM_PUBLIC_URL": "http://0.0.0.0:8080"}, want: "names no reachable host"},
+		{name: "public url at every IPv6 address", env: map[string]string{"ATRIUM_PUBLIC_URL": "http://[::]:8080"}, want: "public_url"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -134,5 +142,42 @@ func TestConfigEditor(t *testing.T) {
 	if cfg.Editor.URL != "https://office.example" || cfg.Editor.WOPIURL != "http://atrium:8080" || cfg.Editor.AccessTokenTTL != 2*time.Hour ||
 		cfg.Editor.SofficePath != "/opt/lo/soffice" || cfg.Editor.VerifyProof {
 		t.Fatalf("env editor section: %+v", cfg.Editor)
+	}
+}
+
+// TestContainerStartUp loads the configuration the way the container image
+// starts (the ENV of the Dockerfile): without ATRIUM_PUBLIC_URL the links point
+// at localhost, with a warning, never at 0.0.0.0; with it, at the given URL.
+func TestContainerStartUp(t *testing.T) {
+	dockerfile, err := os.ReadFile("../../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for _, line := range strings.Split(string(dockerfile), "\n") {
+		if rest, ok := strings.CutPrefix(line, "ENV "); ok {
+			for _, kv := range strings.Fields(rest) {
+				k, v, _ := strings.Cut(kv, "=")
+				env[k] = v
+			}
+		}
+	}
+	if env["ATRIUM_LISTEN"] == "" || env["ATRIUM_DATA"] == "" {
+		t.Fatalf("Dockerfile ENV: %v", env)
+	}
+	cfg, err := LoadConfig("", func(k string) string { return env[k] }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.PublicURL != "http://localhost:8080" || len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0], "ATRIUM_PUBLIC_URL") {
+		t.Fatalf("without ATRIUM_PUBLIC_URL: public url %q, warnings %q", cfg.PublicURL, cfg.Warnings)
+	}
+	env["ATRIUM_PUBLIC_URL"] = "https://files.example.org/"
+	cfg, err = LoadConfig("", func(k string) string { return env[k] }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.PublicURL != "https://files.example.org" || len(cfg.Warnings) != 0 {
+		t.Fatalf("with ATRIUM_PUBLIC_URL: public url %q, warnings %q", cfg.PublicURL, cfg.Warnings)
 	}
 }
