@@ -199,6 +199,9 @@ type EnsureUserInput struct {
 	FirstName string
 	LastName  string
 	Role      string
+	// Password is the account password of a user made now; empty: none until an
+	// invitation or a reset sets one. An existing user's password is kept.
+	Password string
 }
 
 // EnsureUser returns the user with in.Email in organisation orgID, creating it
@@ -210,6 +213,12 @@ func (s *Service) EnsureUser(ctx context.Context, orgID string, in EnsureUserInp
 	}
 	if in.Role != app.RoleAdmin && in.Role != app.RoleMember {
 		return User{}, app.Invalid("role", "must be admin or member", in.Role)
+	}
+	hash := ""
+	if in.Password != "" {
+		if hash, err = HashPassword(in.Password); err != nil {
+			return User{}, app.Invalid("password", err.Error(), nil)
+		}
 	}
 	var u User
 	err = s.store.InTx(ctx, func(ctx context.Context) error {
@@ -229,7 +238,7 @@ func (s *Service) EnsureUser(ctx context.Context, orgID string, in EnsureUserInp
 		if u.FirstName == "" && u.LastName == "" {
 			u.FirstName, _, _ = strings.Cut(email, "@")
 		}
-		if err := s.store.CreateUser(ctx, u, ""); err != nil {
+		if err := s.store.CreateUser(ctx, u, hash); err != nil {
 			return err
 		}
 		return s.audit.Record(ctx, app.AuditEntry{Module: "identity", Action: "user.created", TargetType: "user", TargetID: u.ID, OrgID: orgID, CreatedAt: now})
