@@ -30,7 +30,7 @@ type Config struct {
 	PublicURL string `koanf:"public_url"`
 	// Warnings are what Validate found worth telling the operator at start.
 	Warnings []string `koanf:"-"`
-	Log       struct {
+	Log      struct {
 		Level  string `koanf:"level"`
 		Format string `koanf:"format"`
 	} `koanf:"log"`
