@@ -207,7 +207,7 @@ func (s *Server) humaProblem(ctx huma.Context, status int, msg string, errs ...e
 		var d huma.ErrorDetailer
 		if errors.As(err, &d) {
 			ed := d.ErrorDetail()
-			fields = append(fields, app.FieldError{Location: ed.Location, Message: ed.Message, Value: ed.Value})
+			fields = append(fields, app.FieldError{Location: ed.Location, Message: friendlier(ed.Message), Value: ed.Value})
 		} else if status != http.StatusInternalServerError {
 			fields = append(fields, app.FieldError{Message: err.Error()})
 		}

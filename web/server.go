@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humagin"
@@ -76,6 +77,8 @@ type Server struct {
 	accountFails, ipFails *failLimiter
 	// tokenRate and ipRate limit request rates per credential and per address.
 	tokenRate, ipRate *rateLimiters
+	// queryParams caches each operation's query parameter names (knownQuery).
+	queryParams sync.Map
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -129,7 +132,7 @@ func New(cfg Config) *Server {
 			Description: "A personal access token, a service principal token, or a JWT from the embedded issuer (`POST /oauth/token`) or the configured external OIDC issuer."},
 	}
 	api := humagin.New(e, hc)
-	api.UseMiddleware(s.authorize, s.deadline, s.idempotency)
+	api.UseMiddleware(s.authorize, s.knownQuery, s.deadline, s.idempotency)
 	s.api = api
 	rest.Register(api, rest.Deps{Identity: cfg.Identity, Audit: cfg.Audit, Cursors: cfg.Cursors, Partner: cfg.Partner, Webhooks: cfg.Webhooks, Contacts: cfg.Contacts, Calendar: cfg.Calendar, Drive: cfg.Drive})
 
@@ -239,7 +242,7 @@ const apiDescription = `The public external surface of the Atrium workspace plat
 
 Authentication: ` + "`Authorization: Bearer <token>`" + ` with a personal access token, a service principal token or a JWT. Scopes are checked per operation; a token without the scope gets 403 ` + "`insufficient_scope`" + `.
 
-Errors: every error response is ` + "`application/problem+json`" + ` (RFC 9457) with ` + "`type`, `title`, `status`, `detail`, `code`" + `, and for 422 an ` + "`errors`" + ` array of ` + "`{location, message, value}`" + `.
+Errors: every error response is ` + "`application/problem+json`" + ` (RFC 9457) with ` + "`type`, `title`, `status`, `detail`, `code`" + `, and for 422 an ` + "`errors`" + ` array of ` + "`{location, message, value}`" + `. A query parameter the operation does not take is refused with 422 ` + "`validation_failed`" + ` naming it (` + "`errors[].location`" + ` ` + "`query.<name>`" + `) and the parameters the operation takes: it is never silently ignored.
 
 Limits: failed sign-ins are limited per account and per client address, and request rates per credential and per address can be limited ([limits] in the server's configuration): a refused request gets 429 ` + "`rate_limited`" + ` with ` + "`Retry-After`" + `. A REST operation that runs longer than the server allows gets 503 ` + "`timeout`" + `; JSON bodies are limited to 1 MiB (413 ` + "`payload_too_large`" + `).
 
