@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -176,8 +177,19 @@ func TestDriveThreeStepUpload(t *testing.T) {
 	}
 	webtest.Check(t, c.do("POST", "/api/v1/drive/"+tk.File.ID+"/confirm", nil), webtest.Scenario{Status: 409, Problem: "conflict"})
 	// The PUT checks the declared type and size, and needs no bearer.
-	if res := putURL(t, tk.UploadURL, "image/png", content); res.StatusCode != 422 {
-		t.Fatalf("wrong content type: %d", res.StatusCode)
+	// Its errors are whole problems, like every other error of the API.
+	req, _ := http.NewRequest("PUT", tk.UploadURL, bytes.NewReader(content))
+	req.Header.Set("Content-Type", "image/png")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p map[string]any
+	json.NewDecoder(res.Body).Decode(&p)
+	res.Body.Close()
+	if res.StatusCode != 422 || p["code"] != "validation_failed" || p["type"] != s.URL+"/problems/validation_failed" ||
+		!strings.HasPrefix(fmt.Sprint(p["instance"]), "urn:request:") || p["detail"] == "" {
+		t.Fatalf("wrong content type: %d %v", res.StatusCode, p)
 	}
 	if res := putURL(t, tk.UploadURL, "text/plain", content[:5]); res.StatusCode != 422 {
 		t.Fatalf("wrong length: %d", res.StatusCode)
@@ -200,9 +212,9 @@ func TestDriveThreeStepUpload(t *testing.T) {
 	// Range on the presigned URL.
 	var l struct{ URL string }
 	c.ok(200, "GET", "/api/v1/drive/"+f.ID+"/download", nil, &l)
-	req, _ := http.NewRequest("GET", l.URL, nil)
+	req, _ = http.NewRequest("GET", l.URL, nil)
 	req.Header.Set("Range", "bytes=7-11")
-	res, err := http.DefaultClient.Do(req)
+	res, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func DriveUpload(svc *drive.Service) blob.PutFunc {
 		hash, err := svc.ReceiveUpload(ctx, ref, r.Header.Get("Content-Type"), r.ContentLength, r.Body)
 		if err != nil {
 			if code := app.ErrorCode(err); code != "" {
-				return statusError{status: problemStatus[code], msg: app.ErrorMessage(err)}
+				return statusError{status: problemStatus[code], code: code, msg: app.ErrorMessage(err)}
 			}
 			return err
 		}
@@ -27,11 +27,13 @@ func DriveUpload(svc *drive.Service) blob.PutFunc {
 	}
 }
 
-// statusError carries an app error's status and message to the blob handler.
+// statusError carries an app error's status, code and message to the blob handler.
 type statusError struct {
 	status int
+	code   string
 	msg    string
 }
 
-func (e statusError) Error() string   { return e.msg }
-func (e statusError) HTTPStatus() int { return e.status }
+func (e statusError) Error() string       { return e.msg }
+func (e statusError) HTTPStatus() int     { return e.status }
+func (e statusError) ProblemCode() string { return e.code }

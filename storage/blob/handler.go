@@ -49,7 +49,8 @@ const (
 // function set through ResponseHeader(ctx) (an ETag, say) are sent with it. An
 // error is turned into a problem response: its status is that of an
 // HTTPStatus() int method found along its chain (errors.As), else 413 for an
-// error wrapping ErrTooLarge, else 500 (logged). The error text is the problem's
+// error wrapping ErrTooLarge, else 500 (logged); its code that of a
+// ProblemCode() string method, else the usual code of the status. The error text is the problem's
 // detail for statuses below 500; 5xx details are generic.
 type PutFunc func(ctx context.Context, ref string, params url.Values, r *http.Request) error
 
@@ -101,7 +102,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(p, uploadPrefix):
 		h.put(w, r, p[len(uploadPrefix):])
 	default:
-		writeProblem(w, http.StatusNotFound, "not_found", "There is no such blob URL.")
+		h.writeProblem(w, http.StatusNotFound, "not_found", "There is no such blob URL.")
 	}
 }
 
@@ -116,9 +117,9 @@ func (h *handler) verify(w http.ResponseWriter, r *http.Request) (url.Values, ti
 	case err == nil:
 		return params, expires, true
 	case errors.Is(err, ErrExpired):
-		writeProblem(w, http.StatusForbidden, "url_expired", "The URL has expired; request a new one.")
+		h.writeProblem(w, http.StatusForbidden, "url_expired", "The URL has expired; request a new one.")
 	default:
-		writeProblem(w, http.StatusForbidden, "forbidden", "The URL signature is not valid.")
+		h.writeProblem(w, http.StatusForbidden, "forbidden", "The URL signature is not valid.")
 	}
 	// The query is not logged: its signature is a credential.
 	h.log.InfoContext(r.Context(), "blob url rejected", "method", r.Method, "path", r.URL.Path, "err", err)
@@ -129,7 +130,7 @@ func (h *handler) verify(w http.ResponseWriter, r *http.Request) (url.Values, ti
 func (h *handler) get(w http.ResponseWriter, r *http.Request, hash string) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		writeProblem(w, http.StatusMethodNotAllowed, "method_not_allowed", "Objects are read with GET or HEAD.")
+		h.writeProblem(w, http.StatusMethodNotAllowed, "method_not_allowed", "Objects are read with GET or HEAD.")
 		return
 	}
 	params, expires, ok := h.verify(w, r)
@@ -138,12 +139,12 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request, hash string) {
 	}
 	f, err := h.store.Open(hash)
 	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalidHash) {
-		writeProblem(w, http.StatusNotFound, "not_found", "The object does not exist.")
+		h.writeProblem(w, http.StatusNotFound, "not_found", "The object does not exist.")
 		return
 	}
 	if err != nil {
 		h.log.ErrorContext(r.Context(), "blob open failed", "hash", hash, "err", err)
-		writeProblem(w, http.StatusInternalServerError, "internal", "The object could not be read.")
+		h.writeProblem(w, http.StatusInternalServerError, "internal", "The object could not be read.")
 		return
 	}
 	defer f.Close()
@@ -166,12 +167,12 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request, hash string) {
 func (h *handler) put(w http.ResponseWriter, r *http.Request, ref string) {
 	if h.onPut == nil {
 		w.Header().Set("Allow", "") // uploads are disabled
-		writeProblem(w, http.StatusMethodNotAllowed, "method_not_allowed", "Uploads are not enabled.")
+		h.writeProblem(w, http.StatusMethodNotAllowed, "method_not_allowed", "Uploads are not enabled.")
 		return
 	}
 	if r.Method != http.MethodPut {
 		w.Header().Set("Allow", "PUT")
-		writeProblem(w, http.StatusMethodNotAllowed, "method_not_allowed", "Uploads are made with PUT.")
+		h.writeProblem(w, http.StatusMethodNotAllowed, "method_not_allowed", "Uploads are made with PUT.")
 		return
 	}
 	params, _, ok := h.verify(w, r)
@@ -179,7 +180,7 @@ func (h *handler) put(w http.ResponseWriter, r *http.Request, ref string) {
 		return
 	}
 	if ref == "" {
-		writeProblem(w, http.StatusNotFound, "not_found", "There is no such upload.")
+		h.writeProblem(w, http.StatusNotFound, "not_found", "There is no such upload.")
 		return
 	}
 	ctx := context.WithValue(r.Context(), headerKey{}, w.Header())
@@ -192,6 +193,11 @@ func (h *handler) put(w http.ResponseWriter, r *http.Request, ref string) {
 	w.Header().Del("ETag")
 	status := http.StatusInternalServerError
 	var hs interface{ HTTPStatus() int }
+	var pc interface{ ProblemCode() string }
+	code := ""
+	if errors.As(err, &pc) {
+		code = pc.ProblemCode()
+	}
 	switch {
 	case errors.As(err, &hs):
 		if s := hs.HTTPStatus(); s >= 400 && s <= 599 {
@@ -202,15 +208,18 @@ func (h *handler) put(w http.ResponseWriter, r *http.Request, ref string) {
 	case r.Context().Err() != nil:
 		// The client went away mid-upload; nobody will read the reply.
 		h.log.InfoContext(r.Context(), "blob upload aborted", "ref", ref, "err", err)
-		writeProblem(w, http.StatusBadRequest, "bad_request", "The upload was interrupted.")
+		h.writeProblem(w, http.StatusBadRequest, "bad_request", "The upload was interrupted.")
 		return
 	}
 	if status >= 500 {
 		h.log.ErrorContext(r.Context(), "blob upload failed", "ref", ref, "status", status, "err", err)
-		writeProblem(w, status, problemCode(status), "The upload failed.")
+		h.writeProblem(w, status, problemCode(status), "The upload failed.")
 		return
 	}
-	writeProblem(w, status, problemCode(status), err.Error())
+	if code == "" {
+		code = problemCode(status)
+	}
+	h.writeProblem(w, status, code, err.Error())
 }
 
 // contentType returns ct when it is a well-formed media type, else
@@ -272,15 +281,18 @@ func isAttrChar(c byte) bool {
 
 // problem is an RFC 9457 problem body, shaped like those of the rest of Atrium.
 type problem struct {
-	Type   string `json:"type"`
-	Title  string `json:"title"`
-	Status int    `json:"status"`
-	Detail string `json:"detail"`
-	Code   string `json:"code"`
+	Type     string `json:"type"`
+	Title    string `json:"title"`
+	Status   int    `json:"status"`
+	Detail   string `json:"detail"`
+	Code     string `json:"code"`
+	Instance string `json:"instance,omitempty"`
 }
 
-// writeProblem sends a problem response.
-func writeProblem(w http.ResponseWriter, status int, code, detail string) {
+// writeProblem sends a problem response: its type is the code's page under
+// the public URL's /problems, its instance the request id the server's
+// middleware put on the response.
+func (h *handler) writeProblem(w http.ResponseWriter, status int, code, detail string) {
 	hd := w.Header()
 	for _, k := range []string{"Content-Disposition", "Content-Length", "Accept-Ranges"} {
 		hd.Del(k)
@@ -289,7 +301,11 @@ func writeProblem(w http.ResponseWriter, status int, code, detail string) {
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail, Code: code})
+	p := problem{Type: h.signer.base + "/problems/" + code, Title: http.StatusText(status), Status: status, Detail: detail, Code: code}
+	if id := hd.Get("X-Request-Id"); id != "" {
+		p.Instance = "urn:request:" + id
+	}
+	_ = json.NewEncoder(w).Encode(p)
 }
 
 // problemCode is the problem code of a status, matching the codes the rest of

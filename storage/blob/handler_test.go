@@ -117,7 +117,10 @@ func checkProblem(t *testing.T, r response, status int, code string) {
 	if err := json.Unmarshal(r.body, &p); err != nil {
 		t.Fatalf("problem body %q: %v", r.body, err)
 	}
-	want := map[string]any{"type": "about:blank", "title": http.StatusText(status), "status": float64(status), "code": code}
+	if typ, _ := p["type"].(string); !strings.HasSuffix(typ, "/problems/"+code) {
+		t.Errorf("problem type = %q, want the code's page under /problems", typ)
+	}
+	want := map[string]any{"title": http.StatusText(status), "status": float64(status), "code": code}
 	for k, v := range want {
 		if p[k] != v {
 			t.Errorf("problem %s = %v, want %v", k, p[k], v)
