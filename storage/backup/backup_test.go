@@ -345,6 +345,11 @@ func TestRestoreRefuses(t *testing.T) {
 			t.Error("the data directory changed")
 		}
 	})
+	t.Run("not a backup file", func(t *testing.T) {
+		f := filepath.Join(t.TempDir(), "notes.tar.zst")
+		must(t, os.WriteFile(f, []byte("just some text, not a backup\n"), 0o600))
+		checkRefused(t, f, nil, "is not an Atrium backup: a backup is the .tar.zst file or the folder that `atrium backup --to` wrote")
+	})
 	t.Run("newer schema", func(t *testing.T) {
 		data := filepath.Join(t.TempDir(), "data")
 		_, err := backup.Restore(context.Background(), backup.RestoreOptions{From: dir, Data: data, MaxSchema: 1})

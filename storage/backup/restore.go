@@ -2,6 +2,7 @@ package backup
 
 import (
 	"archive/tar"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -502,9 +503,10 @@ func (s *dirSource) close() {
 // tarSource reads a .tar.zst backup; it refuses links, devices and names
 // outside the layout.
 type tarSource struct {
-	f  *os.File
-	zr *zstd.Decoder
-	tr *tar.Reader
+	path string
+	f    *os.File
+	zr   *zstd.Decoder
+	tr   *tar.Reader
 	// done is written by zstd's decoding goroutine, read by progress.
 	done  atomic.Int64
 	total int64
@@ -515,7 +517,17 @@ func openTarSource(path string, size int64) (*tarSource, error) {
 	if err != nil {
 		return nil, fmt.Errorf("backup: %w", err)
 	}
-	s := &tarSource{f: f, total: size}
+	// A backup file starts with zstd's magic number; anything else is not one.
+	magic := make([]byte, 4)
+	if _, err := io.ReadFull(f, magic); err != nil || !bytes.Equal(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}) {
+		f.Close()
+		return nil, fmt.Errorf("%s is not an Atrium backup: a backup is the .tar.zst file or the folder that `atrium backup --to` wrote", path)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("backup: %w", err)
+	}
+	s := &tarSource{f: f, path: path, total: size}
 	zr, err := zstd.NewReader(&countReader{r: f, n: &s.done})
 	if err != nil {
 		f.Close()
@@ -532,7 +544,7 @@ func (s *tarSource) next() (entry, error) {
 			return entry{}, io.EOF
 		}
 		if err != nil {
-			return entry{}, fmt.Errorf("read backup: %w", err)
+			return entry{}, fmt.Errorf("backup %s is damaged or cut short (after %d of %d bytes): %w; make a new one, or restore another", s.path, s.done.Load(), s.total, err)
 		}
 		name, err := cleanName(hdr.Name)
 		if err != nil {
