@@ -87,6 +87,10 @@ func newServeCmd() *cobra.Command {
 			for _, w := range cfg.Warnings {
 				log.Warn(w)
 			}
+			if cfg.Mail.Host == "" {
+				log.Info("no SMTP server is configured ([mail] host, ATRIUM_MAIL_HOST): invitation and password-reset e-mails, with their links, " +
+					"are kept in the outbox; read them with: atrium mail list --data " + cfg.Data)
+			}
 			start := time.Now()
 			m, err := wire.Open(cmd.Context(), cfg, log)
 			if err != nil {
