@@ -9,7 +9,10 @@
 //
 // Layout: the mount's root is the caller's own drive; a virtual, read-only
 // folder "Shared with me" at the root holds what others share with the caller
-// (writes there → 403 read_only).
+// (writes there → 403 read_only). When a real item at the root has that
+// name, the virtual folder is "Shared with me (1)" (or the next free
+// number): it never hides a real item. Its date is that of the newest share
+// with the caller, else their account's creation.
 //
 // The protocol is handled here rather than by golang.org/x/net/webdav's
 // Handler: its PUT maps every error to 405 and cannot stream into a service
@@ -41,6 +44,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"atrium/app"
 	"atrium/app/drive"
@@ -91,6 +95,10 @@ type request struct {
 	// ifLists is the parsed If header; tokens the lock tokens it submits.
 	ifLists []ifList
 	tokens  []string
+	// shared is the name of the virtual folder Shared with me once known
+	// (see sharedName); sharedAt its modification time.
+	shared   string
+	sharedAt time.Time
 }
 
 // ServeHTTP implements http.Handler.
