@@ -21,7 +21,11 @@
 // not the drive's. What this door does:
 //   - PROPFIND Depth 0 and 1 (infinity, also by omission, → 403 with a
 //     propfind-finite-depth body), written as a stream while the folder is
-//     paged through; dead properties are stored by PROPPATCH.
+//     paged through, naming at most 256 properties; dead properties are
+//     stored by PROPPATCH. oc:checksums (ownCloud's SHA-1 and MD5) on
+//     request; getlastmodified is the modification time a client set
+//     (X-OC-Mtime on PUT, PROPPATCH of getlastmodified, lastmodified or
+//     Win32LastModifiedTime), else the time of the last write.
 //   - GET/HEAD with Range, ETag (the content hash) and Last-Modified.
 //   - PUT streamed into the drive, at most 512 MiB (413 beyond, also when
 //     Content-Length says so up front); an overwrite adds a version; over
