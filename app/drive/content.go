@@ -146,7 +146,8 @@ func (s *Service) ReceiveUpload(ctx context.Context, ref, contentType string, co
 	if err := s.quota(ctx, &app.Principal{OrgID: u.OrgID, QuotaBytes: plan.QuotaBytes}, u.SizeBytes); err != nil {
 		return "", err
 	}
-	hash, n, err := s.blobs.Put(ctx, r, u.SizeBytes)
+	dg := newDigester(r)
+	hash, n, err := s.blobs.Put(ctx, dg, u.SizeBytes)
 	if err != nil {
 		if errors.Is(err, ErrTooLarge) {
 			return "", app.Invalid("body", fmt.Sprintf("The upload was announced as %d bytes; more arrived.", u.SizeBytes), nil)
@@ -158,6 +159,9 @@ func (s *Service) ReceiveUpload(ctx context.Context, ref, contentType string, co
 		return "", app.Errorf(app.EBadRequest, "The upload is incomplete: %d of %d bytes arrived.", n, u.SizeBytes)
 	}
 	err = s.referenced(ctx, hash, func(ctx context.Context) error {
+		if err := s.store.AddDigests(ctx, FormatHash(hash), dg.sums()); err != nil {
+			return err
+		}
 		return s.store.SetUploadReceived(ctx, u.ID, FormatHash(hash), s.clock.Now())
 	})
 	return FormatHash(hash), err
@@ -273,6 +277,12 @@ func (s *Service) Confirm(ctx context.Context, p *app.Principal, fileID string) 
 // meanwhile, that file gains the version and the pending row goes; an existing
 // file gains a version. It runs inside a transaction and checks the quota.
 func (s *Service) commitContent(ctx context.Context, p *app.Principal, target File, name, mimeType, hash string, size int64) (File, error) {
+	return s.commitContentAt(ctx, p, target, name, mimeType, hash, size, time.Time{})
+}
+
+// commitContentAt is commitContent with the content's modification time as
+// its writer reported it (zero: the time of the write).
+func (s *Service) commitContentAt(ctx context.Context, p *app.Principal, target File, name, mimeType, hash string, size int64, modified time.Time) (File, error) {
 	if err := s.quota(ctx, p, size); err != nil {
 		return File{}, err
 	}
@@ -291,14 +301,14 @@ func (s *Service) commitContent(ctx context.Context, p *app.Principal, target Fi
 			if err := s.store.DeleteFiles(ctx, []string{target.ID}); err != nil {
 				return File{}, err
 			}
-			return s.addVersion(ctx, p, other, mimeType, hash, size)
+			return s.addVersionAt(ctx, p, other, mimeType, hash, size, modified)
 		case app.ErrorCode(err) != app.ENotFound:
 			return File{}, err
 		}
 		target.Status = StatusActive
 		target.MimeType, target.MimeGroup = mimeType, MimeGroup(mimeType)
 		target.SizeBytes, target.StoredBytes, target.ContentHash, target.Version = size, size, hash, 1
-		target.CreatedAt, target.UpdatedAt = now, now
+		target.CreatedAt, target.UpdatedAt, target.ModifiedAt = now, now, modifiedOr(modified, now)
 		if err := s.change(ctx, &target); err != nil {
 			return File{}, err
 		}
@@ -317,12 +327,25 @@ func (s *Service) commitContent(ctx context.Context, p *app.Principal, target Fi
 		}
 		return s.store.File(ctx, target.ID)
 	}
-	return s.addVersion(ctx, p, target, mimeType, hash, size)
+	return s.addVersionAt(ctx, p, target, mimeType, hash, size, modified)
+}
+
+// modifiedOr is the modification time a write keeps: the writer's, else now.
+func modifiedOr(modified, now time.Time) time.Time {
+	if modified.IsZero() {
+		return now
+	}
+	return modified.UTC().Truncate(time.Millisecond)
 }
 
 // addVersion makes (hash, size) the new head version of f; the caller checked
 // the quota and runs the transaction.
 func (s *Service) addVersion(ctx context.Context, p *app.Principal, f File, mimeType, hash string, size int64) (File, error) {
+	return s.addVersionAt(ctx, p, f, mimeType, hash, size, time.Time{})
+}
+
+// addVersionAt is addVersion with the writer's modification time (zero: now).
+func (s *Service) addVersionAt(ctx context.Context, p *app.Principal, f File, mimeType, hash string, size int64, modified time.Time) (File, error) {
 	if f.IsFolder {
 		return File{}, nameConflict(f.Name)
 	}
@@ -335,7 +358,7 @@ func (s *Service) addVersion(ctx context.Context, p *app.Principal, f File, mime
 	f.MimeType, f.MimeGroup = mimeType, MimeGroup(mimeType)
 	f.SizeBytes, f.ContentHash = size, hash
 	f.StoredBytes += size
-	f.UpdatedAt = now
+	f.UpdatedAt, f.ModifiedAt = now, modifiedOr(modified, now)
 	if err := s.store.AddVersion(ctx, Version{ID: app.NewID(), FileID: f.ID, Version: f.Version, SizeBytes: size, ContentHash: hash,
 		MimeType: mimeType, CreatedBy: p.UserID, CreatedAt: now}); err != nil {
 		return File{}, err
@@ -417,6 +440,9 @@ type PutRequest struct {
 	// FileID, when set, is the file whose content is replaced (the name is then
 	// not looked up).
 	FileID string
+	// ModifiedAt, when set, is the content's modification time as the writer
+	// reports it (WebDAV X-OC-Mtime); zero: the time of the write.
+	ModifiedAt time.Time
 }
 
 // Put stores the body and makes it the content of the named file in the folder:
@@ -426,6 +452,11 @@ type PutRequest struct {
 func (s *Service) Put(ctx context.Context, p *app.Principal, req PutRequest) (File, bool, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return File{}, false, err
+	}
+	if !req.ModifiedAt.IsZero() {
+		if err := CheckModifiedTime("modified_at", req.ModifiedAt); err != nil {
+			return File{}, false, err
+		}
 	}
 	var target *File
 	var parent *File
@@ -462,7 +493,8 @@ func (s *Service) Put(ctx context.Context, p *app.Principal, req PutRequest) (Fi
 	if req.Size > limit {
 		return File{}, false, app.Errorf(app.EPayloadTooLarge, "One upload is at most %d bytes.", limit)
 	}
-	hash, n, err := s.blobs.Put(ctx, req.Body, limit)
+	dg := newDigester(req.Body)
+	hash, n, err := s.blobs.Put(ctx, dg, limit)
 	if err != nil {
 		if errors.Is(err, ErrTooLarge) {
 			return File{}, false, app.Errorf(app.EPayloadTooLarge, "One upload is at most %d bytes.", limit)
@@ -478,6 +510,9 @@ func (s *Service) Put(ctx context.Context, p *app.Principal, req PutRequest) (Fi
 	var out File
 	created := false
 	err = s.referenced(ctx, hash, func(ctx context.Context) error {
+		if err := s.store.AddDigests(ctx, FormatHash(hash), dg.sums()); err != nil {
+			return err
+		}
 		if target != nil {
 			f, err := s.store.File(ctx, target.ID)
 			if err != nil {
@@ -486,12 +521,12 @@ func (s *Service) Put(ctx context.Context, p *app.Principal, req PutRequest) (Fi
 			if req.MimeType == "" {
 				mimeType = f.MimeType
 			}
-			out, err = s.commitContent(ctx, p, f, f.Name, mimeType, FormatHash(hash), n)
+			out, err = s.commitContentAt(ctx, p, f, f.Name, mimeType, FormatHash(hash), n, req.ModifiedAt)
 			return err
 		}
 		f, err := s.store.LiveChild(ctx, owner, req.ParentID, NameKey(req.Name))
 		if err == nil {
-			out, err = s.commitContent(ctx, p, f, f.Name, mimeType, FormatHash(hash), n)
+			out, err = s.commitContentAt(ctx, p, f, f.Name, mimeType, FormatHash(hash), n, req.ModifiedAt)
 			return err
 		}
 		if app.ErrorCode(err) != app.ENotFound {
@@ -508,7 +543,7 @@ func (s *Service) Put(ctx context.Context, p *app.Principal, req PutRequest) (Fi
 			return err
 		}
 		created = true
-		out, err = s.commitContent(ctx, p, f, f.Name, mimeType, FormatHash(hash), n)
+		out, err = s.commitContentAt(ctx, p, f, f.Name, mimeType, FormatHash(hash), n, req.ModifiedAt)
 		return err
 	})
 	if err != nil {

@@ -67,7 +67,17 @@ type File struct {
 	// Permission is what the caller may do with the item: owner, edit or view.
 	Permission string    `json:"permission,omitempty"`
 	CreatedAt  time.Time `json:"created_at"`
-	UpdatedAt  time.Time `json:"updated_at"`
+	// UpdatedAt is the server's time of the item's last change (content,
+	// name, place, metadata).
+	UpdatedAt time.Time `json:"updated_at"`
+
+	// ModifiedAt is the modification time of the content as its writer
+	// reported it (WebDAV X-OC-Mtime, PROPPATCH of the modification time),
+	// else the time of the last content write; a rename or a move keeps it,
+	// a copy keeps the original's. The WebDAV mount serves it as
+	// getlastmodified and Last-Modified. Zero when never set: it then reads
+	// as UpdatedAt.
+	ModifiedAt time.Time `json:"-"`
 
 	// StoredBytes is the sum of the sizes of the file's versions.
 	StoredBytes int64 `json:"-"`
@@ -201,6 +211,7 @@ type Store interface {
 	ArchiveStore
 	PreviewStore
 	SearchStore
+	DigestStore
 
 	// NextSeq bumps and returns the owner's change sequence.
 	NextSeq(ctx context.Context, ownerID string) (int64, error)

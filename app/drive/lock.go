@@ -76,6 +76,9 @@ type MountStore interface {
 	// root) of ownerID with ids after afterID, by id, with the columns a
 	// listing of the mount shows (no owner name, no metadata).
 	Children(ctx context.Context, ownerID, parentID, afterID string, limit int) ([]File, error)
+	// SharedSince returns when the newest unexpired share with userID of a
+	// live item was made, else when the user was created.
+	SharedSince(ctx context.Context, orgID, userID string, now time.Time) (time.Time, error)
 }
 
 type lockTokensKey struct{}
@@ -493,9 +496,13 @@ func (s *Service) PropPatch(ctx context.Context, p *app.Principal, fileID string
 }
 
 // SetModified sets the modification time of an item the caller may edit
-// (clients keep a file's time when they copy it in).
+// (clients keep a file's time when they copy it in): its ModifiedAt, which
+// the mount serves as getlastmodified; UpdatedAt becomes now, like any change.
 func (s *Service) SetModified(ctx context.Context, p *app.Principal, fileID string, t time.Time) (File, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
+		return File{}, err
+	}
+	if err := CheckModifiedTime("modified", t); err != nil {
 		return File{}, err
 	}
 	if _, err := s.access(ctx, p, fileID, PermEdit); err != nil {
@@ -509,7 +516,7 @@ func (s *Service) SetModified(ctx context.Context, p *app.Principal, fileID stri
 		if err := s.checkLock(ctx, p, f.ID); err != nil {
 			return err
 		}
-		f.UpdatedAt = t.UTC().Truncate(time.Millisecond)
+		f.ModifiedAt, f.UpdatedAt = t.UTC().Truncate(time.Millisecond), s.clock.Now()
 		if err := s.change(ctx, &f); err != nil {
 			return err
 		}

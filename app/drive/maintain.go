@@ -13,7 +13,8 @@ const batch = 200
 
 // Maintain runs the drive's housekeeping once: expired uploads and pending
 // files go, trash and versions past their retention are purged, old tombstones
-// are forgotten, blobs nothing refers to any more are deleted, and outbox
+// are forgotten, the SHA-1 and MD5 of contents stored without them are
+// computed, blobs nothing refers to any more are deleted, and outbox
 // events the search index has applied go after EventsMaxAge. It returns a
 // summary of what it did.
 func (s *Service) Maintain(ctx context.Context) (map[string]int, error) {
@@ -32,6 +33,7 @@ func (s *Service) Maintain(ctx context.Context) (map[string]int, error) {
 		{"locks_expired", s.store.DeleteExpiredLocks},
 		{"files_archived", s.archiveCold},
 		{"previews_evicted", s.maintainPreviews},
+		{"digests_filled", s.fillDigests},
 		{"blobs_deleted", s.collect},
 		{"strays_found", s.findStrays}, // after collect: marking restarts an orphan's grace
 		{"archive_deleted", s.sweepArchive},
@@ -196,7 +198,7 @@ func (s *Service) collectOne(ctx context.Context, h string) (bool, error) {
 	if err := s.blobs.Delete(blobName(h)); err != nil {
 		return false, fmt.Errorf("delete blob %s: %w", h, err)
 	}
-	return true, nil
+	return true, s.store.DeleteDigests(ctx, h)
 }
 
 // strayInterval is how often findStrays walks the whole blob store.

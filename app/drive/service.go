@@ -100,6 +100,9 @@ type Service struct {
 	lastStrays time.Time
 
 	editor *editorState
+
+	// digests is where fillDigests goes on.
+	digests digestCursor
 }
 
 // NewService returns the drive service.

@@ -1,7 +1,8 @@
 # WebDAV file mount: litmus (Debian) runs its basic, copymove, props, locks and
 # http suites against /api/v1/webdav/ and must report no failures and no
 # warnings; rclone (Debian) copies a generated tree of 1,000 files into the
-# mount, checks it and syncs a change, cleanly. Both sign in with e-mail and an
+# mount, checks it and syncs a change, cleanly; with the owncloud vendor it
+# keeps modification times and compares hashes. Both sign in with e-mail and an
 # app password; REST sees what they wrote.
 # shellcheck shell=bash
 
@@ -80,6 +81,26 @@ wd_search() { # the search index follows what rclone wrote
 export -f wd_search
 check "webdav: search finds a file rclone wrote, by name" wd_search
 check "webdav: rclone sync of changes, then a copy back, is identical" wd_rclone_sync
+# rclone with the owncloud vendor: it sends X-OC-Mtime on PUT and reads
+# oc:checksums, so modification times are kept and `rclone check` compares
+# hashes (MD5) rather than sizes only.
+wd_rclone_owncloud() {
+  local src=$WD_DIR/oc
+  mkdir -p "$src/sub" && echo one >"$src/a.txt" && echo two >"$src/sub/b.txt" && head -c 70000 /dev/urandom >"$src/sub/c.bin"
+  touch -d '2019-03-04 05:06:07' "$src/a.txt" && touch -d '2001-09-09 01:46:40' "$src/sub/b.txt" && touch -d '2015-01-02 03:04:05' "$src/sub/c.bin"
+  local oc=(--webdav-vendor owncloud)
+  rclone copy "${oc[@]}" "$src" atr:oc 2>&1 | tail -5 || return 1
+  diff <(rclone lsf -R --files-only --format tsp "$src" | sort) <(rclone lsf -R --files-only --format tsp "${oc[@]}" atr:oc | sort) || return 1
+  rclone check "${oc[@]}" "$src" atr:oc >"$WD_DIR/occheck.out" 2>&1 || { cat "$WD_DIR/occheck.out"; return 1; }
+  grep -q '0 differences found' "$WD_DIR/occheck.out" || { cat "$WD_DIR/occheck.out"; return 1; }
+  if grep -qiE 'no common hash|could not be checked' "$WD_DIR/occheck.out"; then cat "$WD_DIR/occheck.out"; return 1; fi
+  # A changed file of the same size and time is found by its hash.
+  printf 'ONE\n' >"$WD_DIR/a.txt" && touch -r "$src/a.txt" "$WD_DIR/a.txt" && mv "$WD_DIR/a.txt" "$src/a.txt" || return 1
+  ! rclone check "${oc[@]}" "$src" atr:oc >"$WD_DIR/occheck.out" 2>&1 && grep -q 'md5 differ' "$WD_DIR/occheck.out" ||
+    { cat "$WD_DIR/occheck.out"; return 1; }
+}
+export -f wd_rclone_owncloud
+check "webdav: rclone (vendor owncloud) keeps modification times and check compares hashes" wd_rclone_owncloud
 # cadaver (Debian): the command-line DAV client, credentials from a .netrc.
 wd_cadaver() {
   local home=$WD_DIR/cadaver-home host

@@ -19,7 +19,7 @@ var _ drive.Store = DriveStore{}
 const fileCols = `f.id, f.organization_id, f.owner_id, f.parent_id, f.name, f.is_folder, f.mime_type, f.mime_group,
 	f.size_bytes, f.stored_bytes, f.content_hash, f.version, f.status, f.is_favorite, f.description, f.tags, f.custom,
 	f.trashed_at, ifnull(f.trash_root, ''), ifnull(f.trash_parent_id, ''), ifnull(f.comments_channel, ''), f.seq,
-	f.last_access_at, f.created_at, f.updated_at,
+	f.last_access_at, f.created_at, f.updated_at, ifnull(f.modified_at, f.updated_at),
 	ifnull((SELECT CASE WHEN trim(u.first_name || ' ' || u.last_name) = '' THEN u.email ELSE trim(u.first_name || ' ' || u.last_name) END
 		FROM users u WHERE u.id = f.owner_id), '')`
 
@@ -28,10 +28,10 @@ func scanFile(sc interface{ Scan(...any) error }, extra ...any) (drive.File, err
 	var parent sql.NullString
 	var tags, custom string
 	var trashed, access sql.NullInt64
-	var c, u int64
+	var c, u, m int64
 	err := sc.Scan(append([]any{&f.ID, &f.OrgID, &f.OwnerID, &parent, &f.Name, &f.IsFolder, &f.MimeType, &f.MimeGroup,
 		&f.SizeBytes, &f.StoredBytes, &f.ContentHash, &f.Version, &f.Status, &f.IsFavorite, &f.Metadata.Description, &tags, &custom,
-		&trashed, &f.TrashRoot, &f.TrashParentID, &f.CommentsChannel, &f.Seq, &access, &c, &u, &f.OwnerName}, extra...)...)
+		&trashed, &f.TrashRoot, &f.TrashParentID, &f.CommentsChannel, &f.Seq, &access, &c, &u, &m, &f.OwnerName}, extra...)...)
 	if err != nil {
 		return f, err
 	}
@@ -39,7 +39,7 @@ func scanFile(sc interface{ Scan(...any) error }, extra ...any) (drive.File, err
 		f.ParentID = &parent.String
 	}
 	f.TrashedAt, f.LastAccessAt = fromMSPtr(trashed), fromMSPtr(access)
-	f.CreatedAt, f.UpdatedAt = fromMS(c), fromMS(u)
+	f.CreatedAt, f.UpdatedAt, f.ModifiedAt = fromMS(c), fromMS(u), fromMS(m)
 	if err := json.Unmarshal([]byte(tags), &f.Metadata.Tags); err != nil || f.Metadata.Tags == nil {
 		f.Metadata.Tags = []string{}
 	}
@@ -106,15 +106,24 @@ func fileArgs(f drive.File) []any {
 	return []any{f.OrgID, f.OwnerID, nullStr(f.ParentID), f.Name, drive.NameKey(f.Name), f.IsFolder, f.MimeType, f.MimeGroup,
 		f.SizeBytes, f.StoredBytes, f.ContentHash, f.Version, f.Status, f.IsFavorite, f.Metadata.Description, jsonText(tags), jsonText(custom),
 		msPtr(f.TrashedAt), emptyNull(f.TrashRoot), emptyNull(f.TrashParentID), emptyNull(f.CommentsChannel), f.Seq, msPtr(f.LastAccessAt),
-		ms(f.CreatedAt), ms(f.UpdatedAt)}
+		ms(f.CreatedAt), ms(f.UpdatedAt), modifiedArg(f)}
+}
+
+// modifiedArg is the stored modified_at of f: NULL (read as updated_at) when
+// no modification time was set.
+func modifiedArg(f drive.File) any {
+	if f.ModifiedAt.IsZero() {
+		return nil
+	}
+	return ms(f.ModifiedAt)
 }
 
 // CreateFile inserts an item.
 func (s DriveStore) CreateFile(ctx context.Context, f drive.File) error {
 	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO drive_files (organization_id, owner_id, parent_id, name, name_key, is_folder,
 		mime_type, mime_group, size_bytes, stored_bytes, content_hash, version, status, is_favorite, description, tags, custom,
-		trashed_at, trash_root, trash_parent_id, comments_channel, seq, last_access_at, created_at, updated_at, id)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, append(fileArgs(f), f.ID)...)
+		trashed_at, trash_root, trash_parent_id, comments_channel, seq, last_access_at, created_at, updated_at, modified_at, id)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, append(fileArgs(f), f.ID)...)
 	return mapErr(err, "drive item")
 }
 
@@ -123,7 +132,7 @@ func (s DriveStore) UpdateFile(ctx context.Context, f drive.File) error {
 	res, err := s.write(ctx).ExecContext(ctx, `UPDATE drive_files SET organization_id = ?, owner_id = ?, parent_id = ?, name = ?,
 		name_key = ?, is_folder = ?, mime_type = ?, mime_group = ?, size_bytes = ?, stored_bytes = ?, content_hash = ?, version = ?,
 		status = ?, is_favorite = ?, description = ?, tags = ?, custom = ?, trashed_at = ?, trash_root = ?, trash_parent_id = ?,
-		comments_channel = ?, seq = ?, last_access_at = ?, created_at = ?, updated_at = ? WHERE id = ?`, append(fileArgs(f), f.ID)...)
+		comments_channel = ?, seq = ?, last_access_at = ?, created_at = ?, updated_at = ?, modified_at = ? WHERE id = ?`, append(fileArgs(f), f.ID)...)
 	if err != nil {
 		return mapErr(err, "drive item")
 	}

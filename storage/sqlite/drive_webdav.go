@@ -76,7 +76,7 @@ func (s DriveStore) CopyDeadProps(ctx context.Context, fromID, toID string) erro
 // of a mount listing only.
 func (s DriveStore) Children(ctx context.Context, ownerID, parentID, afterID string, limit int) ([]drive.File, error) {
 	rows, err := s.read(ctx).QueryContext(ctx, `SELECT id, organization_id, parent_id, name, is_folder, mime_type, size_bytes,
-		content_hash, version, status, seq, created_at, updated_at FROM drive_files
+		content_hash, version, status, seq, created_at, updated_at, ifnull(modified_at, updated_at) FROM drive_files
 		WHERE owner_id = ? AND parent_id IS ? AND trashed_at IS NULL AND status <> 'pending' AND id > ?
 		ORDER BY id LIMIT ?`, ownerID, emptyNull(parentID), afterID, limit)
 	if err != nil {
@@ -87,15 +87,15 @@ func (s DriveStore) Children(ctx context.Context, ownerID, parentID, afterID str
 	for rows.Next() {
 		f := drive.File{OwnerID: ownerID}
 		var parent sql.NullString
-		var c, u int64
+		var c, u, m int64
 		if err := rows.Scan(&f.ID, &f.OrgID, &parent, &f.Name, &f.IsFolder, &f.MimeType, &f.SizeBytes, &f.ContentHash,
-			&f.Version, &f.Status, &f.Seq, &c, &u); err != nil {
+			&f.Version, &f.Status, &f.Seq, &c, &u, &m); err != nil {
 			return nil, mapErr(err, "drive listing")
 		}
 		if parent.Valid {
 			f.ParentID = &parent.String
 		}
-		f.CreatedAt, f.UpdatedAt = fromMS(c), fromMS(u)
+		f.CreatedAt, f.UpdatedAt, f.ModifiedAt = fromMS(c), fromMS(u), fromMS(m)
 		out = append(out, f)
 	}
 	return out, mapErr(rows.Err(), "drive listing")

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"atrium/app"
 	"atrium/app/drive"
@@ -35,7 +36,7 @@ func (q *request) get() error {
 	h.Set("X-Content-Type-Options", "nosniff")
 	// The content is the user's: a browser must not run it on our origin.
 	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
-	http.ServeContent(q.w, q.r, "", f.UpdatedAt, rc)
+	http.ServeContent(q.w, q.r, "", modTime(f), rc)
 	return nil
 }
 
@@ -89,8 +90,12 @@ func (q *request) put() error {
 	if err := q.checkPreconditions(); err != nil {
 		return err
 	}
+	mtime, err := ocMtime(q.r.Header.Get("X-OC-Mtime"))
+	if err != nil {
+		return err
+	}
 	req := drive.PutRequest{ParentID: res.parentID, Name: res.name(), MimeType: q.r.Header.Get("Content-Type"),
-		Size: q.r.ContentLength, Body: q.r.Body, MaxBytes: MaxPutBytes}
+		Size: q.r.ContentLength, Body: q.r.Body, MaxBytes: MaxPutBytes, ModifiedAt: mtime}
 	if res.exists {
 		req.FileID = res.file.ID
 	}
@@ -102,6 +107,9 @@ func (q *request) put() error {
 		return err
 	}
 	q.w.Header().Set("ETag", etag(f))
+	if !mtime.IsZero() {
+		q.w.Header().Set("X-OC-MTime", "accepted")
+	}
 	if created {
 		q.w.Header().Set("Location", q.href(res.segs, false))
 		q.w.WriteHeader(http.StatusCreated)
@@ -286,4 +294,21 @@ func isPrefix(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// ocMtime parses the X-OC-Mtime header of a PUT (ownCloud's, sent by rclone
+// and the ownCloud and Nextcloud clients): the file's modification time in
+// Unix seconds; zero when absent.
+func ocMtime(v string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, ok := unixSeconds(strings.TrimSpace(v))
+	if !ok {
+		return time.Time{}, app.Invalid("header.X-OC-Mtime", "The modification time is a number of seconds since 1970-01-01 UTC.", v)
+	}
+	if err := drive.CheckModifiedTime("header.X-OC-Mtime", t); err != nil {
+		return time.Time{}, err
+	}
+	return t, nil
 }

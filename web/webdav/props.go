@@ -16,6 +16,17 @@ import (
 
 const nsMS = "urn:schemas-microsoft-com:"
 
+// nsOC is ownCloud's namespace: its checksums property carries the SHA-1 and
+// MD5 of a file's content (rclone's owncloud and nextcloud vendors compare
+// them).
+const nsOC = "http://owncloud.org/ns"
+
+// maxPropfindProps is the most properties one PROPFIND may name. Clients
+// name a dozen or two (Finder, Windows, rclone, Nextcloud and DAVx⁵ stay
+// under 30); each named property is answered for every member of a
+// listing, so a long list would multiply the answer.
+const maxPropfindProps = 256
+
 // Live properties of every resource, in allprop order.
 var liveProps = []xml.Name{
 	{Space: nsDAV, Local: "resourcetype"}, {Space: nsDAV, Local: "displayname"},
@@ -79,6 +90,10 @@ func parsePropfind(q *request) (propQuery, error) {
 		case c.is(nsDAV, "prop"), c.is(nsDAV, "include"):
 			for _, p := range c.Children {
 				if !slices.Contains(pq.names, p.Name) {
+					if len(pq.names) == maxPropfindProps {
+						return propQuery{}, app.Errorf(app.EBadRequest,
+							"A PROPFIND names at most %d properties; this one names more. Ask for fewer, or for allprop.", maxPropfindProps)
+					}
 					pq.names = append(pq.names, p.Name)
 				}
 			}
@@ -100,12 +115,36 @@ type entry struct {
 	file  drive.File
 	dead  []drive.DeadProp
 	locks []drive.Lock
+	// digests are the content's SHA-1 and MD5 when asked for and known.
+	digests *drive.Digests
 	// chain and chainAt locate lock roots (see resource).
 	chain   []drive.File
 	chainAt int
 }
 
 func (e *entry) collection() bool { return e.kind != kindItem || e.file.IsFolder }
+
+// wantsChecksums reports whether the query names oc:checksums (on request
+// only, like the quota).
+func (pq propQuery) wantsChecksums() bool {
+	return !pq.allprop && !pq.propname && slices.Contains(pq.names, xml.Name{Space: nsOC, Local: "checksums"})
+}
+
+// digestsOf returns the digests of the files' contents when the query asks
+// for them.
+func (q *request) digestsOf(pq propQuery, files []drive.File) (map[string]drive.Digests, error) {
+	if !pq.wantsChecksums() {
+		return nil, nil
+	}
+	return q.h.drive.ContentDigests(q.ctx, q.p, files)
+}
+
+func digestsFor(m map[string]drive.Digests, f drive.File) *drive.Digests {
+	if d, ok := m[f.ContentHash]; ok && !f.IsFolder {
+		return &d
+	}
+	return nil
+}
 
 // propfind answers PROPFIND with Depth 0 or 1.
 func (q *request) propfind() error {
@@ -145,6 +184,16 @@ func (q *request) propfind() error {
 			}
 			self.dead = dead[res.file.ID]
 		}
+		digests, err := q.digestsOf(pq, []drive.File{res.file})
+		if err != nil {
+			return err
+		}
+		self.digests = digestsFor(digests, res.file)
+	}
+	if res.kind == kindShared || (depth == "1" && res.kind == kindRoot) {
+		if err := q.loadSharedTime(); err != nil {
+			return err
+		}
 	}
 	var usage *drive.Usage
 	if res.isCollection() && (pq.wants(nsDAV, "quota-available-bytes") || pq.wants(nsDAV, "quota-used-bytes")) && !pq.allprop && !pq.propname {
@@ -163,10 +212,16 @@ func (q *request) propfind() error {
 	if depth == "1" && res.isCollection() {
 		err = q.childPages(func(page []child) error {
 			ids := make([]string, 0, len(page))
+			files := make([]drive.File, 0, len(page))
 			for _, c := range page {
 				if c.kind == kindItem {
 					ids = append(ids, c.file.ID)
+					files = append(files, c.file)
 				}
+			}
+			digests, err := q.digestsOf(pq, files)
+			if err != nil {
+				return err
 			}
 			var dead map[string][]drive.DeadProp
 			var locks map[string][]drive.Lock
@@ -186,6 +241,7 @@ func (q *request) propfind() error {
 				if c.kind == kindItem {
 					e.dead = dead[c.file.ID]
 					e.locks = append(locks[c.file.ID], parentLocks...)
+					e.digests = digestsFor(digests, c.file)
 					if res.kind == kindShared {
 						e.chain, e.chainAt = []drive.File{c.file}, 1
 					}
@@ -226,7 +282,11 @@ func (q *request) childPages(fn func([]child) error) error {
 		}
 		return fn(page)
 	case kindRoot:
-		if err := fn([]child{{name: SharedFolder, kind: kindShared}}); err != nil {
+		name, err := q.sharedName()
+		if err != nil {
+			return err
+		}
+		if err := fn([]child{{name: name, kind: kindShared}}); err != nil {
 			return err
 		}
 	}
@@ -237,9 +297,6 @@ func (q *request) childPages(fn func([]child) error) error {
 	return q.h.drive.Children(q.ctx, q.p, folder, func(items []drive.File) error {
 		out := make([]child, 0, len(items))
 		for _, f := range items {
-			if folder == "" && drive.NameKey(f.Name) == drive.NameKey(SharedFolder) {
-				continue // hidden by the virtual folder
-			}
 			out = append(out, child{name: f.Name, kind: kindItem, file: f})
 		}
 		return fn(out)
@@ -328,12 +385,32 @@ func (q *request) propValue(e *entry, n xml.Name, usage *drive.Usage, now time.T
 			}
 		}
 	}
+	if n.Space == nsOC && n.Local == "checksums" {
+		if e.digests != nil {
+			return str("<checksum>SHA1:" + e.digests.SHA1 + " MD5:" + e.digests.MD5 + "</checksum>")
+		}
+		return nil
+	}
 	for _, d := range e.dead {
 		if d.Space == n.Space && d.Name == n.Local {
 			v := d.Value
 			return &v
 		}
 	}
+	return nil
+}
+
+// loadSharedTime loads the modification time of the virtual folder Shared
+// with me.
+func (q *request) loadSharedTime() error {
+	if !q.sharedAt.IsZero() {
+		return nil
+	}
+	t, err := q.h.drive.SharedFolderTime(q.ctx, q.p)
+	if err != nil {
+		return err
+	}
+	q.sharedAt = t
 	return nil
 }
 
@@ -355,11 +432,17 @@ func (q *request) liveValue(e *entry, local string, now time.Time) *string {
 		return str(escape(e.segs[len(e.segs)-1]))
 	case "getlastmodified":
 		if item {
-			return str(httpTime(e.file.UpdatedAt))
+			return str(httpTime(modTime(e.file)))
+		}
+		if e.kind == kindShared && !q.sharedAt.IsZero() {
+			return str(httpTime(q.sharedAt))
 		}
 	case "creationdate":
 		if item {
 			return str(e.file.CreatedAt.UTC().Format(time.RFC3339))
+		}
+		if e.kind == kindShared && !q.sharedAt.IsZero() {
+			return str(q.sharedAt.UTC().Format(time.RFC3339))
 		}
 	case "getetag":
 		if item {
@@ -466,14 +549,16 @@ func (q *request) proppatch() error {
 				switch {
 				case p.Name.Space == nsDAV && protectedProps[p.Name.Local]:
 					o.status, failed = http.StatusForbidden, true
-				case !remove && ((p.Name.Space == nsDAV && p.Name.Local == "getlastmodified") ||
-					(p.Name.Space == nsMS && p.Name.Local == "Win32LastModifiedTime")):
-					t, err := http.ParseTime(strings.TrimSpace(p.text()))
-					if err != nil {
+				case !remove && isModTimeProp(p.Name):
+					t, err := parseModTime(p.text())
+					if err != nil || drive.CheckModifiedTime("modified", t) != nil {
 						o.status, failed = http.StatusConflict, true
 					} else {
 						modified = &t
 					}
+				case p.Name.Space == nsOC && p.Name.Local == "checksums":
+					// Computed from the content: a value sent (rclone sends
+					// its own with a modification time) is acknowledged, not kept.
 				}
 				ops = append(ops, o)
 				final[o.name] = o
@@ -483,7 +568,8 @@ func (q *request) proppatch() error {
 	if !failed {
 		var set, del []drive.DeadProp
 		for _, o := range ops {
-			if final[o.name] != o || (o.name.Space == nsDAV && o.name.Local == "getlastmodified") {
+			if final[o.name] != o || (o.name.Space == nsDAV && isModTimeProp(o.name)) ||
+				(o.name.Space == nsOC && o.name.Local == "checksums") {
 				continue
 			}
 			d := drive.DeadProp{Space: o.name.Space, Name: o.name.Local, Value: o.value}
@@ -519,4 +605,45 @@ func (q *request) proppatch() error {
 	}
 	bw.WriteString("</D:response></D:multistatus>\n")
 	return bw.Flush()
+}
+
+// isModTimeProp reports whether a PROPPATCH of the property sets the
+// modification time: DAV:getlastmodified (an HTTP date), DAV:lastmodified
+// (Unix seconds, as ownCloud takes it and rclone sends it) or Windows'
+// Win32LastModifiedTime.
+func isModTimeProp(n xml.Name) bool {
+	return (n.Space == nsDAV && (n.Local == "getlastmodified" || n.Local == "lastmodified")) ||
+		(n.Space == nsMS && n.Local == "Win32LastModifiedTime")
+}
+
+// parseModTime parses a modification time: Unix seconds (with an optional
+// fraction) or an HTTP date.
+func parseModTime(v string) (time.Time, error) {
+	v = strings.TrimSpace(v)
+	if t, ok := unixSeconds(v); ok {
+		return t, nil
+	}
+	return http.ParseTime(v)
+}
+
+// unixSeconds parses decimal Unix seconds with an optional fraction.
+func unixSeconds(v string) (time.Time, bool) {
+	whole, frac, _ := strings.Cut(v, ".")
+	digits := strings.TrimPrefix(whole, "-")
+	if digits == "" || strings.Trim(digits, "0123456789") != "" || strings.Trim(frac, "0123456789") != "" || len(digits) > 12 {
+		return time.Time{}, false
+	}
+	secs, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	var nanos int64
+	if frac != "" {
+		frac = (frac + "000000000")[:9]
+		nanos, _ = strconv.ParseInt(frac, 10, 64)
+		if secs < 0 || strings.HasPrefix(whole, "-") {
+			nanos = -nanos
+		}
+	}
+	return time.Unix(secs, nanos).UTC(), true
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"atrium/app"
@@ -66,23 +67,32 @@ func (r *resource) writable() error {
 func (q *request) resolve(segs []string) (*resource, error) {
 	res := &resource{segs: segs, kind: kindItem}
 	if len(segs) == 0 {
+		// The service's checks (scope, a bound user, the plan) apply to the
+		// root too, which needs no item.
+		if _, err := q.h.drive.ResolvePath(q.ctx, q.p, "", nil); err != nil {
+			return nil, err
+		}
 		res.kind, res.exists = kindRoot, true
 		return res, nil
 	}
-	if drive.NameKey(segs[0]) == drive.NameKey(SharedFolder) {
+	shared, err := q.isSharedFolder(segs[0])
+	if err != nil {
+		return nil, err
+	}
+	if shared {
 		res.shared = true
 		if len(segs) == 1 {
 			res.kind, res.exists = kindShared, true
 			return res, nil
 		}
-		shared, err := q.sharedItems()
+		items, err := q.sharedItems()
 		if err != nil {
 			return nil, err
 		}
 		var top *drive.File
-		for i := range shared {
-			if drive.NameKey(shared[i].name) == drive.NameKey(segs[1]) {
-				top = &shared[i].file
+		for i := range items {
+			if drive.NameKey(items[i].name) == drive.NameKey(segs[1]) {
+				top = &items[i].file
 				break
 			}
 		}
@@ -132,6 +142,42 @@ func (r *resource) finish() *resource {
 	return r
 }
 
+// sharedName returns the name of the virtual folder Shared with me in this
+// request: SharedFolder, or when a real item at the root has that name
+// (made before the name was shown here, or over another door) the first
+// numbered form of it no real item has — the virtual folder never hides a
+// real item.
+func (q *request) sharedName() (string, error) {
+	if q.shared != "" {
+		return q.shared, nil
+	}
+	name := SharedFolder
+	for n := 1; ; n++ {
+		items, err := q.h.drive.ResolvePath(q.ctx, q.p, "", []string{name})
+		if err != nil {
+			return "", err
+		}
+		if len(items) == 0 {
+			q.shared = name
+			return name, nil
+		}
+		name = drive.NumberedName(SharedFolder, n)
+	}
+}
+
+// isSharedFolder reports whether seg, the first segment of a path, names the
+// virtual folder Shared with me.
+func (q *request) isSharedFolder(seg string) (bool, error) {
+	if !strings.HasPrefix(drive.NameKey(seg), drive.NameKey(SharedFolder)) {
+		return false, nil
+	}
+	name, err := q.sharedName()
+	if err != nil {
+		return false, err
+	}
+	return drive.NameKey(seg) == drive.NameKey(name), nil
+}
+
 // sharedItem is an item of Shared with me under its name there (names
 // shared by different owners are numbered apart).
 type sharedItem struct {
@@ -177,3 +223,12 @@ func etag(f drive.File) string {
 }
 
 func httpTime(t time.Time) string { return t.UTC().Format(http.TimeFormat) }
+
+// modTime is the modification time the mount shows of an item: the one its
+// writer reported, else its last change.
+func modTime(f drive.File) time.Time {
+	if f.ModifiedAt.IsZero() {
+		return f.UpdatedAt
+	}
+	return f.ModifiedAt
+}

@@ -9,7 +9,10 @@
 //
 // Layout: the mount's root is the caller's own drive; a virtual, read-only
 // folder "Shared with me" at the root holds what others share with the caller
-// (writes there → 403 read_only).
+// (writes there → 403 read_only). When a real item at the root has that
+// name, the virtual folder is "Shared with me (1)" (or the next free
+// number): it never hides a real item. Its date is that of the newest share
+// with the caller, else their account's creation.
 //
 // The protocol is handled here rather than by golang.org/x/net/webdav's
 // Handler: its PUT maps every error to 405 and cannot stream into a service
@@ -18,7 +21,11 @@
 // not the drive's. What this door does:
 //   - PROPFIND Depth 0 and 1 (infinity, also by omission, → 403 with a
 //     propfind-finite-depth body), written as a stream while the folder is
-//     paged through; dead properties are stored by PROPPATCH.
+//     paged through, naming at most 256 properties; dead properties are
+//     stored by PROPPATCH. oc:checksums (ownCloud's SHA-1 and MD5) on
+//     request; getlastmodified is the modification time a client set
+//     (X-OC-Mtime on PUT, PROPPATCH of getlastmodified, lastmodified or
+//     Win32LastModifiedTime), else the time of the last write.
 //   - GET/HEAD with Range, ETag (the content hash) and Last-Modified.
 //   - PUT streamed into the drive, at most 512 MiB (413 beyond, also when
 //     Content-Length says so up front); an overwrite adds a version; over
@@ -41,6 +48,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"atrium/app"
 	"atrium/app/drive"
@@ -91,6 +99,10 @@ type request struct {
 	// ifLists is the parsed If header; tokens the lock tokens it submits.
 	ifLists []ifList
 	tokens  []string
+	// shared is the name of the virtual folder Shared with me once known
+	// (see sharedName); sharedAt its modification time.
+	shared   string
+	sharedAt time.Time
 }
 
 // ServeHTTP implements http.Handler.
