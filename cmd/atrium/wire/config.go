@@ -87,8 +87,10 @@ var defaults = map[string]any{
 	"webhooks.retention":             "720h",
 	"audit.max_age":                  "0s",
 	"limits.auth_failures":           10,
+	"limits.auth_failure_backoff":    "5s",
 	"limits.auth_failures_per_ip":    50,
 	"limits.auth_failure_window":     "5m",
+	"limits.auth_known_client_ttl":   "720h",
 	"limits.rate_per_token":          0.0,
 	"limits.burst_per_token":         100,
 	"limits.rate_per_ip":             0.0,
@@ -383,8 +385,10 @@ func (e EditorConfig) options(key []byte) drive.EditorOptions {
 // count or rate of 0 turns that limit off.
 type LimitsConfig struct {
 	AuthFailures        int           `koanf:"auth_failures"`
+	AuthFailureBackoff  time.Duration `koanf:"auth_failure_backoff"`
 	AuthFailuresPerIP   int           `koanf:"auth_failures_per_ip"`
 	AuthFailureWindow   time.Duration `koanf:"auth_failure_window"`
+	AuthKnownClientTTL  time.Duration `koanf:"auth_known_client_ttl"`
 	RatePerToken        float64       `koanf:"rate_per_token"`
 	BurstPerToken       int           `koanf:"burst_per_token"`
 	RatePerIP           float64       `koanf:"rate_per_ip"`
@@ -406,7 +410,8 @@ func (l LimitsConfig) validate() []error {
 		"rate_per_ip": l.RatePerIP, "burst_per_ip": float64(l.BurstPerIP),
 		"max_connections": float64(l.MaxConnections), "max_connections_per_ip": float64(l.MaxConnectionsPerIP),
 		"auth_failure_window": float64(l.AuthFailureWindow), "request_timeout": float64(l.RequestTimeout),
-		"io_idle_timeout": float64(l.IOIdleTimeout),
+		"io_idle_timeout": float64(l.IOIdleTimeout), "auth_failure_backoff": float64(l.AuthFailureBackoff),
+		"auth_known_client_ttl": float64(l.AuthKnownClientTTL),
 	} {
 		if v < 0 {
 			errs = append(errs, fmt.Errorf("limits.%s: must not be negative", name))
@@ -445,7 +450,8 @@ func (l LimitsConfig) proxies() ([]netip.Prefix, error) {
 // web returns the server's limits.
 func (l LimitsConfig) web() *web.Limits {
 	return &web.Limits{
-		AuthFailures: l.AuthFailures, AuthFailuresPerIP: l.AuthFailuresPerIP, AuthFailureWindow: l.AuthFailureWindow,
+		AuthFailures: l.AuthFailures, AuthFailureBackoff: l.AuthFailureBackoff,
+		AuthFailuresPerIP: l.AuthFailuresPerIP, AuthFailureWindow: l.AuthFailureWindow, KnownClientTTL: l.AuthKnownClientTTL,
 		RatePerToken: l.RatePerToken, BurstPerToken: l.BurstPerToken,
 		RatePerIP: l.RatePerIP, BurstPerIP: l.BurstPerIP,
 		RequestTimeout: l.RequestTimeout, IOIdleTimeout: l.IOIdleTimeout,

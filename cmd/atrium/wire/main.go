@@ -186,6 +186,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		Blob:        blob.NewHandler(m.Blobs, signer, web.DriveUpload(m.Drive), log),
 		Tus:         m.Tus,
 		Limits:      cfg.Limits.web(),
+		Clock:       m.Clock,
 	})
 	return m, nil
 }
