@@ -108,7 +108,8 @@ func (s *Server) authenticate(c *gin.Context) {
 	// The token endpoint authenticates OAuth clients itself (client_secret_basic).
 	// The WOPI door authenticates with edit-session access tokens, which an
 	// editor may also send as a bearer token.
-	if h == "" || c.Request.URL.Path == "/oauth/token" || strings.HasPrefix(c.Request.URL.Path, "/wopi/") {
+	// /metrics checks its own bearer token ([metrics] token).
+	if h == "" || c.Request.URL.Path == "/oauth/token" || c.Request.URL.Path == "/metrics" || strings.HasPrefix(c.Request.URL.Path, "/wopi/") {
 		c.Next()
 		return
 	}

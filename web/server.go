@@ -63,6 +63,8 @@ type Config struct {
 	Limits *Limits
 	// Clock is the time the limits count in; nil is the wall clock.
 	Clock app.Clock
+	// Metrics says who may read /metrics on this server's handler.
+	Metrics MetricsAccess
 }
 
 // Server is the HTTP server's handler.
@@ -173,7 +175,7 @@ func (s *Server) routes() {
 		}
 		c.JSON(http.StatusOK, gin.H{"status": "ready"})
 	})
-	e.GET("/metrics", gin.WrapH(s.metrics.handler()))
+	e.GET("/metrics", s.metricsGate, gin.WrapH(s.metrics.handler()))
 
 	dh := http.StripPrefix("/api/v1/docs", docs.Handler("/api/v1/openapi.json", APITitle))
 	e.GET("/api/v1/docs", gin.WrapH(dh))

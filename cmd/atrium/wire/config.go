@@ -54,6 +54,14 @@ type Config struct {
 		MaxAge time.Duration `koanf:"max_age"`
 	} `koanf:"audit"`
 	Limits LimitsConfig `koanf:"limits"`
+	// Metrics says who may read the Prometheus metrics: with a token, requests
+	// bearing it on the public listener; with a listen address, anyone reaching
+	// that (private) address; with neither, only local clients of the public
+	// listener (a loopback connection carrying no forwarding header).
+	Metrics struct {
+		Token  string `koanf:"token"`
+		Listen string `koanf:"listen"`
+	} `koanf:"metrics"`
 	Drive  DriveConfig  `koanf:"drive"`
 	Editor EditorConfig `koanf:"editor"`
 	Mail   struct {
@@ -98,6 +106,8 @@ var defaults = map[string]any{
 	"limits.request_timeout":         "60s",
 	"limits.io_idle_timeout":         "60s",
 	"limits.trusted_proxies":         []string{},
+	"metrics.token":                  "",
+	"metrics.listen":                 "",
 	"limits.max_connections":         4096,
 	"limits.max_connections_per_ip":  256,
 	"drive.upload_ttl":               "24h",
@@ -150,6 +160,8 @@ var envVars = map[string]string{
 	"ATRIUM_MAIL_PASSWORD":           "mail.password",
 	"ATRIUM_MAIL_FROM":               "mail.from",
 	"ATRIUM_TRUSTED_PROXIES":         "limits.trusted_proxies",
+	"ATRIUM_METRICS_TOKEN":           "metrics.token",
+	"ATRIUM_METRICS_LISTEN":          "metrics.listen",
 }
 
 // flagKeys maps command-line flags to configuration keys.
@@ -248,6 +260,14 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("webhooks.retention: must be positive"))
 	}
 	errs = append(errs, c.Limits.validate()...)
+	if c.Metrics.Listen != "" {
+		if _, _, err := net.SplitHostPort(c.Metrics.Listen); err != nil {
+			errs = append(errs, fmt.Errorf("metrics.listen: %q is not host:port", c.Metrics.Listen))
+		}
+	}
+	if t := c.Metrics.Token; t != "" && len(t) < 16 {
+		errs = append(errs, errors.New("metrics.token: must be at least 16 characters (e.g. openssl rand -hex 16)"))
+	}
 	errs = append(errs, c.Drive.validate()...)
 	errs = append(errs, c.Editor.validate()...)
 	if (c.OIDC.Issuer == "") != (c.OIDC.JWKSURL == "") {
