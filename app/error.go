@@ -34,8 +34,11 @@ const (
 	ENoPreview           = "no_preview"
 	EIndexRebuilding     = "index_rebuilding"
 	EBadRequest          = "bad_request"
-	EUnavailable         = "unavailable"
-	EInternal            = "internal"
+	// EUnsupportedMediaType: the request body's Content-Type is not one the
+	// operation takes.
+	EUnsupportedMediaType = "unsupported_media_type"
+	EUnavailable          = "unavailable"
+	EInternal             = "internal"
 )
 
 // FieldError names one invalid input: where it is (`body.email`, `query.limit`),

@@ -182,7 +182,7 @@ func TestTusProtocol(t *testing.T) {
 			Status: 412, Problem: "precondition_failed"},
 		{Name: "wrong content type", Request: webtest.Request{Method: "PATCH", Path: up, Token: c.tok, Body: content[:10],
 			Header: map[string]string{"Tus-Resumable": "1.0.0", "Upload-Offset": "0"}},
-			Status: 400, Problem: "bad_request"},
+			Status: 415, Problem: "unsupported_media_type"},
 		{Name: "no credential", Request: webtest.Request{Method: "HEAD", Path: up}, Status: 401},
 		{Name: "no credential create", Request: webtest.Request{Method: "POST", Path: "/api/v1/drive/tus/",
 			Header: map[string]string{"Tus-Resumable": "1.0.0", "Upload-Length": "1"}}, Status: 401, Problem: "unauthorized"},

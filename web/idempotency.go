@@ -55,12 +55,17 @@ func (s *Server) idempotency(ctx huma.Context, next func(huma.Context)) {
 	h.Write(body)
 	fp := h.Sum(nil)
 
-	rec, err := s.cfg.Idempotency.Claim(ctx.Context(), p.OrgID, key, fp)
+	rec, err := s.cfg.Idempotency.Claim(ctx.Context(), p.OrgID, key, app.IdempotencyPrincipal(p), fp)
 	switch {
 	case err != nil:
 		s.writeHumaProblem(ctx, err)
 		return
 	case rec == nil: // ours
+	case rec.Principal != app.IdempotencyPrincipal(p):
+		// Another caller of the organisation holds this key: its response (or
+		// its request still in flight) is none of this caller's business.
+		s.writeHumaProblem(ctx, app.Errorf(app.EIdempotencyReused, "The Idempotency-Key was already used by another caller of this organisation; choose a different key."))
+		return
 	case rec.InFlight:
 		s.writeHumaProblem(ctx, &app.Error{Code: app.EIdempotencyInFlight, Message: "A request with this Idempotency-Key is still in progress; retry shortly.", RetryAfter: 1})
 		return

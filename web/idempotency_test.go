@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sync"
@@ -50,7 +51,7 @@ func TestIdempotencyKey(t *testing.T) {
 
 	// A key claimed by a request still in flight → 503 with Retry-After.
 	idem := sqlite.Idempotency{DB: s.Main.DB}
-	if rec, err := idem.Claim(context.Background(), admin.OrganizationID, "k3", []byte("x")); err != nil || rec != nil {
+	if rec, err := idem.Claim(context.Background(), admin.OrganizationID, "k3", "user:"+admin.UserID, []byte("x")); err != nil || rec != nil {
 		t.Fatalf("claim: %v %v", rec, err)
 	}
 	webtest.Check(t, create("k3", map[string]any{"name": "x"}), webtest.Scenario{Status: 503, Problem: "idempotency_in_flight",
@@ -64,6 +65,44 @@ func TestIdempotencyKey(t *testing.T) {
 	if res.Header.Get("X-Idempotency-Replayed") != "" {
 		t.Fatal("replayed across organisations")
 	}
+}
+
+// A key belongs to the caller that sent it: another user of the same
+// organisation sending the same key and body is refused, and never receives the
+// first user's response (its upload URL would let it write the first user's file).
+func TestIdempotencyKeyPerPrincipal(t *testing.T) {
+	t.Parallel()
+	s := webtest.New(t)
+	b := s.Bootstrap("Shared Org", "bea@example.test", "admin")
+	a := s.Bootstrap("Shared Org", "ann@example.test", "member")
+	if a.OrganizationID != b.OrganizationID {
+		t.Fatalf("users in different organisations: %s %s", a.OrganizationID, b.OrganizationID)
+	}
+	hdr := map[string]string{"Idempotency-Key": "upload-report-q4"}
+	body := map[string]any{"name": "report-q4.pdf", "mime_type": "application/pdf", "size": 5}
+	upload := func(tok string) *webtest.Response {
+		return s.Do(webtest.Request{Method: "POST", Path: "/api/v1/drive/upload", Token: tok, Header: hdr, Body: body})
+	}
+	first := upload(b.Token)
+	webtest.Check(t, first, webtest.Scenario{Status: 201})
+
+	other := upload(a.Token)
+	webtest.Check(t, other, webtest.Scenario{Status: 409, Problem: "idempotency_key_reused"})
+	if other.Header.Get("X-Idempotency-Replayed") != "" || bytes.Contains(other.Body, []byte("upload_url")) {
+		t.Fatalf("another user got the first user's response: %s", other.Body)
+	}
+	// The owner still gets its replay; a token of the same user is the same caller.
+	webtest.Check(t, upload(b.Token), webtest.Scenario{Status: 201, Headers: map[string]string{"X-Idempotency-Replayed": "true"}})
+	webtest.Check(t, upload(s.Token("bea@example.test")), webtest.Scenario{Status: 201, Headers: map[string]string{"X-Idempotency-Replayed": "true"}})
+
+	// A key still in flight for another caller is refused the same way (no 503 that
+	// would tell the caller someone else is using it).
+	idem := sqlite.Idempotency{DB: s.Main.DB}
+	if rec, err := idem.Claim(context.Background(), b.OrganizationID, "busy", "user:"+b.UserID, []byte("x")); err != nil || rec != nil {
+		t.Fatalf("claim: %v %v", rec, err)
+	}
+	webtest.Check(t, s.Do(webtest.Request{Method: "POST", Path: "/api/v1/drive/upload", Token: a.Token,
+		Header: map[string]string{"Idempotency-Key": "busy"}, Body: body}), webtest.Scenario{Status: 409, Problem: "idempotency_key_reused"})
 }
 
 func TestIdempotencyConcurrent(t *testing.T) {

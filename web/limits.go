@@ -24,12 +24,17 @@ import (
 // turns that protection off; DefaultLimits are what `atrium serve` runs with.
 type Limits struct {
 	// AuthFailures failed sign-ins of one account (app password, OAuth client
-	// secret) within AuthFailureWindow block further attempts for it with 429.
-	AuthFailures int
+	// secret) from one client address within AuthFailureWindow make further
+	// attempts for it from that address wait (429): AuthFailureBackoff after
+	// the latest failure, doubled with each further failure, at most the window.
+	AuthFailures       int
+	AuthFailureBackoff time.Duration
 	// AuthFailuresPerIP failed credentials of any kind from one client address
-	// within AuthFailureWindow block that address's credentials with 429.
+	// within AuthFailureWindow block that address's credentials with 429 —
+	// except those of accounts that signed in from it within KnownClientTTL.
 	AuthFailuresPerIP int
 	AuthFailureWindow time.Duration
+	KnownClientTTL    time.Duration
 	// RatePerToken is the sustained requests per second of one credential,
 	// BurstPerToken its bucket; 0 is unlimited.
 	RatePerToken  float64
@@ -56,13 +61,15 @@ type Limits struct {
 // DefaultLimits: auth failures limited, request rates not (a small server's
 // own clients — sync tools, mounts — burst hard and legitimately).
 var DefaultLimits = Limits{
-	AuthFailures:      10,
-	AuthFailuresPerIP: 50,
-	AuthFailureWindow: 5 * time.Minute,
-	BurstPerToken:     100,
-	BurstPerIP:        200,
-	RequestTimeout:    60 * time.Second,
-	IOIdleTimeout:     60 * time.Second,
+	AuthFailures:       10,
+	AuthFailureBackoff: 5 * time.Second,
+	AuthFailuresPerIP:  50,
+	AuthFailureWindow:  5 * time.Minute,
+	KnownClientTTL:     30 * 24 * time.Hour,
+	BurstPerToken:      100,
+	BurstPerIP:         200,
+	RequestTimeout:     60 * time.Second,
+	IOIdleTimeout:      60 * time.Second,
 }
 
 // clientIP is the address the limits count a request against: the

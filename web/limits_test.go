@@ -353,3 +353,75 @@ func TestTrustedProxyConnections(t *testing.T) {
 	}
 	res.Body.Close()
 }
+
+// Failed sign-ins are counted per account and client address, with a
+// Retry-After that grows with each further failure: an attacker guessing an
+// account's app password slows itself down, not the owner signing in from
+// elsewhere, and a success clears the count.
+func TestAuthFailuresPerAccountAndAddress(t *testing.T) {
+	t.Parallel()
+	s := webtest.New(t, withLimits(func(l *wire.LimitsConfig) { l.TrustedProxies = []string{"127.0.0.1"} }))
+	ann := s.Bootstrap("Lock Org", "ann@example.test", "admin")
+	propfind := func(from, pw string) *webtest.Response {
+		return s.Do(webtest.Request{Method: "PROPFIND", Path: "/webdav/", BasicID: ann.Email, BasicPW: pw,
+			Header: map[string]string{"Depth": "0", "X-Forwarded-For": from}})
+	}
+	const attacker, owner = "198.51.100.66", "203.0.113.1"
+	for i := range 10 {
+		webtest.Check(t, propfind(attacker, fmt.Sprintf("wrong-%d", i)), webtest.Scenario{Status: 401, Problem: "unauthorized"})
+	}
+	retryAfter := func(res *webtest.Response, want int) {
+		t.Helper()
+		checkRateLimited(t, res)
+		if got := res.Header.Get("Retry-After"); got != strconv.Itoa(want) {
+			t.Fatalf("Retry-After %s, want %d", got, want)
+		}
+	}
+	// The attacker's address waits, right password included …
+	retryAfter(propfind(attacker, ann.AppPassword), 5)
+	// … but the owner, elsewhere, is not locked out, now or after more failures.
+	webtest.Check(t, propfind(owner, ann.AppPassword), webtest.Scenario{Status: 207})
+	// Each further failure doubles the wait.
+	for _, want := range []int{10, 20, 40} {
+		s.Clock.Advance(time.Duration(want/2) * time.Second)
+		webtest.Check(t, propfind(attacker, "wrong-again"), webtest.Scenario{Status: 401, Problem: "unauthorized"})
+		retryAfter(propfind(attacker, "wrong-again"), want)
+		webtest.Check(t, propfind(owner, ann.AppPassword), webtest.Scenario{Status: 207})
+	}
+	// After the wait, the right password signs in and clears the count.
+	s.Clock.Advance(40 * time.Second)
+	webtest.Check(t, propfind(attacker, ann.AppPassword), webtest.Scenario{Status: 207})
+	webtest.Check(t, propfind(attacker, "wrong-once"), webtest.Scenario{Status: 401, Problem: "unauthorized"})
+	webtest.Check(t, propfind(attacker, ann.AppPassword), webtest.Scenario{Status: 207})
+}
+
+// An address that sprays credentials is blocked, but not for an account that
+// signed in successfully from it before (the owner behind the same NAT keeps
+// working); an account never seen from that address is refused.
+func TestAuthFailuresPerIPSpareKnownAccounts(t *testing.T) {
+	t.Parallel()
+	s := webtest.New(t, withLimits(func(l *wire.LimitsConfig) { l.AuthFailuresPerIP = 5 }))
+	ann := s.Bootstrap("Spray Org", "ann@example.test", "admin")
+	bob := s.Bootstrap("Spray Org", "bob@example.test", "member")
+	dav := func(c webtest.Creds, pw string) *webtest.Response {
+		return s.Do(webtest.Request{Method: "PROPFIND", Path: "/dav/", BasicID: c.Email, BasicPW: pw, Header: map[string]string{"Depth": "0"}})
+	}
+	me := func(tok string) *webtest.Response {
+		return s.Do(webtest.Request{Method: http.MethodGet, Path: "/api/v1/me", Token: tok})
+	}
+	webtest.Check(t, dav(ann, ann.AppPassword), webtest.Scenario{Status: 207})
+	webtest.Check(t, me(ann.Token), webtest.Scenario{Status: 200})
+	for i := range 5 {
+		webtest.Check(t, dav(webtest.Creds{Email: fmt.Sprintf("user%d@example.test", i)}, "guess"), webtest.Scenario{Status: 401})
+	}
+	// Ann, known from this address, still signs in with either credential.
+	webtest.Check(t, dav(ann, ann.AppPassword), webtest.Scenario{Status: 207})
+	webtest.Check(t, me(ann.Token), webtest.Scenario{Status: 200})
+	// Bob never signed in from here: refused, right credentials included.
+	checkRateLimited(t, dav(bob, bob.AppPassword))
+	checkRateLimited(t, me(bob.Token))
+	checkRateLimited(t, me("atr_pat_guess"))
+	// The window moves on: the address is served again.
+	s.Clock.Advance(5 * time.Minute)
+	webtest.Check(t, dav(bob, bob.AppPassword), webtest.Scenario{Status: 207})
+}

@@ -1,14 +1,19 @@
 package web
 
 import (
+	"crypto/subtle"
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"atrium/app"
 )
 
 type metrics struct {
@@ -58,4 +63,59 @@ func (m *metrics) observe(method, route string, status int, d time.Duration) {
 
 func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// MetricsAccess says who may read /metrics on the public listener.
+type MetricsAccess struct {
+	// Token, when set, is the bearer token a request must carry.
+	Token string
+	// Elsewhere: the metrics are served on a listener of their own (see
+	// MetricsHandler); without a Token the public listener does not serve them.
+	Elsewhere bool
+}
+
+// MetricsHandler serves the metrics with no check, for a listener of their own
+// on an address the operator keeps private.
+func (s *Server) MetricsHandler() http.Handler { return s.metrics.handler() }
+
+// metricsGate lets a request read /metrics: with a token configured, one that
+// bears it; else, unless they are served elsewhere, a local client — a
+// loopback connection carrying no forwarding header (a reverse proxy on the
+// same host sends X-Forwarded-For, and what it forwards is not local).
+func (s *Server) metricsGate(c *gin.Context) {
+	acc := s.cfg.Metrics
+	var p *Problem
+	switch {
+	case acc.Token != "":
+		scheme, cred, _ := strings.Cut(c.GetHeader("Authorization"), " ")
+		if !strings.EqualFold(scheme, "bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(cred)), []byte(acc.Token)) != 1 {
+			c.Header("WWW-Authenticate", `Bearer realm="metrics"`)
+			p = s.problems.make(http.StatusUnauthorized, app.EUnauthorized, "The metrics need Authorization: Bearer <the [metrics] token of the configuration>.")
+		}
+	case acc.Elsewhere:
+		p = s.problems.make(http.StatusNotFound, app.ENotFound, "The metrics are served on the [metrics] listen address, not here.")
+	case !localClient(c.Request):
+		p = s.problems.make(http.StatusForbidden, app.EForbidden,
+			"The metrics are served to local clients only; set [metrics] token or [metrics] listen in the configuration to scrape them from elsewhere.")
+	}
+	if p != nil {
+		p.write(c.Writer, requestIDFrom(c.Request.Context()))
+		c.Abort()
+		return
+	}
+	c.Next()
+}
+
+// localClient: a loopback connection that forwards no one else's request.
+func localClient(r *http.Request) bool {
+	a := remoteIP(r.RemoteAddr)
+	if !a.IsValid() || !a.IsLoopback() {
+		return false
+	}
+	for _, h := range []string{"X-Forwarded-For", "Forwarded", "X-Real-Ip", "X-Forwarded-Host"} {
+		if r.Header.Get(h) != "" {
+			return false
+		}
+	}
+	return true
 }

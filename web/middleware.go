@@ -108,53 +108,72 @@ func (s *Server) authenticate(c *gin.Context) {
 	// The token endpoint authenticates OAuth clients itself (client_secret_basic).
 	// The WOPI door authenticates with edit-session access tokens, which an
 	// editor may also send as a bearer token.
-	if h == "" || c.Request.URL.Path == "/oauth/token" || strings.HasPrefix(c.Request.URL.Path, "/wopi/") {
+	// /metrics checks its own bearer token ([metrics] token).
+	if h == "" || c.Request.URL.Path == "/oauth/token" || c.Request.URL.Path == "/metrics" || strings.HasPrefix(c.Request.URL.Path, "/wopi/") {
 		c.Next()
 		return
 	}
 	ctx := c.Request.Context()
 	scheme, cred, _ := strings.Cut(h, " ")
 	cred = strings.TrimSpace(cred)
-	ipKey := "ip:" + s.clientIP(c.Request)
+	ip := s.clientIP(c.Request)
+	ipKey := "ip:" + ip
 	var (
 		p   *app.Principal
 		err error
 	)
-	if wait := s.ipFails.blocked(ipKey); wait > 0 {
-		err = s.tooManyFailures(wait)
-		scheme = "" // refused before any check
-	}
+	// An address with too many failures is refused — except a correct
+	// credential of an account that has signed in from it before, which is
+	// checked anyway (a wrong one is refused like the rest, uncounted).
+	ipWait := s.ipFails.blocked(ipKey)
 	switch strings.ToLower(scheme) {
 	case "":
-		if err == nil {
-			err = app.Errorf(app.EUnauthorized, "The Authorization header names no scheme.")
+		err = app.Errorf(app.EUnauthorized, "The Authorization header names no scheme.")
+		if ipWait > 0 {
+			err = s.tooManyFailures(ipWait)
 		}
 	case "bearer":
 		p, err = s.cfg.Identity.Authenticate(ctx, cred)
-		if app.ErrorCode(err) == app.EUnauthorized {
+		switch {
+		case ipWait > 0 && (err != nil || !s.knownClients.has(ip, principalAccount(p))):
+			p, err = nil, s.tooManyFailures(ipWait)
+		case app.ErrorCode(err) == app.EUnauthorized:
 			s.ipFails.fail(ipKey)
+		case err == nil:
+			s.knownClients.add(ip, principalAccount(p))
 		}
 	case "basic":
-		if !hasAnyPrefix(c.Request.URL.Path, basicAuthPrefixes) {
-			err = app.Errorf(app.EUnauthorized, "HTTP Basic is accepted only by the file mount and DAV endpoints; use a bearer token.")
-			break
-		}
 		user, pass, ok := c.Request.BasicAuth()
-		if !ok {
+		account := accountKey(user)
+		switch {
+		case ipWait > 0 && (!ok || !s.knownClients.has(ip, account)):
+			err = s.tooManyFailures(ipWait)
+		case !hasAnyPrefix(c.Request.URL.Path, basicAuthPrefixes):
+			err = app.Errorf(app.EUnauthorized, "HTTP Basic is accepted only by the file mount and DAV endpoints; use a bearer token.")
+		case !ok:
 			err = app.Errorf(app.EUnauthorized, "The Basic credential is malformed.")
+		}
+		if err != nil {
 			break
 		}
-		if wait := s.accountFails.blocked(accountKey(user)); wait > 0 {
+		if wait := s.accountFails.blocked(pairKey(account, ip)); wait > 0 {
 			err = s.tooManyFailures(wait)
 			break
 		}
 		p, err = s.cfg.Identity.AuthenticateBasic(ctx, user, pass)
-		if app.ErrorCode(err) == app.EUnauthorized {
-			s.accountFails.fail(accountKey(user))
+		switch {
+		case app.ErrorCode(err) == app.EUnauthorized:
+			s.accountFails.fail(pairKey(account, ip))
 			s.ipFails.fail(ipKey)
+		case err == nil:
+			s.accountFails.forget(pairKey(account, ip))
+			s.knownClients.add(ip, account)
 		}
 	default:
 		err = app.Errorf(app.EUnauthorized, "Unsupported authorization scheme %q.", scheme)
+		if ipWait > 0 {
+			err = s.tooManyFailures(ipWait)
+		}
 	}
 	if err != nil {
 		pr := s.problems.fromError(err)

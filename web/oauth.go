@@ -23,11 +23,9 @@ func (s *Server) oauthToken(c *gin.Context) {
 		return
 	}
 	f := c.Request.PostForm
-	ipKey := "ip:" + s.clientIP(c.Request)
-	if wait := s.ipFails.blocked(ipKey); wait > 0 {
-		s.oauthThrottled(c, wait)
-		return
-	}
+	ip := s.clientIP(c.Request)
+	ipKey := "ip:" + ip
+	ipWait := s.ipFails.blocked(ipKey)
 	requested := app.ParseScopes(f.Get("scope"))
 	var (
 		res identity.TokenResponse
@@ -44,15 +42,29 @@ func (s *Server) oauthToken(c *gin.Context) {
 			oauthError(c, http.StatusUnauthorized, "invalid_client", "client authentication is required")
 			return
 		}
-		if wait := s.accountFails.blocked(accountKey("client:" + id)); wait > 0 {
+		// A blocked address may still sign in a client it has signed in before.
+		client := accountKey("client:" + id)
+		if ipWait > 0 && !s.knownClients.has(ip, client) {
+			s.oauthThrottled(c, ipWait)
+			return
+		}
+		if wait := s.accountFails.blocked(pairKey(client, ip)); wait > 0 {
 			s.oauthThrottled(c, wait)
 			return
 		}
 		res, err = s.cfg.Identity.ClientCredentials(c.Request.Context(), id, secret, requested)
-		if app.ErrorCode(err) == app.EUnauthorized {
-			s.accountFails.fail(accountKey("client:" + id))
+		switch {
+		case app.ErrorCode(err) == app.EUnauthorized:
+			s.accountFails.fail(pairKey(client, ip))
+		case err == nil:
+			s.accountFails.forget(pairKey(client, ip))
+			s.knownClients.add(ip, client)
 		}
 	case "urn:ietf:params:oauth:grant-type:token-exchange":
+		if ipWait > 0 {
+			s.oauthThrottled(c, ipWait)
+			return
+		}
 		if f.Get("subject_token") == "" {
 			oauthError(c, http.StatusBadRequest, "invalid_request", "subject_token is required")
 			return

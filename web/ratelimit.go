@@ -6,36 +6,54 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"atrium/app"
 )
 
-// Failed sign-ins are limited per account (app passwords on the file mount and
-// DAV doors, OAuth client secrets) and per client address (any credential):
-// after Limits.AuthFailures (per account) or Limits.AuthFailuresPerIP (per
-// address) failures within the window, further attempts for that account or
-// from that address are refused with 429 and Retry-After until the oldest
-// failure leaves the window — a correct password included, so that guessing
-// cannot go on.
+// Failed sign-ins are limited so that guessing is slowed without letting anyone
+// lock an account's owner out:
+//
+//   - per account and client address (app passwords on the file mount and DAV
+//     doors, OAuth client secrets): after Limits.AuthFailures failures within
+//     the window, that account is refused from that address with 429 and a
+//     Retry-After that grows with every further failure (Limits.AuthFailureBackoff,
+//     doubled each time, at most the window). Failures from one address never
+//     slow the account down from another; a success clears the count.
+//   - per client address (any credential): after Limits.AuthFailuresPerIP
+//     failures within the window, the address's credentials are refused until
+//     the oldest failure leaves the window — except a correct credential of an
+//     account that signed in successfully from that address within
+//     Limits.KnownClientTTL, so that an address spraying many accounts is
+//     stopped while the owner behind the same address keeps working.
+//
+// The secrets themselves are random (160-bit app passwords, 256-bit tokens):
+// the limits cut the noise and load of guessing; they are not what makes
+// guessing hopeless.
 
-// failLimiter counts failures per key in a sliding window.
+// failLimiter counts failures per key in a sliding window. With a backoff, a
+// key with max or more failures is blocked for backoff·2^(failures−max) (at
+// most the window) after its latest failure; without one, until the oldest of
+// its last max failures leaves the window.
 type failLimiter struct {
-	mu     sync.Mutex
-	max    int
-	window time.Duration
-	now    func() time.Time
-	fails  map[string][]time.Time
-	sweep  time.Time
+	mu      sync.Mutex
+	max     int
+	window  time.Duration
+	backoff time.Duration
+	now     func() time.Time
+	fails   map[string][]time.Time
+	sweep   time.Time
 }
 
 // newFailLimiter returns a limiter of max failures per window; now nil is the
 // wall clock. max 0 is no limit (a nil limiter, which blocks nothing).
-func newFailLimiter(max int, window time.Duration, now func() time.Time) *failLimiter {
+func newFailLimiter(max int, window, backoff time.Duration, now func() time.Time) *failLimiter {
 	if max <= 0 || window <= 0 {
 		return nil
 	}
 	if now == nil {
 		now = time.Now
 	}
-	return &failLimiter{max: max, window: window, now: now, fails: map[string][]time.Time{}}
+	return &failLimiter{max: max, window: window, backoff: min(backoff, window), now: now, fails: map[string][]time.Time{}}
 }
 
 // recent drops a key's failures older than the window; mu is held.
@@ -56,6 +74,15 @@ func (l *failLimiter) recent(key string, now time.Time) []time.Time {
 	return ts
 }
 
+// delay is how long a key with n >= max recent failures waits after its latest.
+func (l *failLimiter) delay(n int) time.Duration {
+	d := l.backoff
+	for i := l.max; i < n && d < l.window; i++ {
+		d *= 2
+	}
+	return min(d, l.window)
+}
+
 // blocked returns how long until any of keys may try again; 0 when none is blocked.
 func (l *failLimiter) blocked(keys ...string) time.Duration {
 	if l == nil {
@@ -66,11 +93,29 @@ func (l *failLimiter) blocked(keys ...string) time.Duration {
 	now := l.now()
 	var wait time.Duration
 	for _, k := range keys {
-		if ts := l.recent(k, now); len(ts) >= l.max {
+		ts := l.recent(k, now)
+		switch {
+		case len(ts) < l.max:
+		case l.backoff > 0:
+			wait = max(wait, ts[len(ts)-1].Add(l.delay(len(ts))).Sub(now))
+		default:
 			wait = max(wait, ts[len(ts)-l.max].Add(l.window).Sub(now))
 		}
 	}
 	return wait
+}
+
+// keep is how many failures of a key are remembered: max without backoff; with
+// it, enough for the delay to reach the window.
+func (l *failLimiter) keep() int {
+	if l.backoff <= 0 {
+		return l.max
+	}
+	n := l.max
+	for d := l.backoff; d < l.window; d *= 2 {
+		n++
+	}
+	return n
 }
 
 // fail records a failure for each key.
@@ -87,17 +132,94 @@ func (l *failLimiter) fail(keys ...string) {
 		}
 		l.sweep = now
 	}
+	keep := l.keep()
 	for _, k := range keys {
 		ts := append(l.recent(k, now), now)
-		if len(ts) > l.max {
-			ts = ts[len(ts)-l.max:]
+		if len(ts) > keep {
+			ts = ts[len(ts)-keep:]
 		}
 		l.fails[k] = ts
 	}
 }
 
+// forget clears a key's failures (after a successful sign-in).
+func (l *failLimiter) forget(key string) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	delete(l.fails, key)
+	l.mu.Unlock()
+}
+
+// knownClients remembers which accounts signed in successfully from which
+// client address, for ttl after the latest success.
+type knownClients struct {
+	mu    sync.Mutex
+	ttl   time.Duration
+	now   func() time.Time
+	seen  map[string]time.Time
+	sweep time.Time
+}
+
+func newKnownClients(ttl time.Duration, now func() time.Time) *knownClients {
+	if ttl <= 0 {
+		return nil
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &knownClients{ttl: ttl, now: now, seen: map[string]time.Time{}}
+}
+
+// add records a success of account from ip.
+func (k *knownClients) add(ip, account string) {
+	if k == nil {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	now := k.now()
+	if now.Sub(k.sweep) > time.Hour {
+		for key, t := range k.seen {
+			if now.Sub(t) >= k.ttl {
+				delete(k.seen, key)
+			}
+		}
+		k.sweep = now
+	}
+	k.seen[ip+"|"+account] = now
+}
+
+// has reports whether account signed in from ip within the ttl.
+func (k *knownClients) has(ip, account string) bool {
+	if k == nil {
+		return false
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	t, ok := k.seen[ip+"|"+account]
+	return ok && k.now().Sub(t) < k.ttl
+}
+
 // accountKey is the limiter key of a sign-in name.
 func accountKey(name string) string { return "account:" + strings.ToLower(strings.TrimSpace(name)) }
+
+// principalAccount is the account key of a signed-in principal: its service
+// principal (the OAuth client id), else its user's e-mail address (the Basic
+// sign-in name).
+func principalAccount(p *app.Principal) string {
+	switch {
+	case p.ServicePrincipalID != "":
+		return accountKey("client:" + p.ServicePrincipalID)
+	case p.Email != "":
+		return accountKey(p.Email)
+	}
+	return accountKey("user:" + p.UserID)
+}
+
+// pairKey is the limiter key of an account signing in from a client address.
+func pairKey(account, ip string) string { return account + "|" + ip }
 
 // tooManyFailures is the 429 problem of a blocked sign-in attempt.
 func (s *Server) tooManyFailures(wait time.Duration) *Problem {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humagin"
@@ -61,6 +62,10 @@ type Config struct {
 	Registry *prometheus.Registry
 	// Limits protect the server from overload and abuse; nil is DefaultLimits.
 	Limits *Limits
+	// Clock is the time the limits count in; nil is the wall clock.
+	Clock app.Clock
+	// Metrics says who may read /metrics on this server's handler.
+	Metrics MetricsAccess
 }
 
 // Server is the HTTP server's handler.
@@ -73,8 +78,10 @@ type Server struct {
 	metrics  *metrics
 
 	limits Limits
-	// accountFails and ipFails limit failed sign-ins per account and per address.
+	// accountFails and ipFails limit failed sign-ins per account and address,
+	// and per address; knownClients are the accounts each address signed in to.
 	accountFails, ipFails *failLimiter
+	knownClients          *knownClients
 	// tokenRate and ipRate limit request rates per credential and per address.
 	tokenRate, ipRate *rateLimiters
 	// queryParams caches each operation's query parameter names (knownQuery).
@@ -101,10 +108,15 @@ func New(cfg Config) *Server {
 	if cfg.Limits != nil {
 		s.limits = *cfg.Limits
 	}
-	s.accountFails = newFailLimiter(s.limits.AuthFailures, s.limits.AuthFailureWindow, nil)
-	s.ipFails = newFailLimiter(s.limits.AuthFailuresPerIP, s.limits.AuthFailureWindow, nil)
-	s.tokenRate = newRateLimiters(s.limits.RatePerToken, s.limits.BurstPerToken, nil)
-	s.ipRate = newRateLimiters(s.limits.RatePerIP, s.limits.BurstPerIP, nil)
+	now := cfg.Clock
+	if now == nil {
+		now = time.Now
+	}
+	s.accountFails = newFailLimiter(s.limits.AuthFailures, s.limits.AuthFailureWindow, max(s.limits.AuthFailureBackoff, time.Second), now)
+	s.ipFails = newFailLimiter(s.limits.AuthFailuresPerIP, s.limits.AuthFailureWindow, 0, now)
+	s.knownClients = newKnownClients(s.limits.KnownClientTTL, now)
+	s.tokenRate = newRateLimiters(s.limits.RatePerToken, s.limits.BurstPerToken, now)
+	s.ipRate = newRateLimiters(s.limits.RatePerIP, s.limits.BurstPerIP, now)
 
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
@@ -166,7 +178,7 @@ func (s *Server) routes() {
 		}
 		c.JSON(http.StatusOK, gin.H{"status": "ready"})
 	})
-	e.GET("/metrics", gin.WrapH(s.metrics.handler()))
+	e.GET("/metrics", s.metricsGate, gin.WrapH(s.metrics.handler()))
 
 	dh := http.StripPrefix("/api/v1/docs", docs.Handler("/api/v1/openapi.json", APITitle))
 	e.GET("/api/v1/docs", gin.WrapH(dh))
@@ -244,7 +256,7 @@ Authentication: ` + "`Authorization: Bearer <token>`" + ` with a personal access
 
 Errors: every error response is ` + "`application/problem+json`" + ` (RFC 9457) with ` + "`type`, `title`, `status`, `detail`, `code`" + `, and for 422 an ` + "`errors`" + ` array of ` + "`{location, message, value}`" + `. A query parameter the operation does not take is refused with 422 ` + "`validation_failed`" + ` naming it (` + "`errors[].location`" + ` ` + "`query.<name>`" + `) and the parameters the operation takes: it is never silently ignored.
 
-Limits: failed sign-ins are limited per account and per client address, and request rates per credential and per address can be limited ([limits] in the server's configuration): a refused request gets 429 ` + "`rate_limited`" + ` with ` + "`Retry-After`" + `. A REST operation that runs longer than the server allows gets 503 ` + "`timeout`" + `; JSON bodies are limited to 1 MiB (413 ` + "`payload_too_large`" + `).
+Limits: failed sign-ins are limited per account and client address (with a wait that grows with each further failure) and per client address, and request rates per credential and per address can be limited ([limits] in the server's configuration): a refused request gets 429 ` + "`rate_limited`" + ` with ` + "`Retry-After`" + `. A REST operation that runs longer than the server allows gets 503 ` + "`timeout`" + `; JSON bodies are limited to 1 MiB (413 ` + "`payload_too_large`" + `).
 
 Pagination: cursor lists take ` + "`cursor` and `limit`" + ` (1–100, default 20) and return ` + "`{items, next_cursor, has_more, limit}`" + `; cursors are valid 24 hours (then 400 ` + "`cursor_expired`" + `).
 

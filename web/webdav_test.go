@@ -224,7 +224,14 @@ func TestWebDAVAuth(t *testing.T) {
 		{Name: "no credential", Request: webtest.Request{Method: "PROPFIND", Path: "/api/v1/webdav/", Header: map[string]string{"Depth": "0"}}, Status: 401, Problem: "unauthorized", Headers: basic},
 		{Name: "no credential on the alias", Request: webtest.Request{Method: "GET", Path: "/webdav/"}, Status: 401, Headers: basic},
 		{Name: "account password refused", Request: webtest.Request{Method: "PROPFIND", Path: "/api/v1/webdav/", BasicID: "boss@acme.test", BasicPW: "a long enough password",
-			Header: map[string]string{"Depth": "0"}}, Status: 401, Problem: "unauthorized", Headers: basic},
+			Header: map[string]string{"Depth": "0"}}, Status: 401, Problem: "unauthorized", Headers: basic, Contains: []string{"Use an app password, not the account password."}},
+		// A token sent as the Basic password is not mistaken for an account password.
+		{Name: "PAT as the Basic password on WebDAV", Request: webtest.Request{Method: "PROPFIND", Path: "/webdav/", BasicID: ann.creds.Email, BasicPW: ann.creds.Token,
+			Header: map[string]string{"Depth": "0"}}, Status: 401, Problem: "unauthorized", Headers: basic,
+			Contains: []string{"access token", "Authorization: Bearer", "app password"}, NotContains: []string{"account password"}},
+		{Name: "PAT as the Basic password on DAV", Request: webtest.Request{Method: "PROPFIND", Path: "/dav/", BasicID: ann.creds.Email, BasicPW: ann.creds.Token,
+			Header: map[string]string{"Depth": "0"}}, Status: 401, Problem: "unauthorized", Headers: basic,
+			Contains: []string{"Authorization: Bearer"}, NotContains: []string{"account password"}},
 		{Name: "app password", Request: davReq(ann, "PROPFIND", "/", map[string]string{"Depth": "0"}, nil), Status: 207},
 		{Name: "bearer", Request: webtest.Request{Method: "PROPFIND", Path: "/webdav/", Token: ann.creds.Token, Header: map[string]string{"Depth": "0"}}, Status: 207},
 	})

@@ -54,9 +54,11 @@ func (s *Service) RequestUpload(ctx context.Context, p *app.Principal, req Uploa
 		return UploadTicket{}, err
 	}
 	var v app.Validator
-	if err := CheckName("body.name", req.Name); err != nil {
+	name, err := CleanName("body.name", req.Name)
+	if err != nil {
 		v.Add("body.name", app.ErrorMessage(err), req.Name)
 	}
+	req.Name = name
 	v.Check(req.Size >= 0, "body.size", "The size is a number of bytes, 0 or more.", req.Size)
 	v.Check(req.Size <= s.opts.MaxUploadBytes, "body.size", fmt.Sprintf("One upload is at most %d bytes; use the resumable upload for larger files.", s.opts.MaxUploadBytes), req.Size)
 	if err := v.Err(); err != nil {
@@ -470,10 +472,10 @@ func (s *Service) Put(ctx context.Context, p *app.Principal, req PutRequest) (Fi
 		}
 		target, req.Name, req.ParentID = &f, f.Name, f.Parent()
 	} else {
-		if err := CheckName("name", req.Name); err != nil {
+		var err error
+		if req.Name, err = CleanName("name", req.Name); err != nil {
 			return File{}, false, err
 		}
-		var err error
 		if parent, err = s.parentFolder(ctx, p, req.ParentID, "parent_id"); err != nil {
 			return File{}, false, err
 		}

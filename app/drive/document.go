@@ -64,7 +64,8 @@ func (r CreateDocumentRequest) documentName() (name, typ string, err error) {
 		}
 		name += "." + typ
 	}
-	if err := CheckName("body.name", name); err != nil {
+	name, err = CleanName("body.name", name)
+	if err != nil {
 		return "", "", err
 	}
 	return name, typ, nil

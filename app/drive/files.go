@@ -15,7 +15,8 @@ func (s *Service) CreateFolder(ctx context.Context, p *app.Principal, name, pare
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return File{}, err
 	}
-	if err := CheckName("body.name", name); err != nil {
+	name, err := CleanName("body.name", name)
+	if err != nil {
 		return File{}, err
 	}
 	parent, err := s.parentFolder(ctx, p, parentID, "body.parent_id")
@@ -99,7 +100,8 @@ func (s *Service) update(ctx context.Context, p *app.Principal, id, need, change
 
 // Rename renames an item; a live sibling of the same name (any case) → conflict.
 func (s *Service) Rename(ctx context.Context, p *app.Principal, id, name string) (File, error) {
-	if err := CheckName("body.name", name); err != nil {
+	name, err := CleanName("body.name", name)
+	if err != nil {
 		return File{}, err
 	}
 	return s.update(ctx, p, id, PermEdit, "renamed", func(ctx context.Context, f *File) error {

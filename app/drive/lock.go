@@ -537,6 +537,10 @@ func (s *Service) MoveTo(ctx context.Context, p *app.Principal, id, targetID, na
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return File{}, err
 	}
+	name, err := CleanName("name", name)
+	if err != nil {
+		return File{}, err
+	}
 	cur, err := s.access(ctx, p, id, PermEdit)
 	if err != nil {
 		return File{}, err
@@ -550,9 +554,6 @@ func (s *Service) MoveTo(ctx context.Context, p *app.Principal, id, targetID, na
 	if name == cur.Name {
 		return s.Move(ctx, p, id, targetID)
 	}
-	if err := CheckName("name", name); err != nil {
-		return File{}, err
-	}
 	return s.move(ctx, p, id, targetID, name, "header.Destination")
 }
 
@@ -560,7 +561,8 @@ func (s *Service) MoveTo(ctx context.Context, p *app.Principal, id, targetID, na
 // shallow copies a folder without its contents. Dead properties go with the
 // copied item.
 func (s *Service) CopyTo(ctx context.Context, p *app.Principal, id, targetID, name string, shallow bool) (File, error) {
-	if err := CheckName("name", name); err != nil {
+	name, err := CleanName("name", name)
+	if err != nil {
 		return File{}, err
 	}
 	src, err := s.Detail(ctx, p, id)

@@ -8,15 +8,23 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	"atrium/app"
 )
 
 // MaxNameBytes is the longest item name, in bytes of UTF-8.
 const MaxNameBytes = 255
 
-// CheckName returns a validation error at location when name cannot name an item.
-func CheckName(location, name string) error {
+// CleanName is the one rule for item names, applied by every door (REST,
+// WebDAV, TUS, WOPI): it returns name in Unicode NFC — the form names are
+// stored and compared in, so that "café" composed (NFC) and decomposed (NFD,
+// as macOS sends it) are the same name — or a validation error at location.
+func CleanName(location, name string) (string, error) {
 	reason := ""
+	if utf8.ValidString(name) {
+		name = norm.NFC.String(name)
+	}
 	switch {
 	case name == "":
 		reason = "must not be empty"
@@ -32,17 +40,49 @@ func CheckName(location, name string) error {
 		reason = "must not contain NUL"
 	case strings.IndexFunc(name, unicode.IsControl) >= 0:
 		reason = "must not contain control characters"
+	case bidiControl(name) != 0:
+		r := bidiControl(name)
+		reason = fmt.Sprintf("must not contain the bidirectional control character U+%04X (%s): it can make a name display as another", r, bidiControls[r])
 	case strings.TrimSpace(name) == "":
 		reason = "must not be only spaces"
 	}
 	if reason != "" {
-		return app.Invalid(location, "The name "+reason+".", name)
+		return "", app.Invalid(location, "The name "+reason+".", name)
 	}
-	return nil
+	return name, nil
 }
 
-// NameKey folds a name for case-insensitive comparison.
-func NameKey(name string) string { return strings.ToLower(name) }
+// bidiControls are the invisible characters that change the display order of
+// text around them (Unicode Bidi_Control), refused in names.
+var bidiControls = map[rune]string{
+	0x061C: "ARABIC LETTER MARK",
+	0x200E: "LEFT-TO-RIGHT MARK",
+	0x200F: "RIGHT-TO-LEFT MARK",
+	0x202A: "LEFT-TO-RIGHT EMBEDDING",
+	0x202B: "RIGHT-TO-LEFT EMBEDDING",
+	0x202C: "POP DIRECTIONAL FORMATTING",
+	0x202D: "LEFT-TO-RIGHT OVERRIDE",
+	0x202E: "RIGHT-TO-LEFT OVERRIDE",
+	0x2066: "LEFT-TO-RIGHT ISOLATE",
+	0x2067: "RIGHT-TO-LEFT ISOLATE",
+	0x2068: "FIRST STRONG ISOLATE",
+	0x2069: "POP DIRECTIONAL ISOLATE",
+}
+
+// bidiControl returns the first bidirectional control character of name, or 0.
+func bidiControl(name string) rune {
+	for _, r := range name {
+		if _, ok := bidiControls[r]; ok {
+			return r
+		}
+	}
+	return 0
+}
+
+// NameKey folds a name for comparison: NFC, then case-insensitive. Lookups by
+// name (a WebDAV path, a sibling's name) compare keys, so a name found in either
+// normalisation form finds the item.
+func NameKey(name string) string { return strings.ToLower(norm.NFC.String(name)) }
 
 // NumberedName returns the n-th alternative of name: "report (n).pdf".
 func NumberedName(name string, n int) string {

@@ -104,9 +104,11 @@ func (s *Service) CreateTusUpload(ctx context.Context, p *app.Principal, req Tus
 	if req.Name == "" {
 		return TusUpload{}, app.Invalid("header.Upload-Metadata", "The metadata must carry the file name under the key filename.", nil)
 	}
-	if err := CheckName("header.Upload-Metadata.filename", req.Name); err != nil {
+	name, err := CleanName("header.Upload-Metadata.filename", req.Name)
+	if err != nil {
 		return TusUpload{}, err
 	}
+	req.Name = name
 	if !req.Deferred {
 		if req.Length < 0 {
 			return TusUpload{}, app.Invalid("header.Upload-Length", "The length is a number of bytes, 0 or more.", req.Length)

@@ -376,7 +376,8 @@ func (s *Service) WOPIPutRelativeFile(ctx context.Context, es *EditorSession, r 
 		}
 		name = base + name
 	}
-	if err := CheckName("header.X-WOPI-RelativeTarget", name); err != nil {
+	name, err = CleanName("header.X-WOPI-RelativeTarget", name)
+	if err != nil {
 		return File{}, "", err
 	}
 	parentID := s.besideFolder(ctx, es.p, src)

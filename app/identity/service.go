@@ -395,6 +395,9 @@ func (s *Service) AuthenticateBasic(ctx context.Context, email, password string)
 	h := s.hash(normalizeAppPassword(password))
 	cred, err := s.store.AppPasswordCredential(ctx, strings.TrimSpace(email), h)
 	if app.ErrorCode(err) == app.ENotFound {
+		if p := strings.TrimSpace(password); strings.HasPrefix(p, PATPrefix) || strings.HasPrefix(p, SPTokenPrefix) {
+			return nil, app.Errorf(app.EUnauthorized, "The password is an access token, not an app password: send the token as Authorization: Bearer <token>, or sign in with an app password.")
+		}
 		return nil, app.Errorf(app.EUnauthorized, "The e-mail address or app password is not valid. Use an app password, not the account password.")
 	}
 	if err != nil {

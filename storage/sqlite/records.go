@@ -141,34 +141,36 @@ type Idempotency struct{ *DB }
 var _ app.IdempotencyStore = Idempotency{}
 
 // Claim takes the key for this request unless a live record exists.
-func (s Idempotency) Claim(ctx context.Context, orgID, key string, hash []byte) (*app.IdempotencyRecord, error) {
+func (s Idempotency) Claim(ctx context.Context, orgID, key, principal string, hash []byte) (*app.IdempotencyRecord, error) {
 	var rec *app.IdempotencyRecord
 	err := s.InTx(ctx, func(ctx context.Context) error {
 		now := s.now()
 		var (
 			h          []byte
+			owner      string
 			state      string
 			status     int
 			headers    string
 			body       []byte
 			lease, exp int64
 		)
-		err := s.write(ctx).QueryRowContext(ctx, `SELECT request_hash, state, status, headers, body, lease_until, expires_at
+		err := s.write(ctx).QueryRowContext(ctx, `SELECT request_hash, principal, state, status, headers, body, lease_until, expires_at
 			FROM idempotency_keys WHERE organization_id = ? AND key = ?`, orgID, key).
-			Scan(&h, &state, &status, &headers, &body, &lease, &exp)
+			Scan(&h, &owner, &state, &status, &headers, &body, &lease, &exp)
 		switch {
 		case err == sql.ErrNoRows:
 		case err != nil:
 			return mapErr(err, "idempotency key")
 		case exp > ms(now) && (state == "done" || lease > ms(now)):
-			rec = &app.IdempotencyRecord{RequestHash: h, InFlight: state == "in_flight", Status: status, Body: body}
+			rec = &app.IdempotencyRecord{RequestHash: h, Principal: owner, InFlight: state == "in_flight", Status: status, Body: body}
 			_ = json.Unmarshal([]byte(headers), &rec.Header)
 			return nil
 		}
-		_, err = s.write(ctx).ExecContext(ctx, `INSERT INTO idempotency_keys(organization_id, key, request_hash, state, lease_until, expires_at)
-			VALUES (?, ?, ?, 'in_flight', ?, ?) ON CONFLICT(organization_id, key) DO UPDATE SET request_hash = excluded.request_hash,
+		_, err = s.write(ctx).ExecContext(ctx, `INSERT INTO idempotency_keys(organization_id, key, principal, request_hash, state, lease_until, expires_at)
+			VALUES (?, ?, ?, ?, 'in_flight', ?, ?) ON CONFLICT(organization_id, key) DO UPDATE SET principal = excluded.principal,
+			request_hash = excluded.request_hash,
 			state = 'in_flight', status = 0, headers = '{}', body = NULL, lease_until = excluded.lease_until, expires_at = excluded.expires_at`,
-			orgID, key, hash, ms(now.Add(app.IdempotencyLease)), ms(now.Add(app.IdempotencyRetention)))
+			orgID, key, principal, hash, ms(now.Add(app.IdempotencyLease)), ms(now.Add(app.IdempotencyRetention)))
 		return mapErr(err, "idempotency key")
 	})
 	return rec, err

@@ -130,6 +130,9 @@ func Migrate(ctx context.Context, path string, log *slog.Logger) (int, error) {
 			log.Info("migration applied", "version", r.Source.Version, "file", filepath.Base(r.Source.Path), "duration", r.Duration)
 		}
 	}
+	if err := runFixups(ctx, db, log); err != nil {
+		return len(res), err
+	}
 	return len(res), nil
 }
 

@@ -3,8 +3,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,8 +22,10 @@ func TestMigrations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n == 0 || int64(n) != MigrationVersion() {
-		t.Fatalf("applied %d migrations, want %d", n, MigrationVersion())
+	sub, _ := fsSub()
+	files, _ := fs.Glob(sub, "*.sql")
+	if n == 0 || n != len(files) || MigrationVersion() < int64(n) {
+		t.Fatalf("applied %d migrations, want %d (up to version %d)", n, len(files), MigrationVersion())
 	}
 	// An existing, migrated database gets none, and keeps its rows.
 	db, err := Open(ctx, path, nil)
@@ -192,5 +196,72 @@ func TestCheckpointInBackground(t *testing.T) {
 	}
 	if _, err := os.Stat(path + "-wal"); !os.IsNotExist(err) {
 		t.Errorf("log left after Close: %v", err)
+	}
+}
+
+// Drive items named before names were kept in NFC (NFD names, as macOS sends
+// them, keyed without normalisation) are renamed to NFC and re-keyed once, so
+// that a lookup in either form finds them; a name taken in NFC by a live
+// sibling gets a number instead.
+func TestFixupDriveNamesNFC(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "atrium.db")
+	if _, err := Migrate(ctx, path, nil); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	raw.SetMaxOpenConns(1)
+	const nfd, nfc = "Cafe\u0301.txt", "Caf\u00e9.txt"
+	rows := []struct{ id, parent, name, key string }{
+		{"a", "", nfd, strings.ToLower(nfd)},                                   // stored before: NFD, old key
+		{"b", "", strings.ToLower(nfc), strings.ToLower(nfc)},                  // its NFC twin, already there
+		{"c", "", "Re\u0301sume\u0301", strings.ToLower("Re\u0301sume\u0301")}, // NFD, alone
+		{"d", "", "plain.txt", "plain.txt"},                                    // ASCII: untouched
+	}
+	if _, err := raw.ExecContext(ctx, `PRAGMA foreign_keys = OFF`); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if _, err := raw.ExecContext(ctx, `INSERT INTO drive_files (id, organization_id, owner_id, parent_id, name, name_key, is_folder,
+			mime_type, mime_group, status, seq, created_at, updated_at) VALUES (?, 'o', 'u', NULL, ?, ?, 0, 'text/plain', 'text', 'active', 1, 0, 0)`,
+			r.id, r.name, r.key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := raw.ExecContext(ctx, `INSERT OR IGNORE INTO pending_fixups(name) VALUES ('drive_names_nfc')`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+
+	if n, err := Migrate(ctx, path, nil); err != nil || n != 0 {
+		t.Fatalf("migrate: %d %v", n, err)
+	}
+	raw, err = sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]string{
+		"a": {"Caf\u00e9 (2).txt", "caf\u00e9 (2).txt"},
+		"b": {"caf\u00e9.txt", "caf\u00e9.txt"},
+		"c": {"R\u00e9sum\u00e9", "r\u00e9sum\u00e9"},
+		"d": {"plain.txt", "plain.txt"},
+	}
+	for id, w := range want {
+		var name, key string
+		if err := raw.QueryRowContext(ctx, `SELECT name, name_key FROM drive_files WHERE id = ?`, id).Scan(&name, &key); err != nil {
+			t.Fatal(err)
+		}
+		if name != w[0] || key != w[1] {
+			t.Errorf("item %s: name %q key %q, want %q %q", id, name, key, w[0], w[1])
+		}
+	}
+	var pending int
+	if err := raw.QueryRowContext(ctx, `SELECT count(*) FROM pending_fixups`).Scan(&pending); err != nil || pending != 0 {
+		t.Fatalf("pending fix-ups %d %v", pending, err)
 	}
 }

@@ -44,13 +44,13 @@ func (q ListQuery) params() drive.ListParams {
 
 // FolderCreate is the body of folder creation.
 type FolderCreate struct {
-	Name     string `json:"name" minLength:"1" maxLength:"255" doc:"Folder name: no '/', NUL, control characters, '.' or '..'; at most 255 bytes."`
+	Name     string `json:"name" minLength:"1" maxLength:"255" doc:"Folder name: no '/', NUL, control characters, bidirectional controls (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C: 422 naming the character), '.' or '..'; at most 255 bytes. Names are kept in Unicode NFC and compared case-insensitively: a decomposed (NFD) name is the same name as its composed form."`
 	ParentID string `json:"parent_id,omitempty" maxLength:"200" doc:"Parent folder; the root when absent."`
 }
 
 // UploadRequest announces a three-step upload.
 type UploadRequest struct {
-	Name     string `json:"name" minLength:"1" maxLength:"255" doc:"File name."`
+	Name     string `json:"name" minLength:"1" maxLength:"255" doc:"File name: no '/', NUL, control characters, bidirectional controls (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C: 422 naming the character), '.' or '..'; at most 255 bytes. Names are kept in Unicode NFC and compared case-insensitively: a decomposed (NFD) name is the same name as its composed form."`
 	MimeType string `json:"mime_type,omitempty" maxLength:"255" doc:"Content type the PUT will send; guessed from the name when absent."`
 	Size     int64  `json:"size" minimum:"0" doc:"Exact size in bytes."`
 	ParentID string `json:"parent_id,omitempty" maxLength:"200" doc:"Target folder; the root when absent."`
@@ -58,7 +58,7 @@ type UploadRequest struct {
 
 // FileRename is the body of rename.
 type FileRename struct {
-	Name string `json:"name" minLength:"1" maxLength:"255" doc:"New name."`
+	Name string `json:"name" minLength:"1" maxLength:"255" doc:"New name: no '/', NUL, control characters, bidirectional controls (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C: 422 naming the character), '.' or '..'; at most 255 bytes. Names are kept in Unicode NFC and compared case-insensitively: a decomposed (NFD) name is the same name as its composed form."`
 }
 
 // FileMove is the body of move.

@@ -78,7 +78,7 @@ func describeTus(api huma.API, resolve *huma.Operation) {
 			"Tus-Max-Size":  header("The largest upload in bytes.", num),
 		}})
 	add(http.MethodPost, "/drive/tus/", "createTusUpload", "Create a resumable upload",
-		"Creates an upload (tus creation). `Upload-Metadata` carries base64 values: `filename` (required; `name` is accepted as Uppy sends it), `filetype` (guessed from the name when absent) and `parent_id` (a folder of yours or shared with you for editing; the root when absent). Give `Upload-Length`, or `Upload-Defer-Length: 1` and the length on a later PATCH. The quota is checked here when the length is known (507 `quota_exceeded`) and again as bytes arrive. A body with `Content-Type: application/offset+octet-stream` is the first chunk (creation-with-upload). The upload belongs to its creator: other users get 404. Abandoned uploads expire 24 hours after their last activity (`Upload-Expires`).",
+		"Creates an upload (tus creation). `Upload-Metadata` carries base64 values: `filename` (required; `name` is accepted as Uppy sends it), `filetype` (guessed from the name when absent) and `parent_id` (a folder of yours or shared with you for editing; the root when absent). Give `Upload-Length` (a plain decimal number: `5`; `+5`, `05` or spaces → 400), or `Upload-Defer-Length: 1` and the length on a later PATCH. The quota is checked here when the length is known (507 `quota_exceeded`) and again as bytes arrive. A body with `Content-Type: application/offset+octet-stream` is the first chunk (creation-with-upload). The upload belongs to its creator: other users get 404. Abandoned uploads expire 24 hours after their last activity (`Upload-Expires`).",
 		app.ScopeDriveWrite, []*huma.Param{tusResumable,
 			hdr("Upload-Length", "Total size in bytes.", num, false),
 			hdr("Upload-Defer-Length", "`1` when the size is not known yet.", num, false),
@@ -95,13 +95,13 @@ func describeTus(api huma.API, resolve *huma.Operation) {
 			"Upload-Expires": expires, "Atrium-Upload-Status": state, "Atrium-File-Id": fileID, "Cache-Control": header("`no-store`.", str)}},
 		"404")
 	add(http.MethodPatch, "/drive/tus/{upload_id}", "patchTusUpload", "Append bytes to a resumable upload",
-		"Appends the body (`Content-Type: application/offset+octet-stream`) at `Upload-Offset`, which must equal the stored offset (else 409). `Upload-Length` declares a deferred length. Bytes are durable before the response; a broken-off body keeps what arrived. Beyond the quota → 507. With the last byte the upload becomes a drive file (SHA-256 computed while streaming; event `drive.file.created`), or waits in the `conflict` state when the folder holds an item of its name.",
+		"Appends the body (`Content-Type: application/offset+octet-stream`, exactly; any other type → 415 `unsupported_media_type`) at `Upload-Offset`, which must equal the stored offset (else 409). `Upload-Offset` and `Upload-Length` are plain decimal numbers (`5`; `+5`, `05` or spaces → 400). `Upload-Length` declares a deferred length. Bytes are durable before the response; a broken-off body keeps what arrived. Beyond the quota → 507. With the last byte the upload becomes a drive file (SHA-256 computed while streaming; event `drive.file.created`), or waits in the `conflict` state when the folder holds an item of its name.",
 		app.ScopeDriveWrite, []*huma.Param{uploadID, tusResumable,
 			hdr("Upload-Offset", "Where the body starts.", num, true),
 			hdr("Upload-Length", "Total size, for an upload created with a deferred length.", num, false)},
 		"204", &huma.Response{Description: "Stored.", Headers: map[string]*huma.Param{
 			"Upload-Offset": offset, "Upload-Expires": expires, "Atrium-Upload-Status": state, "Atrium-File-Id": fileID}},
-		"400", "404", "409", "412", "413", "507")
+		"400", "404", "409", "412", "413", "415", "507")
 	patch := api.OpenAPI().Paths["/api/v1/drive/tus/{upload_id}"].Patch
 	patch.RequestBody = &huma.RequestBody{Required: true, Description: "The bytes.",
 		Content: map[string]*huma.MediaType{"application/offset+octet-stream": {Schema: &huma.Schema{Type: huma.TypeString, Format: "binary"}}}}

@@ -100,7 +100,7 @@ func status(o huma.Operation, code int) huma.Operation {
 func idempotent(o huma.Operation) huma.Operation {
 	o.Metadata[MetaIdempotent] = true
 	o.Errors = append(o.Errors, http.StatusConflict, http.StatusServiceUnavailable)
-	o.Description += "\n\nSupports `Idempotency-Key`: a retry with the same key and body within 24 hours replays the stored response with `X-Idempotency-Replayed: true`; the same key with another body → 409 `idempotency_key_reused`; while the first request is in flight → 503 `idempotency_in_flight` with `Retry-After`."
+	o.Description += "\n\nSupports `Idempotency-Key`: a retry with the same key and body within 24 hours by the same caller (the same user, or the same service principal) replays the stored response with `X-Idempotency-Replayed: true`; the same key with another body, or from another caller of the organisation, → 409 `idempotency_key_reused` (a key's stored response is only ever replayed to the caller that sent it); while the first request is in flight → 503 `idempotency_in_flight` with `Retry-After`."
 	return o
 }
 

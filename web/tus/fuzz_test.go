@@ -27,6 +27,6 @@ func FuzzUploadMetadata(f *testing.F) {
 		if name == "" {
 			name = meta["name"]
 		}
-		_ = drive.CheckName("header.Upload-Metadata.filename", name)
+		_, _ = drive.CleanName("header.Upload-Metadata.filename", name)
 	})
 }

@@ -157,6 +157,10 @@ func (m mounted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
+	if err := checkHeaders(r); err != nil {
+		fail(err)
+		return
+	}
 	rq := &request{p: p, header: w.Header()}
 	ew := &errorWriter{ResponseWriter: w}
 	h.routes.ServeHTTP(ew, r.WithContext(context.WithValue(r.Context(), requestKey{}, rq)))
@@ -171,6 +175,46 @@ func (m mounted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Del(k)
 	}
 	fail(err)
+}
+
+// checkHeaders refuses what tusd would take too leniently: a PATCH whose body is
+// not application/offset+octet-stream (tusd lets IETF-draft requests send any
+// type), and byte counts that are not plain decimal numbers (Go's ParseInt
+// takes "+5" and "007").
+func checkHeaders(r *http.Request) error {
+	method := r.Method
+	if o := r.Header.Get("X-HTTP-Method-Override"); o != "" {
+		method = o
+	}
+	if strings.EqualFold(method, http.MethodPatch) {
+		if ct := r.Header.Values("Content-Type"); len(ct) != 1 || ct[0] != "application/offset+octet-stream" {
+			return app.Errorf(app.EUnsupportedMediaType, "A PATCH carries Content-Type: application/offset+octet-stream (got %q).", strings.Join(ct, ", "))
+		}
+	}
+	for _, h := range []string{"Upload-Length", "Upload-Offset"} {
+		vs := r.Header.Values(h)
+		if len(vs) == 0 {
+			continue
+		}
+		if len(vs) > 1 || !canonicalCount(vs[0]) {
+			return app.Errorf(app.EBadRequest, "%s must be one number of bytes in plain decimal digits, without sign, spaces or leading zeros (got %q).", h, strings.Join(vs, ", "))
+		}
+	}
+	return nil
+}
+
+// canonicalCount reports whether v is a non-negative decimal integer in its
+// one canonical spelling ("0", "5", "1024"), small enough for an int64.
+func canonicalCount(v string) bool {
+	if v == "" || len(v) > 18 || (v[0] == '0' && len(v) > 1) {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // route dispatches within tusd's middleware (which checked Tus-Resumable and

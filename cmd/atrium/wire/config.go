@@ -57,6 +57,14 @@ type Config struct {
 		MaxAge time.Duration `koanf:"max_age"`
 	} `koanf:"audit"`
 	Limits LimitsConfig `koanf:"limits"`
+	// Metrics says who may read the Prometheus metrics: with a token, requests
+	// bearing it on the public listener; with a listen address, anyone reaching
+	// that (private) address; with neither, only local clients of the public
+	// listener (a loopback connection carrying no forwarding header).
+	Metrics struct {
+		Token  string `koanf:"token"`
+		Listen string `koanf:"listen"`
+	} `koanf:"metrics"`
 	Drive  DriveConfig  `koanf:"drive"`
 	Editor EditorConfig `koanf:"editor"`
 	Mail   struct {
@@ -90,8 +98,10 @@ var defaults = map[string]any{
 	"webhooks.retention":             "720h",
 	"audit.max_age":                  "0s",
 	"limits.auth_failures":           10,
+	"limits.auth_failure_backoff":    "5s",
 	"limits.auth_failures_per_ip":    50,
 	"limits.auth_failure_window":     "5m",
+	"limits.auth_known_client_ttl":   "720h",
 	"limits.rate_per_token":          0.0,
 	"limits.burst_per_token":         100,
 	"limits.rate_per_ip":             0.0,
@@ -99,6 +109,8 @@ var defaults = map[string]any{
 	"limits.request_timeout":         "60s",
 	"limits.io_idle_timeout":         "60s",
 	"limits.trusted_proxies":         []string{},
+	"metrics.token":                  "",
+	"metrics.listen":                 "",
 	"limits.max_connections":         4096,
 	"limits.max_connections_per_ip":  256,
 	"drive.upload_ttl":               "24h",
@@ -151,6 +163,8 @@ var envVars = map[string]string{
 	"ATRIUM_MAIL_PASSWORD":           "mail.password",
 	"ATRIUM_MAIL_FROM":               "mail.from",
 	"ATRIUM_TRUSTED_PROXIES":         "limits.trusted_proxies",
+	"ATRIUM_METRICS_TOKEN":           "metrics.token",
+	"ATRIUM_METRICS_LISTEN":          "metrics.listen",
 }
 
 // flagKeys maps command-line flags to configuration keys.
@@ -350,6 +364,14 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("webhooks.retention: must be positive"))
 	}
 	errs = append(errs, c.Limits.validate()...)
+	if c.Metrics.Listen != "" {
+		if _, _, err := net.SplitHostPort(c.Metrics.Listen); err != nil {
+			errs = append(errs, fmt.Errorf("metrics.listen: %q is not host:port", c.Metrics.Listen))
+		}
+	}
+	if t := c.Metrics.Token; t != "" && len(t) < 16 {
+		errs = append(errs, errors.New("metrics.token: must be at least 16 characters (e.g. openssl rand -hex 16)"))
+	}
 	errs = append(errs, c.Drive.validate()...)
 	errs = append(errs, c.Editor.validate()...)
 	if (c.OIDC.Issuer == "") != (c.OIDC.JWKSURL == "") {
@@ -511,8 +533,10 @@ func (e EditorConfig) options(key []byte) drive.EditorOptions {
 // count or rate of 0 turns that limit off.
 type LimitsConfig struct {
 	AuthFailures        int           `koanf:"auth_failures"`
+	AuthFailureBackoff  time.Duration `koanf:"auth_failure_backoff"`
 	AuthFailuresPerIP   int           `koanf:"auth_failures_per_ip"`
 	AuthFailureWindow   time.Duration `koanf:"auth_failure_window"`
+	AuthKnownClientTTL  time.Duration `koanf:"auth_known_client_ttl"`
 	RatePerToken        float64       `koanf:"rate_per_token"`
 	BurstPerToken       int           `koanf:"burst_per_token"`
 	RatePerIP           float64       `koanf:"rate_per_ip"`
@@ -534,7 +558,8 @@ func (l LimitsConfig) validate() []error {
 		"rate_per_ip": l.RatePerIP, "burst_per_ip": float64(l.BurstPerIP),
 		"max_connections": float64(l.MaxConnections), "max_connections_per_ip": float64(l.MaxConnectionsPerIP),
 		"auth_failure_window": float64(l.AuthFailureWindow), "request_timeout": float64(l.RequestTimeout),
-		"io_idle_timeout": float64(l.IOIdleTimeout),
+		"io_idle_timeout": float64(l.IOIdleTimeout), "auth_failure_backoff": float64(l.AuthFailureBackoff),
+		"auth_known_client_ttl": float64(l.AuthKnownClientTTL),
 	} {
 		if v < 0 {
 			errs = append(errs, fmt.Errorf("limits.%s: must not be negative", name))
@@ -573,7 +598,8 @@ func (l LimitsConfig) proxies() ([]netip.Prefix, error) {
 // web returns the server's limits.
 func (l LimitsConfig) web() *web.Limits {
 	return &web.Limits{
-		AuthFailures: l.AuthFailures, AuthFailuresPerIP: l.AuthFailuresPerIP, AuthFailureWindow: l.AuthFailureWindow,
+		AuthFailures: l.AuthFailures, AuthFailureBackoff: l.AuthFailureBackoff,
+		AuthFailuresPerIP: l.AuthFailuresPerIP, AuthFailureWindow: l.AuthFailureWindow, KnownClientTTL: l.AuthKnownClientTTL,
 		RatePerToken: l.RatePerToken, BurstPerToken: l.BurstPerToken,
 		RatePerIP: l.RatePerIP, BurstPerIP: l.BurstPerIP,
 		RequestTimeout: l.RequestTimeout, IOIdleTimeout: l.IOIdleTimeout,

@@ -55,6 +55,9 @@ type Main struct {
 
 	http     *http.Server
 	listener net.Listener
+	// metricsHTTP serves /metrics alone on [metrics] listen (nil when unset).
+	metricsHTTP     *http.Server
+	metricsListener net.Listener
 	// stopSearch ends the indexer started by StartSearch.
 	stopSearch context.CancelFunc
 }
@@ -186,6 +189,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		Blob:        blob.NewHandler(m.Blobs, signer, web.DriveUpload(m.Drive), log),
 		Tus:         m.Tus,
 		Limits:      cfg.Limits.web(),
+		Clock:       m.Clock,
+		Metrics:     web.MetricsAccess{Token: cfg.Metrics.Token, Elsewhere: cfg.Metrics.Listen != ""},
 	})
 	return m, nil
 }
@@ -226,7 +231,30 @@ func (m *Main) Listen() (net.Addr, error) {
 		MaxHeaderBytes:    m.Config.HTTP.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn),
 	}
+	if addr := m.Config.Metrics.Listen; addr != "" {
+		ml, err := net.Listen("tcp", addr)
+		if err != nil {
+			l.Close()
+			return nil, fmt.Errorf("listen for metrics on %s: %w", addr, err)
+		}
+		m.metricsListener = ml
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", m.Server.MetricsHandler())
+		m.metricsHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: m.Config.HTTP.ReadHeaderTimeout,
+			IdleTimeout: m.Config.HTTP.IdleTimeout, MaxHeaderBytes: m.Config.HTTP.MaxHeaderBytes,
+			ErrorLog: slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn)}
+		m.Log.Info("metrics listening", "addr", ml.Addr().String())
+	}
 	return l.Addr(), nil
+}
+
+// MetricsAddr is the address of the metrics listener ([metrics] listen), nil
+// when there is none or Listen was not called.
+func (m *Main) MetricsAddr() net.Addr {
+	if m.metricsListener == nil {
+		return nil
+	}
+	return m.metricsListener.Addr()
 }
 
 // Housekeeping runs once the maintenance that is not the drive's: it forgets
@@ -290,6 +318,14 @@ func (m *Main) Serve(ctx context.Context) error {
 	go app.RunMaintenance(ctx, m.Config.Drive.MaintenanceInterval, m.Log, "dav and audit", m.Housekeeping)
 	errc := make(chan error, 1)
 	go func() { errc <- m.http.Serve(m.listener) }()
+	if m.metricsHTTP != nil {
+		go func() {
+			if err := m.metricsHTTP.Serve(m.metricsListener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				m.Log.Error("metrics listener", "err", err)
+			}
+		}()
+		defer m.metricsHTTP.Close()
+	}
 	select {
 	case err := <-errc:
 		return err
