@@ -396,7 +396,9 @@ func (l *limitListener) Accept() (net.Conn, error) {
 // refuseConn answers a connection over its address's cap with 429 and closes it.
 func refuseConn(c net.Conn) {
 	defer c.Close()
-	body := `{"type":"about:blank","title":"Too Many Requests","status":429,"detail":"Too many connections from this address.","code":"rate_limited"}`
+	// No request was read, so the type is relative to the address the client
+	// asked for (RFC 9457 allows a URI reference), which is the server's own.
+	body := `{"type":"/problems/rate_limited","title":"Too Many Requests","status":429,"detail":"Too many connections from this address; retry in a moment.","code":"rate_limited","instance":"urn:request:` + newRequestID() + `"}`
 	_ = c.SetWriteDeadline(time.Now().Add(2 * time.Second))
 	_, _ = io.WriteString(c, "HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/problem+json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: "+
 		strconv.Itoa(len(body))+"\r\n\r\n"+body)

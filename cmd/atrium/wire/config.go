@@ -64,6 +64,8 @@ type Config struct {
 	Metrics struct {
 		Token  string `koanf:"token"`
 		Listen string `koanf:"listen"`
+		// Pprof adds Go's profiler (/debug/pprof/) to the metrics listener.
+		Pprof bool `koanf:"pprof"`
 	} `koanf:"metrics"`
 	Drive  DriveConfig  `koanf:"drive"`
 	Editor EditorConfig `koanf:"editor"`
@@ -111,6 +113,7 @@ var defaults = map[string]any{
 	"limits.trusted_proxies":         []string{},
 	"metrics.token":                  "",
 	"metrics.listen":                 "",
+	"metrics.pprof":                  false,
 	"limits.max_connections":         4096,
 	"limits.max_connections_per_ip":  256,
 	"drive.upload_ttl":               "24h",
@@ -165,6 +168,7 @@ var envVars = map[string]string{
 	"ATRIUM_TRUSTED_PROXIES":         "limits.trusted_proxies",
 	"ATRIUM_METRICS_TOKEN":           "metrics.token",
 	"ATRIUM_METRICS_LISTEN":          "metrics.listen",
+	"ATRIUM_METRICS_PPROF":           "metrics.pprof",
 }
 
 // flagKeys maps command-line flags to configuration keys.
@@ -368,6 +372,9 @@ func (c *Config) Validate() error {
 		if _, _, err := net.SplitHostPort(c.Metrics.Listen); err != nil {
 			errs = append(errs, fmt.Errorf("metrics.listen: %q is not host:port", c.Metrics.Listen))
 		}
+	}
+	if c.Metrics.Pprof && c.Metrics.Listen == "" {
+		errs = append(errs, errors.New("metrics.pprof: the profiler is served on the metrics listener only: set metrics.listen too (e.g. \"127.0.0.1:9090\")"))
 	}
 	if t := c.Metrics.Token; t != "" && len(t) < 16 {
 		errs = append(errs, errors.New("metrics.token: must be at least 16 characters (e.g. openssl rand -hex 16)"))

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"time"
@@ -240,6 +241,13 @@ func (m *Main) Listen() (net.Addr, error) {
 		m.metricsListener = ml
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", m.Server.MetricsHandler())
+		if m.Config.Metrics.Pprof {
+			mux.HandleFunc("/debug/pprof/", pprof.Index)
+			mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		}
 		m.metricsHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: m.Config.HTTP.ReadHeaderTimeout,
 			IdleTimeout: m.Config.HTTP.IdleTimeout, MaxHeaderBytes: m.Config.HTTP.MaxHeaderBytes,
 			ErrorLog: slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn)}
