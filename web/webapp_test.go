@@ -279,6 +279,8 @@ func TestWebAppCSRF(t *testing.T) {
 		{"token of the sign-in form", url.Values{"label": {"x"}, "csrf": {b.cookie(ui.PreCSRFCookie).Value}}, nil, 403},
 		{"cross-origin Origin", url.Values{"label": {"x"}, "csrf": {good}}, map[string]string{"Origin": "http://evil.example"}, 403},
 		{"cross-site fetch", url.Values{"label": {"x"}, "csrf": {good}}, map[string]string{"Sec-Fetch-Site": "cross-site"}, 403},
+		{"same-site fetch", url.Values{"label": {"x"}, "csrf": {good}}, map[string]string{"Sec-Fetch-Site": "same-site", "Origin": "http://sub.example"}, 403},
+		{"cross-site with another Origin", url.Values{"label": {"x"}, "csrf": {good}}, map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "http://evil.example"}, 403},
 		{"token in the header", url.Values{"label": {"x"}}, map[string]string{"X-CSRF-Token": good, "Origin": s.URL}, 200},
 		{"token and same origin", url.Values{"label": {"x"}, "csrf": {good}}, map[string]string{"Origin": s.URL, "Sec-Fetch-Site": "same-origin"}, 200},
 	} {

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"atrium/app"
 )
@@ -123,13 +124,20 @@ func (s *Service) SignIn(ctx context.Context, in SignInInput) (string, Session, 
 	return secret, ss, nil
 }
 
+// truncate cuts v to at most n bytes of valid UTF-8, on a character boundary.
 func truncate(v string, n int) string {
-	v = strings.ToValidUTF8(v, "")
-	for len(v) > n {
-		r := []rune(v)
-		v = string(r[:len(r)-1])
+	if len(v) > 4*n {
+		v = v[:4*n]
 	}
-	return v
+	v = strings.ToValidUTF8(v, "")
+	if len(v) <= n {
+		return v
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(v[i]) {
+		i--
+	}
+	return v[:i]
 }
 
 var errNoSession = app.Errorf(app.EUnauthorized, "The session has ended; sign in again.")

@@ -107,6 +107,7 @@ type UI struct {
 	pages  map[string]*template.Template
 	assets http.Handler
 	mux    *http.ServeMux
+	cop    *http.CrossOriginProtection
 }
 
 // New builds the web app.
@@ -119,6 +120,12 @@ func New(cfg Config) *UI {
 	if pu, err := url.Parse(cfg.PublicURL); err == nil {
 		u.origin = pu.Scheme + "://" + pu.Host
 		u.secure = pu.Scheme == "https"
+	}
+	u.cop = http.NewCrossOriginProtection()
+	if u.origin != "" {
+		if err := u.cop.AddTrustedOrigin(u.origin); err != nil {
+			u.log.Warn("web app: public_url is not a usable origin", "origin", u.origin, "err", err)
+		}
 	}
 	sub, _ := fs.Sub(assetFS, "assets")
 	u.assets = http.StripPrefix("/assets/", http.FileServerFS(sub))
@@ -237,20 +244,12 @@ func (u *UI) signed(next func(http.ResponseWriter, *http.Request, *viewer)) http
 	}
 }
 
-// sameOrigin refuses a request a browser says comes from another site: an
-// Origin header other than the server's, or Sec-Fetch-Site cross-site or
-// same-site. A request with neither (not a browser's) passes: the anti-forgery
-// token still protects it.
-func (u *UI) sameOrigin(r *http.Request) bool {
-	if o := r.Header.Get("Origin"); o != "" && o != u.origin {
-		return false
-	}
-	switch r.Header.Get("Sec-Fetch-Site") {
-	case "cross-site", "same-site":
-		return false
-	}
-	return true
-}
+// sameOrigin refuses a request a browser says comes from another origin
+// (net/http's CrossOriginProtection: Sec-Fetch-Site, else Origin against the
+// Host), unless its Origin is the public URL's (a reverse proxy may change the
+// Host). A request with neither header (not a browser's) passes: the
+// anti-forgery token still protects it.
+func (u *UI) sameOrigin(r *http.Request) bool { return u.cop.Check(r) == nil }
 
 // preCSRF returns the anti-forgery token of the forms shown before sign-in,
 // setting its cookie when the browser has none.
