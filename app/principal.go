@@ -8,6 +8,8 @@ const (
 	CredSPToken     = "service_principal_token"
 	CredJWT         = "jwt"
 	CredAppPassword = "app_password"
+	// CredSession is a signed-in browser's session cookie (the web app only).
+	CredSession = "session"
 )
 
 // Principal is the authenticated caller of a request: who acts, for which

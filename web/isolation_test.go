@@ -257,6 +257,17 @@ var isoRequests = map[string]func(f isoIDs) isoReq{
 	"GET /api/v1/me":    nil,
 	"GET /api/v1/audit": nil,
 
+	"GET /api/v1/me/app-passwords":         nil,
+	"POST /api/v1/me/app-passwords":        func(isoIDs) isoReq { return isoReq{body: map[string]any{"label": "device"}} },
+	"DELETE /api/v1/me/app-passwords/{id}": nil,
+	"GET /api/v1/me/tokens":                nil,
+	"POST /api/v1/me/tokens": func(isoIDs) isoReq {
+		return isoReq{body: map[string]any{"name": "script", "scopes": []string{"contacts:read"}}}
+	},
+	"DELETE /api/v1/me/tokens/{id}":   nil,
+	"GET /api/v1/me/sessions":         nil,
+	"DELETE /api/v1/me/sessions/{id}": nil,
+
 	"GET /api/v1/partner/orgs": func(isoIDs) isoReq { return isoReq{query: "q=qx7"} },
 	"POST /api/v1/partner/orgs": func(isoIDs) isoReq {
 		return isoReq{body: map[string]any{"name": "Fresh Customer", "slug": "fresh-customer-" + app.RandomHex(4), "plan_slug": "business", "admin_email": "fresh-" + app.RandomHex(4) + "@fresh.test"}}
@@ -607,6 +618,23 @@ func newIsoWorld(t *testing.T) *isoWorld {
 	w.ids["spToken"] = get(v, "id")
 	w.markers = append(w.markers, isoSPName, isoSPTokenName, get(v, "token"))
 
+	// A's admin's own credentials: an app password, a token, a web session.
+	a.ok(201, "POST", "/api/v1/me/app-passwords", map[string]any{"label": "Qx7 laptop"}, &v)
+	w.ids["appPassword"] = get(v, "id")
+	w.markers = append(w.markers, "Qx7 laptop", get(v, "password"))
+	a.ok(201, "POST", "/api/v1/me/tokens", map[string]any{"name": "Qx7 script", "scopes": []string{"contacts:read"}}, &v)
+	w.ids["myToken"] = get(v, "id")
+	w.markers = append(w.markers, "Qx7 script", get(v, "token"))
+	if err := s.Main.Identity.SetAccountPassword(ctx, w.ids["admin"], "qx7 account password"); err != nil {
+		t.Fatal(err)
+	}
+	sessionSecret, ses, err := s.Main.Identity.SignIn(ctx, identity.SignInInput{Email: isoAdminEmail, Password: "qx7 account password", UserAgent: "Qx7 browser"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.ids["session"] = ses.ID
+	w.markers = append(w.markers, "Qx7 browser", sessionSecret)
+
 	// Contacts: a book of A's admin with a contact.
 	var books []map[string]any
 	a.ok(200, "GET", "/api/v1/contacts/books", nil, &books)
@@ -735,6 +763,12 @@ func (w *isoWorld) param(name, path string) (string, bool) {
 		k = "sp"
 	case name == "id" && strings.HasPrefix(path, "/api/v1/webhooks/subscriptions/"):
 		k = "hook"
+	case name == "id" && strings.HasPrefix(path, "/api/v1/me/app-passwords/"):
+		k = "appPassword"
+	case name == "id" && strings.HasPrefix(path, "/api/v1/me/tokens/"):
+		k = "myToken"
+	case name == "id" && strings.HasPrefix(path, "/api/v1/me/sessions/"):
+		k = "session"
 	case name == "delivery_id":
 		k = "delivery"
 	case name == "book_id":

@@ -108,7 +108,11 @@ const accountJS = `document.getElementById("f").addEventListener("submit", async
   if (p1 !== p2) { m.textContent = "The two passwords differ."; return; }
   var r = await fetch(this.dataset.action, {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify({password: p1})});
   var b = await r.json().catch(function () { return {}; });
-  if (r.ok) { m.className = "msg ok"; m.textContent = "Done. You can now sign in as " + (b.email || "you") + " and create app passwords for your devices."; this.remove(); return; }
+  if (r.ok) {
+    m.className = "msg ok"; m.textContent = "Done. You can now sign in as " + (b.email || "you") + " and create app passwords for your devices. ";
+    var a = document.createElement("a"); a.href = "/"; a.textContent = "Sign in"; m.appendChild(a);
+    this.remove(); return;
+  }
   m.textContent = b.detail || ("Something went wrong (" + r.status + ").");
 });`
 

@@ -146,7 +146,7 @@ func New(cfg Config) *Server {
 	api := humagin.New(e, hc)
 	api.UseMiddleware(s.authorize, s.knownQuery, s.deadline, s.idempotency)
 	s.api = api
-	rest.Register(api, rest.Deps{Identity: cfg.Identity, Audit: cfg.Audit, Cursors: cfg.Cursors, Partner: cfg.Partner, Webhooks: cfg.Webhooks, Contacts: cfg.Contacts, Calendar: cfg.Calendar, Drive: cfg.Drive})
+	rest.Register(api, rest.Deps{Identity: cfg.Identity, Audit: cfg.Audit, Cursors: cfg.Cursors, Partner: cfg.Partner, Webhooks: cfg.Webhooks, Contacts: cfg.Contacts, Calendar: cfg.Calendar, Drive: cfg.Drive, PublicURL: cfg.PublicURL})
 
 	s.routes()
 	return s
@@ -188,6 +188,7 @@ func (s *Server) routes() {
 	e.GET("/account.js", serveAccountJS)
 	e.GET("/reset/:token", s.accountPage("reset"))
 	e.GET("/problems", s.problemIndex)
+	s.mountWebApp(e)
 	e.GET("/problems/:code", s.problemPage)
 	s.shareRoutes(e)
 

@@ -100,6 +100,8 @@ type Token struct {
 	Scopes    []string   `json:"scopes"`
 	ExpiresAt *time.Time `json:"expires_at"`
 	CreatedAt time.Time  `json:"created_at"`
+	// LastUsedAt is when the token last authenticated a request (to the minute).
+	LastUsedAt *time.Time `json:"last_used_at"`
 }
 
 // AppPassword is an app-specific password's record (never its secret).
@@ -108,6 +110,8 @@ type AppPassword struct {
 	UserID    string    `json:"user_id"`
 	Label     string    `json:"label"`
 	CreatedAt time.Time `json:"created_at"`
+	// LastUsedAt is when the app password last authenticated a request (to the minute).
+	LastUsedAt *time.Time `json:"last_used_at"`
 }
 
 // ServicePrincipal is a non-human client of an organisation, optionally bound to a
@@ -139,6 +143,8 @@ type Credential struct {
 	ExpiresAt *time.Time
 	// Hash is the stored keyed hash, compared in constant time by the service.
 	Hash []byte
+	// LastUsedAt is when the credential was last used (PATs and app passwords).
+	LastUsedAt *time.Time
 
 	User   *User // nil for an unbound service principal
 	Org    Organization
@@ -193,4 +199,39 @@ type Store interface {
 
 	// Secret returns the named server secret, creating it with gen when absent.
 	Secret(ctx context.Context, name string, gen func() ([]byte, error)) ([]byte, error)
+
+	// PasswordHash returns a user's account password hash ("" when none is set).
+	PasswordHash(ctx context.Context, userID string) (string, error)
+	// SetPassword stores a user's account password hash.
+	SetPassword(ctx context.Context, userID, hash string) error
+
+	// Tokens lists a user's PATs, newest first, after p.After.
+	Tokens(ctx context.Context, userID string, p app.PageRequest) ([]Token, error)
+	// DeleteToken removes a PAT of a user (not_found when the user has no such token).
+	DeleteToken(ctx context.Context, userID, id string) error
+	// AppPasswords lists a user's app passwords, newest first, after p.After.
+	AppPasswords(ctx context.Context, userID string, p app.PageRequest) ([]AppPassword, error)
+	// DeleteAppPassword removes an app password of a user (not_found when none).
+	DeleteAppPassword(ctx context.Context, userID, id string) error
+	// TouchCredential records the last use of a PAT (app.CredPAT) or app password
+	// (app.CredAppPassword).
+	TouchCredential(ctx context.Context, kind, id string, at time.Time) error
+
+	// CreateSession stores a web session by the keyed hash of its token.
+	CreateSession(ctx context.Context, s Session, hash []byte) error
+	// SessionByHash finds a session by the keyed hash of its token, with its
+	// user, organisation and plan (Credential.Hash is the stored hash).
+	SessionByHash(ctx context.Context, hash []byte) (Session, Credential, error)
+	// TouchSession records a session's last request.
+	TouchSession(ctx context.Context, id string, at time.Time) error
+	// Sessions lists a user's sessions, newest first, after p.After.
+	Sessions(ctx context.Context, userID string, p app.PageRequest) ([]Session, error)
+	// DeleteSession removes a session of a user (not_found when none).
+	DeleteSession(ctx context.Context, userID, id string) error
+	// DeleteUserSessions removes every session of a user but exceptID.
+	DeleteUserSessions(ctx context.Context, userID, exceptID string) error
+	// DeleteOrgSessions removes every session of an organisation's users.
+	DeleteOrgSessions(ctx context.Context, orgID string) error
+	// PruneSessions removes sessions last seen before idleBefore or expired at now.
+	PruneSessions(ctx context.Context, idleBefore, now time.Time) (int, error)
 }

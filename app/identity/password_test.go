@@ -36,3 +36,22 @@ func TestPasswordHash(t *testing.T) {
 		t.Fatal("short password accepted")
 	}
 }
+
+func TestTruncate(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly10!", 10, "exactly10!"},
+		{"longer than ten", 10, "longer tha"},
+		{"ééééé", 5, "éé"},
+		{"a\xffb", 10, "ab"},
+		{strings.Repeat("x", 1<<20), 256, strings.Repeat("x", 256)},
+	} {
+		if got := truncate(c.in, c.n); got != c.want {
+			t.Errorf("truncate(%.20q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}

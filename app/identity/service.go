@@ -39,6 +39,8 @@ type Service struct {
 	pepper []byte
 	jwt    *Issuer
 	cache  authCache
+	// sessions says how long web sessions last.
+	sessions SessionPolicy
 	// External verifies JWTs of a configured external OIDC issuer; nil when none.
 	External ExternalVerifier
 }
@@ -61,7 +63,7 @@ func NewService(ctx context.Context, store Store, audit app.Auditor, clock app.C
 	if err != nil {
 		return nil, err
 	}
-	return &Service{store: store, audit: audit, clock: clock, pepper: pepper, jwt: iss}, nil
+	return &Service{store: store, audit: audit, clock: clock, pepper: pepper, jwt: iss, sessions: DefaultSessionPolicy}, nil
 }
 
 // Issuer returns the embedded JWT issuer.
@@ -383,10 +385,25 @@ func (s *Service) fromSecret(ctx context.Context, kind, secret string) (*app.Pri
 		return nil, errBadCredential
 	}
 	p, err := s.principal(cred, app.NewScopes(cred.Scopes...))
+	if err == nil {
+		s.touch(ctx, cred, now)
+	}
 	if err == nil && (cred.ExpiresAt == nil || cred.ExpiresAt.Sub(now) > authCacheTTL) {
 		s.cache.put(string(h), p, gen, now)
 	}
 	return p, err
+}
+
+// touch records the use of a PAT or app password when its last recorded use is
+// older than a minute. A failure to record it does not fail the request.
+func (s *Service) touch(ctx context.Context, cred Credential, now time.Time) {
+	if cred.Kind != app.CredPAT && cred.Kind != app.CredAppPassword {
+		return
+	}
+	if cred.LastUsedAt != nil && now.Sub(*cred.LastUsedAt) < touchEvery && !now.Before(*cred.LastUsedAt) {
+		return
+	}
+	_ = s.store.TouchCredential(ctx, cred.Kind, cred.ID, now)
 }
 
 // AuthenticateBasic resolves an e-mail address and app password (HTTP Basic on the
@@ -406,7 +423,11 @@ func (s *Service) AuthenticateBasic(ctx context.Context, email, password string)
 	if subtle.ConstantTimeCompare(cred.Hash, h) != 1 {
 		return nil, errBadCredential
 	}
-	return s.principal(cred, app.NewScopes(app.RoleScopes(cred.User.RoleSlug, cred.Org.ResellerDepth >= 1)...))
+	p, err := s.principal(cred, app.NewScopes(app.RoleScopes(cred.User.RoleSlug, cred.Org.ResellerDepth >= 1)...))
+	if err == nil {
+		s.touch(ctx, cred, s.clock.Now())
+	}
+	return p, err
 }
 
 // principal checks the state of a credential's owner and builds the principal. The
@@ -455,6 +476,11 @@ func (s *Service) SetOrgStatus(ctx context.Context, actorID, orgID, status strin
 		if err := s.store.SetOrgStatus(ctx, orgID, status); err != nil {
 			return err
 		}
+		if status == OrgSuspended {
+			if err := s.store.DeleteOrgSessions(ctx, orgID); err != nil {
+				return err
+			}
+		}
 		return s.audit.Record(ctx, app.AuditEntry{Module: "identity", Action: "organization." + status, ActorID: actorID,
 			TargetType: "organization", TargetID: orgID, OrgID: orgID, ChangedFields: []string{"status"}, CreatedAt: s.clock.Now()})
 	})
@@ -471,6 +497,11 @@ func (s *Service) SetUserStatus(ctx context.Context, actorID, userID, status str
 	err = s.store.InTx(ctx, func(ctx context.Context) error {
 		if err := s.store.SetUserStatus(ctx, userID, status); err != nil {
 			return err
+		}
+		if status != UserActive {
+			if err := s.store.DeleteUserSessions(ctx, userID, ""); err != nil {
+				return err
+			}
 		}
 		return s.audit.Record(ctx, app.AuditEntry{Module: "identity", Action: "user." + status, ActorID: actorID,
 			TargetType: "user", TargetID: userID, OrgID: u.OrgID, ChangedFields: []string{"status"}, CreatedAt: s.clock.Now()})

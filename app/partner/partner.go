@@ -86,7 +86,6 @@ type Store interface {
 	DeleteUser(ctx context.Context, id string) error
 	// SeatsUsed counts active and invited users of an organisation.
 	SeatsUsed(ctx context.Context, orgID string) (int, error)
-	SetPassword(ctx context.Context, userID, hash string) error
 
 	CreateUserToken(ctx context.Context, t UserToken, hash []byte) error
 	// UseUserToken marks the unused, unexpired token of kind with hash used and

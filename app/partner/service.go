@@ -288,6 +288,11 @@ func (s *Service) SetOrgStatus(ctx context.Context, p *app.Principal, orgID, sta
 			if err := s.store.SetOrgStatus(ctx, orgID, status); err != nil {
 				return err
 			}
+			if status == identity.OrgSuspended {
+				if err := s.ids.EndOrgSessions(ctx, orgID); err != nil {
+					return err
+				}
+			}
 			action := "organization.suspended"
 			if status == identity.OrgActive {
 				action = "organization.activated"
@@ -526,6 +531,11 @@ func (s *Service) UserAct(ctx context.Context, p *app.Principal, orgID, userID s
 			if err := s.store.SetUserStatus(ctx, u.ID, to); err != nil {
 				return err
 			}
+			if to == identity.UserSuspended {
+				if err := s.ids.EndUserSessions(ctx, u.ID, ""); err != nil {
+					return err
+				}
+			}
 			u.Status = to
 			if err := s.record(ctx, p, orgID, "user."+string(action), "user", u.ID, "status"); err != nil {
 				return err
@@ -543,13 +553,7 @@ func (s *Service) UserAct(ctx context.Context, p *app.Principal, orgID, userID s
 			if u.Status != identity.UserActive {
 				return wrong(identity.UserActive)
 			}
-			token, err := s.issueToken(ctx, u.ID, "reset", PasswordResetTTL)
-			if err != nil {
-				return err
-			}
-			if err := s.mail.Queue(ctx, app.Mail{OrgID: orgID, To: u.Email, Subject: "Reset your Atrium password",
-				Body: fmt.Sprintf("Hello %s,\n\nA password reset was requested for your Atrium account in %s.\n\nChoose a new password here (the link is valid for 24 hours):\n%s/reset/%s\n\nIf you did not expect this, ignore this e-mail.\n",
-					u.DisplayName(), o.Name, s.publicURL, token)}); err != nil {
+			if err := s.sendReset(ctx, o.Name, u); err != nil {
 				return err
 			}
 			return s.record(ctx, p, orgID, "user.password_reset_sent", "user", u.ID)
@@ -558,6 +562,50 @@ func (s *Service) UserAct(ctx context.Context, p *app.Principal, orgID, userID s
 	})
 	s.ids.CredentialsChanged()
 	return u, err
+}
+
+// sendReset issues a password reset token for an active user and queues the
+// e-mail with its link.
+func (s *Service) sendReset(ctx context.Context, orgName string, u identity.User) error {
+	token, err := s.issueToken(ctx, u.ID, "reset", PasswordResetTTL)
+	if err != nil {
+		return err
+	}
+	return s.mail.Queue(ctx, app.Mail{OrgID: u.OrgID, To: u.Email, Subject: "Reset your Atrium password",
+		Body: fmt.Sprintf("Hello %s,\n\nA password reset was requested for your Atrium account in %s.\n\nChoose a new password here (the link is valid for 24 hours):\n%s/reset/%s\n\nIf you did not expect this, ignore this e-mail.\n",
+			u.DisplayName(), orgName, s.publicURL, token)})
+}
+
+// RequestPasswordReset sends the password reset e-mail to the active user with
+// the e-mail address email (the web app's "Forgot password?"). It answers the
+// same, nil, whether or not such a user exists, so that it reveals nothing; an
+// invited, suspended or unknown address gets no e-mail, nor does the user of a
+// suspended organisation.
+func (s *Service) RequestPasswordReset(ctx context.Context, email string) error {
+	u, err := s.store.UserByEmail(ctx, strings.TrimSpace(email))
+	if app.ErrorCode(err) == app.ENotFound {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if u.Status != identity.UserActive {
+		return nil
+	}
+	org, err := s.store.Org(ctx, u.OrgID)
+	if err != nil {
+		return err
+	}
+	if org.Status != identity.OrgActive {
+		return nil
+	}
+	return s.store.InTx(ctx, func(ctx context.Context) error {
+		if err := s.sendReset(ctx, org.Name, u); err != nil {
+			return err
+		}
+		return s.audit.Record(ctx, app.AuditEntry{Module: "identity", Action: "user.password_reset_requested", ActorID: u.ID,
+			TargetType: "user", TargetID: u.ID, OrgID: u.OrgID, CreatedAt: s.clock.Now()})
+	})
 }
 
 // AcceptInvitation activates an invited user with a password, using the
@@ -592,6 +640,9 @@ func (s *Service) useToken(ctx context.Context, kind, token, password string) (i
 			return app.Errorf(app.EConflict, "The invitation was already accepted.")
 		}
 		if err := s.store.SetPassword(ctx, u.ID, hash); err != nil {
+			return err
+		}
+		if err := s.ids.EndUserSessions(ctx, u.ID, ""); err != nil {
 			return err
 		}
 		action := "user.password_reset"

@@ -376,13 +376,14 @@ func (s IdentityStore) CredentialByHash(ctx context.Context, kind string, hash [
 		h      []byte
 		scopes string
 		exp    sql.NullInt64
+		used   sql.NullInt64
 	)
 	switch kind {
 	case app.CredPAT:
-		c, err = scanCred(s.read(ctx).QueryRowContext(ctx, `SELECT `+credCols+`, t.id, t.token_hash, t.scopes, t.expires_at
+		c, err = scanCred(s.read(ctx).QueryRowContext(ctx, `SELECT `+credCols+`, t.id, t.token_hash, t.scopes, t.expires_at, t.last_used_at
 			FROM personal_access_tokens t JOIN users u ON u.id = t.user_id JOIN organizations o ON o.id = u.organization_id
 			LEFT JOIN subscriptions s ON s.organization_id = o.id LEFT JOIN plans p ON p.slug = s.plan_slug
-			WHERE t.token_hash = ?`, hash), &id, &h, &scopes, &exp)
+			WHERE t.token_hash = ?`, hash), &id, &h, &scopes, &exp, &used)
 	case app.CredSPToken:
 		var spID, spName, spScopes string
 		c, err = scanCred(s.read(ctx).QueryRowContext(ctx, `SELECT `+credCols+`, t.id, t.token_hash, sp.scopes, t.expires_at,
@@ -398,7 +399,7 @@ func (s IdentityStore) CredentialByHash(ctx context.Context, kind string, hash [
 	if err != nil {
 		return c, mapErr(err, "credential")
 	}
-	c.ID, c.Hash, c.Kind, c.Scopes, c.ExpiresAt = id, h, kind, strings.Fields(scopes), fromMSPtr(exp)
+	c.ID, c.Hash, c.Kind, c.Scopes, c.ExpiresAt, c.LastUsedAt = id, h, kind, strings.Fields(scopes), fromMSPtr(exp), fromMSPtr(used)
 	return c, nil
 }
 
@@ -406,14 +407,15 @@ func (s IdentityStore) CredentialByHash(ctx context.Context, kind string, hash [
 func (s IdentityStore) AppPasswordCredential(ctx context.Context, email string, hash []byte) (identity.Credential, error) {
 	var id string
 	var h []byte
-	c, err := scanCred(s.read(ctx).QueryRowContext(ctx, `SELECT `+credCols+`, a.id, a.secret_hash
+	var used sql.NullInt64
+	c, err := scanCred(s.read(ctx).QueryRowContext(ctx, `SELECT `+credCols+`, a.id, a.secret_hash, a.last_used_at
 		FROM users u JOIN app_passwords a ON a.user_id = u.id JOIN organizations o ON o.id = u.organization_id
 		LEFT JOIN subscriptions s ON s.organization_id = o.id LEFT JOIN plans p ON p.slug = s.plan_slug
-		WHERE u.email_key = ? AND a.secret_hash = ?`, strings.ToLower(email), hash), &id, &h)
+		WHERE u.email_key = ? AND a.secret_hash = ?`, strings.ToLower(email), hash), &id, &h, &used)
 	if err != nil {
 		return c, mapErr(err, "app password")
 	}
-	c.ID, c.Hash, c.Kind = id, h, app.CredAppPassword
+	c.ID, c.Hash, c.Kind, c.LastUsedAt = id, h, app.CredAppPassword, fromMSPtr(used)
 	return c, nil
 }
 

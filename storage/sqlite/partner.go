@@ -124,12 +124,6 @@ func (s PartnerStore) SeatsUsed(ctx context.Context, orgID string) (int, error) 
 	return n, mapErr(err, "users")
 }
 
-// SetPassword stores a user's account password hash.
-func (s PartnerStore) SetPassword(ctx context.Context, userID, hash string) error {
-	_, err := s.write(ctx).ExecContext(ctx, `UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?`, hash, ms(s.now()), userID)
-	return mapErr(err, "user")
-}
-
 // CreateUserToken stores an e-mailed token by its keyed hash.
 func (s PartnerStore) CreateUserToken(ctx context.Context, t partner.UserToken, hash []byte) error {
 	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO user_tokens(id, user_id, kind, token_hash, expires_at, created_at)

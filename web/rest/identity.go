@@ -12,7 +12,7 @@ import (
 
 // Me is the caller as the server sees it.
 type Me struct {
-	Credential         string                `json:"credential" doc:"Kind of credential presented." enum:"pat,service_principal_token,jwt,app_password"`
+	Credential         string                `json:"credential" doc:"Kind of credential presented." enum:"pat,service_principal_token,jwt,app_password,session"`
 	User               *identity.User        `json:"user" doc:"The acting user; null for a service principal with no bound user."`
 	Organization       identity.Organization `json:"organization"`
 	Scopes             []string              `json:"scopes"`

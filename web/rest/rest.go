@@ -38,11 +38,14 @@ type Deps struct {
 	Contacts *contacts.Service
 	Drive    *drive.Service
 	Webhooks *webhooks.Service
+	// PublicURL is the server's public address (for the addresses of the DAV doors).
+	PublicURL string
 }
 
 // Register adds every REST operation to api.
 func Register(api huma.API, d Deps) {
 	registerIdentity(api, d)
+	registerMe(api, d, d.PublicURL)
 	registerDeveloper(api, d)
 	if d.Calendar != nil {
 		registerCalendar(api, d)

@@ -56,6 +56,11 @@ type Config struct {
 		// MaxAge is how long audit entries are kept; 0: for good.
 		MaxAge time.Duration `koanf:"max_age"`
 	} `koanf:"audit"`
+	// Web is the web app's sessions.
+	Web struct {
+		SessionIdle   time.Duration `koanf:"session_idle"`
+		SessionMaxAge time.Duration `koanf:"session_max_age"`
+	} `koanf:"web"`
 	Limits LimitsConfig `koanf:"limits"`
 	// Metrics says who may read the Prometheus metrics: with a token, requests
 	// bearing it on the public listener; with a listen address, anyone reaching
@@ -99,6 +104,8 @@ var defaults = map[string]any{
 	"webhooks.allow_private_targets": false,
 	"webhooks.retention":             "720h",
 	"audit.max_age":                  "0s",
+	"web.session_idle":               "12h",
+	"web.session_max_age":            "168h",
 	"limits.auth_failures":           10,
 	"limits.auth_failure_backoff":    "5s",
 	"limits.auth_failures_per_ip":    50,
@@ -366,6 +373,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Webhooks.Retention <= 0 {
 		errs = append(errs, errors.New("webhooks.retention: must be positive"))
+	}
+	if c.Web.SessionIdle < time.Minute || c.Web.SessionMaxAge < c.Web.SessionIdle {
+		errs = append(errs, errors.New("web.session_idle and web.session_max_age: must be at least 1m, and session_max_age at least session_idle"))
 	}
 	errs = append(errs, c.Limits.validate()...)
 	if c.Metrics.Listen != "" {

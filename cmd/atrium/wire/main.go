@@ -106,6 +106,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		m.Close()
 		return nil, err
 	}
+	m.Identity.SetSessionPolicy(identity.SessionPolicy{Idle: cfg.Web.SessionIdle, MaxAge: cfg.Web.SessionMaxAge})
 	if cfg.OIDC.Issuer != "" {
 		v, err := newOIDCVerifier(ctx, cfg)
 		if err != nil {
@@ -267,8 +268,8 @@ func (m *Main) MetricsAddr() net.Addr {
 
 // Housekeeping runs once the maintenance that is not the drive's: it forgets
 // CardDAV and CalDAV deletions older than the sync log's age
-// (drive.sync_log_max_age) and audit entries older than audit.max_age (when
-// set). It returns how many rows each step removed.
+// (drive.sync_log_max_age), audit entries older than audit.max_age (when
+// set) and idle or expired web sessions. It returns how many rows each step removed.
 func (m *Main) Housekeeping(ctx context.Context) (map[string]int, error) {
 	done := map[string]int{}
 	steps := []struct {
@@ -282,6 +283,7 @@ func (m *Main) Housekeeping(ctx context.Context) (map[string]int, error) {
 			return m.Calendar.PruneTombstones(ctx, m.Config.Drive.SyncLogMaxAge)
 		}},
 		{"audit_pruned", m.pruneAudit},
+		{"web_sessions_pruned", m.Identity.PruneSessions},
 	}
 	var errs []error
 	for _, st := range steps {

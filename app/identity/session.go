@@ -1,0 +1,263 @@
+package identity
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"atrium/app"
+)
+
+// Session is a signed-in browser of the web app. Its secret (the cookie's value)
+// is never stored, only its keyed hash.
+type Session struct {
+	ID         string    `json:"id"`
+	UserID     string    `json:"user_id"`
+	OrgID      string    `json:"organization_id"`
+	UserAgent  string    `json:"user_agent" doc:"The browser's User-Agent at sign-in."`
+	Address    string    `json:"address" doc:"The client address at sign-in."`
+	CreatedAt  time.Time `json:"created_at"`
+	LastSeenAt time.Time `json:"last_seen_at" doc:"The session's last request (to the minute)."`
+	ExpiresAt  time.Time `json:"expires_at" doc:"When the session ends however active it is."`
+	// Current marks the session of the request that listed it.
+	Current bool `json:"current"`
+}
+
+// SessionPolicy says how long sessions last.
+type SessionPolicy struct {
+	// Idle ends a session that made no request for this long.
+	Idle time.Duration
+	// MaxAge ends a session this long after sign-in, however active.
+	MaxAge time.Duration
+}
+
+// DefaultSessionPolicy is the policy of a service that was given none.
+var DefaultSessionPolicy = SessionPolicy{Idle: 12 * time.Hour, MaxAge: 7 * 24 * time.Hour}
+
+// SessionPrefix starts every session secret.
+const SessionPrefix = "atr_ses_"
+
+// touchEvery is how stale a session's or credential's last use may get before it
+// is written again: one write per minute at most, not one per request.
+const touchEvery = time.Minute
+
+// SetSessionPolicy sets how long sessions last; a zero field keeps its default.
+func (s *Service) SetSessionPolicy(p SessionPolicy) {
+	if p.Idle > 0 {
+		s.sessions.Idle = p.Idle
+	}
+	if p.MaxAge > 0 {
+		s.sessions.MaxAge = p.MaxAge
+	}
+}
+
+// SessionPolicy returns how long sessions last.
+func (s *Service) SessionPolicy() SessionPolicy { return s.sessions }
+
+// SignInInput is a person's sign-in to the web app.
+type SignInInput struct {
+	Email     string
+	Password  string
+	UserAgent string
+	Address   string
+}
+
+// errBadSignIn is the one answer to an unknown address or a wrong password.
+var errBadSignIn = app.Errorf(app.EUnauthorized, "The e-mail address or password is not valid.")
+
+// dummyHash is verified against when the address is unknown, so that an unknown
+// address costs the same time as a wrong password.
+var dummyHash, _ = HashPassword("not-a-password-of-anyone")
+
+// SignIn checks an e-mail address and account password and starts a session.
+// It returns the session's secret (the cookie's value). An unknown address or a
+// wrong password is unauthorized (the same answer for both); a suspended or not
+// yet active user is forbidden and a suspended organisation org_suspended (said
+// only to whoever knows the password).
+func (s *Service) SignIn(ctx context.Context, in SignInInput) (string, Session, error) {
+	u, err := s.store.UserByEmail(ctx, strings.TrimSpace(in.Email))
+	if app.ErrorCode(err) == app.ENotFound || strings.TrimSpace(in.Email) == "" {
+		VerifyPassword(dummyHash, in.Password)
+		return "", Session{}, errBadSignIn
+	}
+	if err != nil {
+		return "", Session{}, err
+	}
+	hash, err := s.store.PasswordHash(ctx, u.ID)
+	if err != nil {
+		return "", Session{}, err
+	}
+	if hash == "" {
+		VerifyPassword(dummyHash, in.Password)
+		return "", Session{}, errBadSignIn
+	}
+	if !VerifyPassword(hash, in.Password) {
+		return "", Session{}, errBadSignIn
+	}
+	cred, err := s.store.UserCredential(ctx, u.ID)
+	if err != nil {
+		return "", Session{}, err
+	}
+	if _, err := s.principal(cred, nil); err != nil {
+		return "", Session{}, err
+	}
+	now := s.clock.Now()
+	ss := Session{ID: app.NewID(), UserID: u.ID, OrgID: u.OrgID, UserAgent: truncate(in.UserAgent, 256),
+		Address: truncate(in.Address, 64), CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(s.sessions.MaxAge)}
+	secret := SessionPrefix + app.RandomHex(32)
+	err = s.store.InTx(ctx, func(ctx context.Context) error {
+		if err := s.store.CreateSession(ctx, ss, s.hash(secret)); err != nil {
+			return err
+		}
+		return s.audit.Record(ctx, app.AuditEntry{Module: "identity", Action: "session.created", ActorID: u.ID,
+			TargetType: "session", TargetID: ss.ID, OrgID: u.OrgID, CreatedAt: now})
+	})
+	if err != nil {
+		return "", Session{}, err
+	}
+	ss.Current = true
+	return secret, ss, nil
+}
+
+// truncate cuts v to at most n bytes of valid UTF-8, on a character boundary.
+func truncate(v string, n int) string {
+	if len(v) > 4*n {
+		v = v[:4*n]
+	}
+	v = strings.ToValidUTF8(v, "")
+	if len(v) <= n {
+		return v
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(v[i]) {
+		i--
+	}
+	return v[:i]
+}
+
+var errNoSession = app.Errorf(app.EUnauthorized, "The session has ended; sign in again.")
+
+// AuthenticateSession resolves a session secret to a principal holding every
+// scope the user's role allows (CredentialID is the session's id). An unknown,
+// idle or expired session is unauthorized; a suspended user is forbidden and a
+// suspended organisation org_suspended.
+func (s *Service) AuthenticateSession(ctx context.Context, secret string) (*app.Principal, error) {
+	if !strings.HasPrefix(secret, SessionPrefix) {
+		return nil, errNoSession
+	}
+	h := s.hash(secret)
+	ss, cred, err := s.store.SessionByHash(ctx, h)
+	if app.ErrorCode(err) == app.ENotFound {
+		return nil, errNoSession
+	}
+	if err != nil {
+		return nil, err
+	}
+	if subtle.ConstantTimeCompare(cred.Hash, h) != 1 {
+		return nil, errNoSession
+	}
+	now := s.clock.Now()
+	if now.Sub(ss.LastSeenAt) >= s.sessions.Idle || !now.Before(ss.ExpiresAt) {
+		_ = s.store.DeleteSession(ctx, ss.UserID, ss.ID)
+		return nil, errNoSession
+	}
+	p, err := s.principal(cred, app.NewScopes(app.RoleScopes(cred.User.RoleSlug, cred.Org.ResellerDepth >= 1)...))
+	if err != nil {
+		return nil, err
+	}
+	if now.Sub(ss.LastSeenAt) >= touchEvery {
+		if err := s.store.TouchSession(ctx, ss.ID, now); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// SessionCSRF returns the anti-forgery token of a session: a keyed hash of its
+// secret, so that it needs no storage and is worthless without the cookie.
+func (s *Service) SessionCSRF(secret string) string {
+	m := hmac.New(sha256.New, s.pepper)
+	m.Write([]byte("csrf\x00" + secret))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// CheckSessionCSRF reports, in constant time, whether token is the session's
+// anti-forgery token.
+func (s *Service) CheckSessionCSRF(secret, token string) bool {
+	return subtle.ConstantTimeCompare([]byte(s.SessionCSRF(secret)), []byte(token)) == 1
+}
+
+// requireSelf checks the caller is a user acting for itself (a session, a PAT
+// or a user JWT), not a service principal acting for its bound user.
+func requireSelf(p *app.Principal) error {
+	if p == nil {
+		return app.Errorf(app.EUnauthorized, "Authentication is required.")
+	}
+	if err := p.RequireUser(); err != nil {
+		return err
+	}
+	if p.ServicePrincipalID != "" {
+		return app.Errorf(app.EForbidden, "A service principal cannot manage the credentials of the user it acts for.")
+	}
+	return nil
+}
+
+// Sessions lists the caller's web sessions, newest first; the caller's own is
+// marked current.
+func (s *Service) Sessions(ctx context.Context, p *app.Principal, pr app.PageRequest) ([]Session, error) {
+	if err := requireSelf(p); err != nil {
+		return nil, err
+	}
+	list, err := s.store.Sessions(ctx, p.UserID, pr)
+	for i := range list {
+		list[i].Current = p.Credential == app.CredSession && list[i].ID == p.CredentialID
+	}
+	return list, err
+}
+
+// RevokeSession ends one of the caller's sessions (its own included: that is
+// signing out).
+func (s *Service) RevokeSession(ctx context.Context, p *app.Principal, id string) error {
+	if err := requireSelf(p); err != nil {
+		return err
+	}
+	return s.store.InTx(ctx, func(ctx context.Context) error {
+		if err := s.store.DeleteSession(ctx, p.UserID, id); err != nil {
+			return err
+		}
+		return s.audit.Record(ctx, app.AuditEntry{Module: "identity", Action: "session.revoked", ActorID: p.UserID,
+			TargetType: "session", TargetID: id, OrgID: p.OrgID, CreatedAt: s.clock.Now()})
+	})
+}
+
+// SignOut ends the caller's own session.
+func (s *Service) SignOut(ctx context.Context, p *app.Principal) error {
+	if p == nil || p.Credential != app.CredSession {
+		return app.Errorf(app.EBadRequest, "Only a web session can sign out.")
+	}
+	return s.RevokeSession(ctx, p, p.CredentialID)
+}
+
+// EndUserSessions ends every web session of a user (but exceptID): after a
+// password change, a reset, or a suspension. Run it inside the change's
+// transaction.
+func (s *Service) EndUserSessions(ctx context.Context, userID, exceptID string) error {
+	return s.store.DeleteUserSessions(ctx, userID, exceptID)
+}
+
+// EndOrgSessions ends every web session of an organisation's users (on its
+// suspension).
+func (s *Service) EndOrgSessions(ctx context.Context, orgID string) error {
+	return s.store.DeleteOrgSessions(ctx, orgID)
+}
+
+// PruneSessions removes idle and expired sessions and returns how many.
+func (s *Service) PruneSessions(ctx context.Context) (int, error) {
+	now := s.clock.Now()
+	return s.store.PruneSessions(ctx, now.Add(-s.sessions.Idle), now)
+}

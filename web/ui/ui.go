@@ -1,0 +1,361 @@
+// Package ui is Atrium's web app: server-rendered pages for people, signed in
+// with their account password and a session cookie. Every page, style and script
+// is embedded in the binary; no request leaves the origin and no build step is
+// needed. The pages act through the same app services as the REST API.
+//
+// Adding a page: write its template in templates/, its handler in a file of its
+// own, add its routes to Routes and handle them in New, and, when it belongs in
+// the navigation, add one line to navItems (nav.go).
+package ui
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"atrium/app"
+	"atrium/app/identity"
+	"atrium/app/partner"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed assets
+var assetFS embed.FS
+
+// Cookie names: the session, and the anti-forgery token of the forms shown
+// before sign-in (sign-in, forgotten password), sent twice: cookie and field.
+const (
+	SessionCookie = "atrium_session"
+	PreCSRFCookie = "atrium_csrf"
+	// CSRFField is the form field (and CSRFHeader the header) carrying the
+	// anti-forgery token of a state-changing request.
+	CSRFField  = "csrf"
+	CSRFHeader = "X-CSRF-Token"
+)
+
+// ContentSecurityPolicy is sent with every response of the web app: no inline
+// script or style, nothing from another origin, no framing.
+const ContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
+	"connect-src 'self'; font-src 'self'; object-src 'none'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
+
+// SignInLimiter counts failed sign-ins (and password reset requests) against
+// the server's failed sign-in limits. Package web provides it.
+type SignInLimiter interface {
+	// Blocked returns how long until account may try again from r; 0: now.
+	Blocked(r *http.Request, account string) time.Duration
+	// Failed counts a failed attempt of account from r.
+	Failed(r *http.Request, account string)
+	// Succeeded clears the failures of account from r after a sign-in.
+	Succeeded(r *http.Request, account string)
+}
+
+// Config is what the web app needs.
+type Config struct {
+	PublicURL string
+	Identity  *identity.Service
+	Partner   *partner.Service
+	Log       *slog.Logger
+	// Limiter counts failed sign-ins; nil: no limit.
+	Limiter SignInLimiter
+	// ClientIP is the client address a request is counted against (sessions
+	// record it); nil: the connection's.
+	ClientIP func(*http.Request) string
+}
+
+// Route is one route of the web app, in the router's syntax.
+type Route struct{ Method, Path string }
+
+// Routes are the routes to mount the web app's handler on.
+var Routes = []Route{
+	{http.MethodGet, "/"},
+	{http.MethodGet, "/signin"},
+	{http.MethodPost, "/signin"},
+	{http.MethodPost, "/signout"},
+	{http.MethodGet, "/forgot"},
+	{http.MethodPost, "/forgot"},
+	{http.MethodGet, "/settings"},
+	{http.MethodPost, "/settings/password"},
+	{http.MethodPost, "/settings/app-passwords"},
+	{http.MethodPost, "/settings/app-passwords/:id/revoke"},
+	{http.MethodPost, "/settings/tokens"},
+	{http.MethodPost, "/settings/tokens/:id/revoke"},
+	{http.MethodPost, "/settings/sessions/:id/revoke"},
+	{http.MethodGet, "/assets/*file"},
+	{http.MethodHead, "/assets/*file"},
+}
+
+// homePath is where a signed-in person lands. The drive's page replaces it
+// once it exists.
+const homePath = "/settings"
+
+// UI is the web app's handler.
+type UI struct {
+	cfg    Config
+	log    *slog.Logger
+	origin string // scheme://host of the public URL
+	secure bool   // cookies are Secure (the public URL is https)
+	pages  map[string]*template.Template
+	assets http.Handler
+	mux    *http.ServeMux
+	cop    *http.CrossOriginProtection
+}
+
+// New builds the web app.
+func New(cfg Config) *UI {
+	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	u := &UI{cfg: cfg, log: cfg.Log, pages: parsePages()}
+	if pu, err := url.Parse(cfg.PublicURL); err == nil {
+		u.origin = pu.Scheme + "://" + pu.Host
+		u.secure = pu.Scheme == "https"
+	}
+	u.cop = http.NewCrossOriginProtection()
+	if u.origin != "" {
+		if err := u.cop.AddTrustedOrigin(u.origin); err != nil {
+			u.log.Warn("web app: public_url is not a usable origin", "origin", u.origin, "err", err)
+		}
+	}
+	sub, _ := fs.Sub(assetFS, "assets")
+	u.assets = http.StripPrefix("/assets/", http.FileServerFS(sub))
+
+	m := http.NewServeMux()
+	m.HandleFunc("GET /{$}", u.home)
+	m.HandleFunc("GET /signin", u.signInPage)
+	m.HandleFunc("POST /signin", u.signIn)
+	m.HandleFunc("POST /signout", u.signed(u.signOut))
+	m.HandleFunc("GET /forgot", u.forgotPage)
+	m.HandleFunc("POST /forgot", u.forgot)
+	m.HandleFunc("GET /settings", u.signed(u.settings))
+	m.HandleFunc("POST /settings/password", u.signed(u.changePassword))
+	m.HandleFunc("POST /settings/app-passwords", u.signed(u.createAppPassword))
+	m.HandleFunc("POST /settings/app-passwords/{id}/revoke", u.signed(u.revokeAppPassword))
+	m.HandleFunc("POST /settings/tokens", u.signed(u.createToken))
+	m.HandleFunc("POST /settings/tokens/{id}/revoke", u.signed(u.revokeToken))
+	m.HandleFunc("POST /settings/sessions/{id}/revoke", u.signed(u.revokeSession))
+	m.HandleFunc("GET /assets/", u.asset)
+	u.mux = m
+	return u
+}
+
+// ServeHTTP serves the web app with its security headers.
+func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", ContentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	u.mux.ServeHTTP(w, r)
+}
+
+func (u *UI) asset(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-cache")
+	u.assets.ServeHTTP(w, r)
+}
+
+// viewer is the signed-in person of a request.
+type viewer struct {
+	P      *app.Principal
+	Secret string // the session's secret (the cookie)
+	CSRF   string
+	User   identity.User
+	Org    identity.Organization
+}
+
+// IsAdmin reports whether the person administers its organisation.
+func (v *viewer) IsAdmin() bool { return v.P.Scopes.Has(app.ScopeAdmin) }
+
+// IsResellerStaff reports whether the person may run its reseller
+// organisation's customers.
+func (v *viewer) IsResellerStaff() bool {
+	return v.P.ResellerDepth >= 1 && v.P.Scopes.Has(app.ScopePartnerOrgsRead)
+}
+
+type viewerKey struct{}
+
+// session returns the signed-in person of r, or nil (and why) when there is none.
+func (u *UI) session(r *http.Request) (*viewer, error) {
+	c, err := r.Cookie(SessionCookie)
+	if err != nil || c.Value == "" {
+		return nil, app.Errorf(app.EUnauthorized, "Not signed in.")
+	}
+	ctx := r.Context()
+	p, err := u.cfg.Identity.AuthenticateSession(ctx, c.Value)
+	if err != nil {
+		return nil, err
+	}
+	org, usr, err := u.cfg.Identity.Profile(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return &viewer{P: p, Secret: c.Value, CSRF: u.cfg.Identity.SessionCSRF(c.Value), User: *usr, Org: org}, nil
+}
+
+// signed wraps a handler of signed-in people: a GET without a session goes to
+// the sign-in page and back; a state-changing request must come from this
+// origin and carry the session's anti-forgery token (else 403).
+func (u *UI) signed(next func(http.ResponseWriter, *http.Request, *viewer)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		post := r.Method != http.MethodGet && r.Method != http.MethodHead
+		if post && !u.sameOrigin(r) {
+			u.forbidden(w, r, nil, "This request did not come from a page of this server.")
+			return
+		}
+		v, err := u.session(r)
+		if err != nil {
+			code := app.ErrorCode(err)
+			if code != app.EUnauthorized && code != app.EForbidden && code != app.EOrgSuspended {
+				u.fail(w, r, nil, err)
+				return
+			}
+			u.clearCookie(w, SessionCookie)
+			if post {
+				u.forbidden(w, r, nil, "You are signed out. Sign in again and retry.")
+				return
+			}
+			http.Redirect(w, r, "/signin?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+			return
+		}
+		if post {
+			r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+			token := r.Header.Get(CSRFHeader)
+			if token == "" {
+				token = r.PostFormValue(CSRFField)
+			}
+			if !u.cfg.Identity.CheckSessionCSRF(v.Secret, token) {
+				u.forbidden(w, r, v, "The form has expired or did not come from this server. Reload the page and try again.")
+				return
+			}
+		}
+		next(w, r.WithContext(context.WithValue(r.Context(), viewerKey{}, v)), v)
+	}
+}
+
+// sameOrigin refuses a request a browser says comes from another origin
+// (net/http's CrossOriginProtection: Sec-Fetch-Site, else Origin against the
+// Host), unless its Origin is the public URL's (a reverse proxy may change the
+// Host). A request with neither header (not a browser's) passes: the
+// anti-forgery token still protects it.
+func (u *UI) sameOrigin(r *http.Request) bool { return u.cop.Check(r) == nil }
+
+// preCSRF returns the anti-forgery token of the forms shown before sign-in,
+// setting its cookie when the browser has none.
+func (u *UI) preCSRF(w http.ResponseWriter, r *http.Request) string {
+	if c, err := r.Cookie(PreCSRFCookie); err == nil && len(c.Value) == 64 {
+		return c.Value
+	}
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	t := hex.EncodeToString(b)
+	http.SetCookie(w, &http.Cookie{Name: PreCSRFCookie, Value: t, Path: "/", HttpOnly: true, Secure: u.secure, SameSite: http.SameSiteLaxMode})
+	return t
+}
+
+// checkPreCSRF checks a form shown before sign-in: same origin, and the field
+// equal to the cookie.
+func (u *UI) checkPreCSRF(r *http.Request) bool {
+	if !u.sameOrigin(r) {
+		return false
+	}
+	c, err := r.Cookie(PreCSRFCookie)
+	if err != nil || len(c.Value) != 64 {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostFormValue(CSRFField))) == 1
+}
+
+func (u *UI) setSession(w http.ResponseWriter, secret string, maxAge time.Duration) {
+	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: secret, Path: "/", MaxAge: int(maxAge / time.Second),
+		HttpOnly: true, Secure: u.secure, SameSite: http.SameSiteLaxMode})
+}
+
+func (u *UI) clearCookie(w http.ResponseWriter, name string) {
+	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: u.secure, SameSite: http.SameSiteLaxMode})
+}
+
+// localPath returns next when it is a path of this server (the return path of
+// a deep link after sign-in), else "": never another origin (no open redirect).
+func localPath(next string) string {
+	if next == "" || next[0] != '/' || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		return ""
+	}
+	if strings.ContainsFunc(next, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' }) {
+		return ""
+	}
+	p, err := url.Parse(next)
+	if err != nil || p.Scheme != "" || p.Host != "" || p.User != nil || p.Opaque != "" {
+		return ""
+	}
+	if p.Path == "/signin" || p.Path == "/signout" {
+		return ""
+	}
+	return next
+}
+
+func (u *UI) clientIP(r *http.Request) string {
+	if u.cfg.ClientIP != nil {
+		return u.cfg.ClientIP(r)
+	}
+	return r.RemoteAddr
+}
+
+// status is the HTTP status of an app error on a page.
+func status(err error) int {
+	switch app.ErrorCode(err) {
+	case app.EValidation, app.EBadRequest:
+		return http.StatusUnprocessableEntity
+	case app.ENotFound:
+		return http.StatusNotFound
+	case app.EUnauthorized:
+		return http.StatusUnauthorized
+	case app.EForbidden, app.EInsufficientScope, app.EOrgSuspended, app.ENoBoundUser:
+		return http.StatusForbidden
+	case app.EConflict:
+		return http.StatusConflict
+	}
+	return http.StatusInternalServerError
+}
+
+// fieldLabels name the inputs of the pages in error messages.
+var fieldLabels = map[string]string{
+	"body.current_password": "Current password",
+	"body.new_password":     "New password",
+	"body.label":            "Device name",
+	"body.name":             "Token name",
+	"body.ttl_seconds":      "Expires",
+}
+
+// message is what a person reads of an app error.
+func message(err error) string {
+	var e *app.Error
+	if !errors.As(err, &e) || e.Code == app.EInternal {
+		return "Something went wrong on the server. Try again later."
+	}
+	if len(e.Fields) == 0 {
+		return e.Message
+	}
+	var parts []string
+	for _, f := range e.Fields {
+		l, ok := fieldLabels[f.Location]
+		if !ok {
+			l = strings.TrimPrefix(f.Location, "body.")
+		}
+		parts = append(parts, l+": "+f.Message+".")
+	}
+	return strings.Join(parts, " ")
+}

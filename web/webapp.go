@@ -1,0 +1,53 @@
+package web
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"atrium/web/ui"
+)
+
+// The web app (package ui) mounted on the router, and the seam through which
+// its sign-ins count toward the failed sign-in limits.
+
+// mountWebApp routes the web app's pages and assets.
+func (s *Server) mountWebApp(e *gin.Engine) {
+	if s.cfg.Identity == nil || s.cfg.Partner == nil {
+		return
+	}
+	h := gin.WrapH(ui.New(ui.Config{PublicURL: s.cfg.PublicURL, Identity: s.cfg.Identity, Partner: s.cfg.Partner,
+		Log: s.log, Limiter: signInLimits{s}, ClientIP: s.clientIP}))
+	for _, rt := range ui.Routes {
+		e.Handle(rt.Method, rt.Path, h)
+	}
+}
+
+// signInLimits counts the web app's failed sign-ins like those of the other
+// doors (web/middleware.go): per account and client address, with a growing
+// wait, so that nobody can lock the owner out from elsewhere; and per address,
+// sparing the accounts that signed in from it before.
+type signInLimits struct{ s *Server }
+
+func (l signInLimits) Blocked(r *http.Request, account string) time.Duration {
+	ip := l.s.clientIP(r)
+	key := accountKey(account)
+	wait := l.s.accountFails.blocked(pairKey(key, ip))
+	if !l.s.knownClients.has(ip, key) {
+		wait = max(wait, l.s.ipFails.blocked("ip:"+ip))
+	}
+	return wait
+}
+
+func (l signInLimits) Failed(r *http.Request, account string) {
+	ip := l.s.clientIP(r)
+	l.s.accountFails.fail(pairKey(accountKey(account), ip))
+	l.s.ipFails.fail("ip:" + ip)
+}
+
+func (l signInLimits) Succeeded(r *http.Request, account string) {
+	ip := l.s.clientIP(r)
+	l.s.accountFails.forget(pairKey(accountKey(account), ip))
+	l.s.knownClients.add(ip, accountKey(account))
+}
