@@ -95,7 +95,7 @@ func (s *Service) ObjectsInRange(ctx context.Context, p *app.Principal, calID st
 		return nil, err
 	}
 	hit := map[string]bool{}
-	sums, err := expand(comps, start, end, zones([]Calendar{cal}))
+	sums, err := expand(newBudget(ctx), comps, start, end, zones([]Calendar{cal}), true)
 	if err != nil {
 		return nil, fmt.Errorf("expand calendar %s: %w", cal.ID, err)
 	}

@@ -241,7 +241,9 @@ func (s *Service) Events(ctx context.Context, p *app.Principal, calendarIDs []st
 	if err != nil {
 		return nil, err
 	}
-	return expand(comps, start, end, zones(cals))
+	b := newBudget(ctx)
+	b.value = end.Format(time.RFC3339)
+	return expand(b, comps, start, end, zones(cals), false)
 }
 
 // floatingSlack widens a window query: all-day events are stored as UTC dates
@@ -297,8 +299,9 @@ func zones(cals []Calendar) map[string]*time.Location {
 }
 
 // expand turns window components into summaries: occurrences of masters
-// (skipping those overridden) and overrides that overlap [start, end).
-func expand(comps []Component, start, end time.Time, calZones map[string]*time.Location) ([]EventSummary, error) {
+// (skipping those overridden) and overrides that overlap [start, end), charged
+// to b. With first, a master gives at most its first occurrence in the range.
+func expand(b *budget, comps []Component, start, end time.Time, calZones map[string]*time.Location, first bool) ([]EventSummary, error) {
 	overrides := map[string][]time.Time{}
 	recurring := map[string]bool{}
 	for i := range comps {
@@ -322,11 +325,14 @@ func expand(comps []Component, start, end time.Time, calZones map[string]*time.L
 			if !overlaps(c.Start, c.End, start, end) {
 				continue
 			}
+			if err := b.emit(c.UID, 1, first); err != nil {
+				return nil, err
+			}
 			sum.Start, sum.End, sum.OccurrenceDate, sum.IsRecurring = c.Start, c.End, occurrenceDate(*c.RecurrenceID), true
 			out = append(out, sum)
 			continue
 		}
-		starts, err := c.Occurrences(start, end, overrides[c.ObjectID])
+		starts, err := c.occurrences(b, start, end, overrides[c.ObjectID], first)
 		if err != nil {
 			return nil, fmt.Errorf("expand %s: %w", c.UID, err)
 		}
