@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/teambition/rrule-go"
+
+	"atrium/app"
 )
 
 // maxCountScan bounds how many occurrences a COUNT rule is walked to find its
@@ -34,6 +36,52 @@ func parseRule(value string, dtstart time.Time) (*rrule.RRule, error) {
 	}
 	opt.Dtstart = dtstart
 	return rrule.NewRRule(*opt)
+}
+
+// MinRuleSpacing is the shortest time a rule may put between two
+// occurrences, as written: FREQ=SECONDLY, and BYSECOND with more than one
+// value, are refused at every door (REST, CalDAV PUT, import).
+const MinRuleSpacing = time.Minute
+
+// checkRule refuses a rule whose occurrences can be less than a minute apart,
+// or whose COUNT is over maxCountScan; the message names what is accepted.
+// Rules stored before this check are still expanded (within the budget).
+func checkRule(value string) error {
+	_, parts := ruleParts(value)
+	switch {
+	case strings.EqualFold(parts["FREQ"], "SECONDLY"):
+		return errors.New("FREQ=SECONDLY is not accepted: occurrences must be at least a minute apart (MINUTELY, HOURLY, DAILY, WEEKLY, MONTHLY or YEARLY)")
+	case strings.Contains(parts["BYSECOND"], ","):
+		return fmt.Errorf("BYSECOND=%s is not accepted: occurrences must be at least a minute apart (one BYSECOND value at most)", parts["BYSECOND"])
+	}
+	if v, ok := parts["COUNT"]; ok {
+		if n, err := strconv.Atoi(v); err == nil && n > maxCountScan {
+			return fmt.Errorf("COUNT=%d is not accepted: at most %d occurrences (or use UNTIL)", n, maxCountScan)
+		}
+	}
+	return nil
+}
+
+// RuleRefused reports whether err refuses an event for its RRULE (see
+// checkRule); the CalDAV door answers it with CALDAV:valid-calendar-data.
+func RuleRefused(err error) bool { return refused(err, "rrule") }
+
+// RangeRefused reports whether err refuses a CalDAV time-range for its span
+// (see ObjectsInRange); the door answers it with CALDAV:supported-filter.
+func RangeRefused(err error) bool { return refused(err, "time-range") }
+
+// refused reports whether err is an app.Error naming the field location.
+func refused(err error, location string) bool {
+	var ae *app.Error
+	if !errors.As(err, &ae) {
+		return false
+	}
+	for _, f := range ae.Fields {
+		if f.Location == location {
+			return true
+		}
+	}
+	return false
 }
 
 var ruleCache sync.Map // key → *rrule.RRule, parsed rules are read-only

@@ -523,6 +523,9 @@ func (s *Service) prepare(cal Calendar, loc *time.Location, existing *Object, na
 	if err != nil {
 		return nil, Object{}, app.Errorf(app.EValidation, "Invalid event: %s.", err)
 	}
+	if err := ps.checkRules(); err != nil {
+		return nil, Object{}, err
+	}
 	comps, err := ps.index()
 	if err != nil {
 		return nil, Object{}, app.Errorf(app.EValidation, "Invalid event: %s.", err)
@@ -539,6 +542,25 @@ func (s *Service) prepare(cal Calendar, loc *time.Location, existing *Object, na
 		o.New = true
 	}
 	return ps, o, nil
+}
+
+// checkRules refuses an object with a rule checkRule refuses: a
+// validation_failed error with the field rrule (RuleRefused).
+func (ps *parsed) checkRules() error {
+	evs := ps.overrides
+	if ps.master != nil {
+		evs = append([]vevent{*ps.master}, evs...)
+	}
+	for _, ev := range evs {
+		if ev.rrule == "" {
+			continue
+		}
+		if err := checkRule(ev.rrule); err != nil {
+			return &app.Error{Code: app.EValidation, Message: "Invalid event: RRULE " + err.Error() + ".",
+				Fields: []app.FieldError{{Location: "rrule", Message: err.Error(), Value: ev.rrule}}}
+		}
+	}
+	return nil
 }
 
 // commit writes a prepared object, its audit entry and its event; it runs in

@@ -33,7 +33,7 @@ type EventCreate struct {
 	Timezone    string              `json:"timezone,omitempty" doc:"IANA time zone of the event; default the calendar's. Recurrences keep their wall-clock time across DST changes in this zone." example:"America/New_York"`
 	Location    string              `json:"location,omitempty" maxLength:"1000"`
 	Description string              `json:"description,omitempty" maxLength:"100000"`
-	RRule       string              `json:"rrule,omitempty" doc:"RFC 5545 RRULE value." example:"FREQ=WEEKLY;BYDAY=MO,WE;COUNT=10"`
+	RRule       string              `json:"rrule,omitempty" doc:"RFC 5545 RRULE value. Occurrences must be at least a minute apart: FREQ=SECONDLY, or BYSECOND with several values, → 422; COUNT at most 50000." example:"FREQ=WEEKLY;BYDAY=MO,WE;COUNT=10"`
 	ExDates     []string            `json:"exdates,omitempty" doc:"Excluded occurrences: their original start date-times (or dates)."`
 	Attendees   []calendar.Attendee `json:"attendees,omitempty"`
 }
@@ -47,7 +47,7 @@ type EventUpdate struct {
 	Timezone    *string              `json:"timezone,omitempty"`
 	Location    *string              `json:"location,omitempty" maxLength:"1000"`
 	Description *string              `json:"description,omitempty" maxLength:"100000"`
-	RRule       *string              `json:"rrule,omitempty" doc:"RFC 5545 RRULE value; an empty string ends the recurrence."`
+	RRule       *string              `json:"rrule,omitempty" doc:"RFC 5545 RRULE value (as in EventCreate); an empty string ends the recurrence."`
 	ExDates     *[]string            `json:"exdates,omitempty"`
 	Attendees   *[]calendar.Attendee `json:"attendees,omitempty" doc:"Replaces the attendees; parameters of those kept (participation status, role) are preserved."`
 }
@@ -165,7 +165,8 @@ func registerCalendar(api huma.API, d Deps) {
 		})
 
 	list := status(op(http.MethodGet, "/calendar/events", "listEvents", "List events of all my calendars in a range", tag, read), http.StatusOK)
-	list.Description = "Recurring events are expanded into their occurrences (each with `occurrence_date`) in the event's time zone; an unbounded rule is never expanded past `end`. Missing `start`/`end`, `end` ≤ `start`, or a range over 366 days → 422."
+	list.Description = "Recurring events are expanded into their occurrences (each with `occurrence_date`) in the event's time zone; an unbounded rule is never expanded past `end`, and expansion starts at `start`, whatever the event's first date. Missing `start`/`end`, `end` ≤ `start`, or a range over 366 days → 422. " +
+		"A range holding more than 20000 occurrences (all events together) is refused whole, never cut short: 422 `validation_failed` naming `query.end` (\"the range holds more than 20000 occurrences\"); ask again for shorter ranges."
 	huma.Register(api, errs(list, http.StatusNotFound),
 		func(ctx context.Context, in *struct {
 			RangeQuery
@@ -267,7 +268,7 @@ func registerCalendar(api huma.API, d Deps) {
 		})
 
 	imp := op(http.MethodPost, "/calendar/calendars/{cal_id}/import", "importCalendar", "Import an iCalendar file", tag, write)
-	imp.Description = "Multipart field `file` (at most 10 MiB, else 413). Events whose UID exists are replaced, others added; each UID succeeds or fails on its own (`errors`), a file that is not iCalendar → 422. Lenient with real-world files (CRLF/LF mixes, unfolded long lines, missing VTIMEZONE for a known TZID, Windows TZIDs, missing DTSTAMP); `fixes` says what was repaired."
+	imp.Description = "Multipart field `file` (at most 10 MiB, else 413). Events whose UID exists are replaced, others added; each UID succeeds or fails on its own (`errors`), a file that is not iCalendar → 422. An event whose RRULE has occurrences under a minute apart (FREQ=SECONDLY) is not imported (an entry in `errors`). Lenient with real-world files (CRLF/LF mixes, unfolded long lines, missing VTIMEZONE for a known TZID, Windows TZIDs, missing DTSTAMP); `fixes` says what was repaired."
 	imp.Middlewares = huma.Middlewares{maxBytes(api, calendar.MaxImportBytes)}
 	imp.BodyReadTimeout = 2 * time.Minute
 	huma.Register(api, errs(imp, http.StatusNotFound, http.StatusRequestEntityTooLarge),
@@ -292,7 +293,7 @@ func registerCalendar(api huma.API, d Deps) {
 		})
 
 	fb := status(op(http.MethodPost, "/calendar/freebusy", "freeBusy", "Busy times of people of my organisation", tag, read), http.StatusOK)
-	fb.Description = "Busy intervals per attendee over the range, merged, from all their calendars with recurrences expanded; transparent and cancelled events do not count. Only users of the caller's organisation are returned; other addresses are left out. No titles or details are revealed."
+	fb.Description = "Busy intervals per attendee over the range, merged, from all their calendars with recurrences expanded; transparent and cancelled events do not count. Only users of the caller's organisation are returned; other addresses are left out. No titles or details are revealed. More than 20000 occurrences over every attendee → 422 naming `body.end`."
 	huma.Register(api, fb,
 		func(ctx context.Context, in *struct{ Body FreeBusyBody }) (*body[calendar.FreeBusy], error) {
 			res, err := c.FreeBusy(ctx, principal(ctx), calendar.FreeBusyRequest{Attendees: in.Body.Attendees, Start: in.Body.Start, End: in.Body.End})
