@@ -3,6 +3,7 @@ package calendar
 import (
 	"context"
 	"errors"
+	"runtime"
 	"testing"
 	"time"
 
@@ -80,5 +81,48 @@ func TestBudgetStops(t *testing.T) {
 	got, err := c.occurrences(b, from, from.Add(100*MaxRange), nil, true)
 	if err != nil || len(got) != 1 || b.steps > 100 {
 		t.Fatalf("first: %v %v after %d steps", got, err, b.steps)
+	}
+}
+
+// BenchmarkBoundedExpand expands rules whose DTSTART is in 2000 over a week
+// in 2026 through the bounded expander: occurrences per second, steps (rule
+// occurrences walked) per occurrence returned, and the peak heap of one
+// expansion (b.ReportMetric).
+func BenchmarkBoundedExpand(b *testing.B) {
+	start := time.Date(2000, 1, 1, 9, 0, 0, 0, time.UTC)
+	from := time.Date(2026, 5, 4, 0, 0, 0, 0, time.UTC)
+	for _, bc := range []struct{ name, rule string }{
+		{"minutely", "FREQ=MINUTELY;INTERVAL=5"},
+		{"hourly", "FREQ=HOURLY"},
+		{"daily-count", "FREQ=DAILY;COUNT=50000"},
+		{"monthly-dense", "FREQ=MONTHLY;BYMONTHDAY=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31;BYHOUR=8,12,16;BYMINUTE=0,30"},
+		{"legacy-secondly", "FREQ=SECONDLY;INTERVAL=60"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			c := Component{UID: "bench", Start: start, End: start.Add(30 * time.Minute), RRule: bc.rule}
+			var occ, steps int
+			var peak uint64
+			var ms runtime.MemStats
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				bu := newBudget(context.Background())
+				runtime.ReadMemStats(&ms)
+				before := ms.HeapAlloc
+				got, err := c.occurrences(bu, from, from.AddDate(0, 0, 7), nil, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				runtime.ReadMemStats(&ms)
+				if ms.HeapAlloc > before && ms.HeapAlloc-before > peak {
+					peak = ms.HeapAlloc - before
+				}
+				occ += len(got)
+				steps += bu.steps
+			}
+			b.ReportMetric(float64(occ)/b.Elapsed().Seconds(), "occurrences/s")
+			b.ReportMetric(float64(steps)/float64(max(occ, 1)), "steps/occurrence")
+			b.ReportMetric(float64(occ)/float64(b.N), "occurrences/op")
+			b.ReportMetric(float64(peak)/1024, "peak-heap-KiB")
+		})
 	}
 }
