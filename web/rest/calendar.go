@@ -24,6 +24,14 @@ type CalendarCreate struct {
 	Timezone    string `json:"timezone,omitempty" doc:"IANA time zone; default UTC." example:"Europe/Paris"`
 }
 
+// CalendarUpdate changes a calendar; absent or empty fields keep their value.
+type CalendarUpdate struct {
+	Name        string `json:"name,omitempty" maxLength:"200"`
+	Description string `json:"description,omitempty" maxLength:"2000"`
+	Color       string `json:"color,omitempty" doc:"#rrggbb or #rrggbbaa." example:"#3366ff"`
+	Timezone    string `json:"timezone,omitempty" doc:"IANA time zone." example:"Europe/Paris"`
+}
+
 // EventCreate is the body of a new event.
 type EventCreate struct {
 	Title       string              `json:"title" minLength:"1" maxLength:"1000"`
@@ -108,9 +116,11 @@ type RangeQuery struct {
 	End   time.Time `query:"end" required:"true" doc:"End of the range, exclusive; after start and at most 366 days later."`
 }
 
+// eventOut is an event written: the whole event, as GET answers it, so that
+// what was sent (description, rrule, exdates, attendees) comes back.
 type eventOut struct {
 	ETag string `header:"ETag"`
-	Body calendar.EventSummary
+	Body calendar.EventDetail
 }
 
 type icsOut struct {
@@ -154,14 +164,28 @@ func registerCalendar(api huma.API, d Deps) {
 			cals, err := c.Calendars(ctx, principal(ctx))
 			return out(cals), err
 		})
-	create := op(http.MethodPost, "/calendar/calendars", "createCalendar", "Create a calendar", tag, write)
-	create.Description = "Adds a calendar besides the default one."
-	// An Atrium extension outside the stable v1 contract: routed, not published (spec §1, §9).
-	create.Hidden = true
+	create := errs(idempotent(status(op(http.MethodPost, "/calendar/calendars", "createCalendar", "Create a calendar", tag, write), http.StatusCreated)))
+	create.Description = "Adds a calendar besides the default one (the calendar CalDAV MKCALENDAR makes). Name 1 to 200 characters, colour `#rrggbb` or `#rrggbbaa`, IANA time zone (default UTC); anything else → 422."
 	huma.Register(api, create,
 		func(ctx context.Context, in *struct{ Body CalendarCreate }) (*body[calendar.Calendar], error) {
 			cal, err := c.CreateCalendar(ctx, principal(ctx), calendar.CalendarInput(in.Body))
 			return out(cal), err
+		})
+	patch := errs(status(op(http.MethodPatch, "/calendar/calendars/{cal_id}", "updateCalendar", "Rename a calendar or change its colour or time zone", tag, write), http.StatusOK), http.StatusNotFound)
+	patch.Description = "Absent or empty fields keep their value (CalDAV PROPPATCH does the same)."
+	huma.Register(api, patch,
+		func(ctx context.Context, in *struct {
+			CalPath
+			Body CalendarUpdate
+		}) (*body[calendar.Calendar], error) {
+			cal, err := c.UpdateCalendar(ctx, principal(ctx), in.CalID, calendar.CalendarInput(in.Body))
+			return out(cal), err
+		})
+	del := errs(status(op(http.MethodDelete, "/calendar/calendars/{cal_id}", "deleteCalendar", "Delete a calendar with its events", tag, write), http.StatusNoContent), http.StatusNotFound, http.StatusConflict)
+	del.Description = "The default calendar cannot be deleted → 409 `conflict`."
+	huma.Register(api, del,
+		func(ctx context.Context, in *CalPath) (*struct{}, error) {
+			return nil, c.DeleteCalendar(ctx, principal(ctx), in.CalID)
 		})
 
 	list := status(op(http.MethodGet, "/calendar/events", "listEvents", "List events of all my calendars in a range", tag, read), http.StatusOK)
@@ -191,7 +215,7 @@ func registerCalendar(api huma.API, d Deps) {
 			Body EventCreate
 		}) (*eventOut, error) {
 			ev, err := c.CreateEvent(ctx, principal(ctx), in.CalID, in.Body.input())
-			return &eventOut{ETag: ev.ETag, Body: ev.EventSummary}, err
+			return &eventOut{ETag: ev.ETag, Body: ev}, err
 		})
 	huma.Register(api, errs(status(op(http.MethodGet, "/calendar/calendars/{cal_id}/events/{uid}", "getEvent", "Get an event", tag, read), http.StatusOK), http.StatusNotFound),
 		func(ctx context.Context, in *EventPath) (*struct {
@@ -211,7 +235,7 @@ func registerCalendar(api huma.API, d Deps) {
 			Body    EventUpdate
 		}) (*eventOut, error) {
 			ev, err := c.UpdateEvent(ctx, principal(ctx), in.CalID, in.UID, in.Body.input(), in.IfMatch)
-			return &eventOut{ETag: ev.ETag, Body: ev.EventSummary}, err
+			return &eventOut{ETag: ev.ETag, Body: ev}, err
 		})
 	huma.Register(api, errs(op(http.MethodDelete, "/calendar/calendars/{cal_id}/events/{uid}", "deleteEvent", "Delete an event with all its occurrences", tag, write), http.StatusNotFound, http.StatusPreconditionFailed),
 		func(ctx context.Context, in *struct {
