@@ -87,6 +87,11 @@ GO_SPECS = {
         ("… peak heap", "BenchmarkImportLarge", "peak-heap-MiB", 1, "MiB", "<", 200),
         ("Import of 16,000 events (one HTTP request)", "BenchmarkCalendarImportHTTP", "ns/op", 1e-9, "s", "<", 6),
         ("… peak heap (server and client)", "BenchmarkCalendarImportHTTP", "peak-heap-MiB", 1, "MiB", "<", 200),
+        ("Bounded expansion: 5-minute rule from 2000, a week of 2026", "BenchmarkBoundedExpand/minutely", "occurrences/s", 1, "occurrences/s", ">=", 100000),
+        ("… rule occurrences walked per one returned", "BenchmarkBoundedExpand/minutely", "steps/occurrence", 1, "", "<", 1.1),
+        ("… peak heap", "BenchmarkBoundedExpand/minutely", "peak-heap-KiB", 1, "KiB", "<", 1024),
+        ("Bounded expansion: stored SECONDLY;INTERVAL=60 from 2000, a week", "BenchmarkBoundedExpand/legacy-secondly", "occurrences/s", 1, "occurrences/s", ">=", 100000),
+        ("Bounded expansion: dense MONTHLY from 2000, walked per returned", "BenchmarkBoundedExpand/monthly-dense", "steps/occurrence", 1, "", "<", 1.1),
     ],
     "drive": [
         ("Browse a 5,000-item folder page (100k files)", "BenchmarkDriveBrowse5000/100k", *NS_MS, "<", 15),

@@ -90,7 +90,7 @@ step foundation bash bench/foundation.sh
 step partner gobench "$BT_FAST" 'BenchmarkProvisionOrg|BenchmarkListOrgsPaged' ./app/partner/
 step webhooks gobench "$BT_HOOKS" BenchmarkDelivery ./bench/webhooks/
 step contacts gobench "$BT_FAST" 'BenchmarkContacts$' ./web/
-step calendar bash -c "go test -run '^\$' -bench 'BenchmarkRangeQueryMonth|BenchmarkExpandDailyWithOverrides' -benchtime $BT_FAST ./app/calendar/ &&
+step calendar bash -c "go test -run '^\$' -bench 'BenchmarkRangeQueryMonth|BenchmarkExpandDailyWithOverrides|BenchmarkBoundedExpand' -benchtime $BT_FAST ./app/calendar/ &&
   go test -run '^\$' -bench 'BenchmarkImport5000|BenchmarkImportLarge' -benchtime $BT_ONE ./app/calendar/ &&
   go test -run '^\$' -bench 'BenchmarkCalendarImportHTTP' -benchtime $BT_ONE ./web/"
 step drive gobench "$BT_SLOW" 'BenchmarkDrive(Browse5000|Snapshot100k|DeltaAfter10|StorageUsage)$' ./web/

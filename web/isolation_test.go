@@ -350,6 +350,8 @@ var isoRequests = map[string]func(f isoIDs) isoReq{
 	"POST /api/v1/calendar/calendars": func(isoIDs) isoReq {
 		return isoReq{body: map[string]any{"name": "New Calendar"}}
 	},
+	"PATCH /api/v1/calendar/calendars/{cal_id}":  func(isoIDs) isoReq { return isoReq{body: map[string]any{"name": "Taken"}} },
+	"DELETE /api/v1/calendar/calendars/{cal_id}": nil,
 	"GET /api/v1/calendar/events": func(f isoIDs) isoReq {
 		return isoReq{query: "start=2026-03-01T00:00:00Z&end=2026-04-01T00:00:00Z&calendar_ids=" + f["calendar"]}
 	},

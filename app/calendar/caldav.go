@@ -73,11 +73,18 @@ func (s *Service) CreateCalendarAt(ctx context.Context, p *app.Principal, id str
 
 // ObjectsInRange returns the objects of a calendar with an occurrence in
 // [start, end) (calendar-query with a time-range); zero times mean every
-// object.
+// object. A range with both ends may span at most MaxRange, as a REST list
+// (RangeRefused); one with an open end is answered, since each event is only
+// expanded to its first occurrence in the range, starting at the range.
 func (s *Service) ObjectsInRange(ctx context.Context, p *app.Principal, calID string, start, end time.Time) ([]Object, error) {
 	cal, _, err := s.calendar(ctx, p, app.ScopeCalendarRead, calID)
 	if err != nil {
 		return nil, err
+	}
+	if !start.IsZero() && !end.IsZero() && end.Sub(start) > MaxRange {
+		msg := "may span at most 366 days"
+		return nil, &app.Error{Code: app.EValidation, Message: "The time-range " + msg + "; ask for shorter ranges, or leave its end open.",
+			Fields: []app.FieldError{{Location: "time-range", Message: msg, Value: start.UTC().Format(icalUTC) + "/" + end.UTC().Format(icalUTC)}}}
 	}
 	var out []Object
 	if start.IsZero() && end.IsZero() {
@@ -95,7 +102,7 @@ func (s *Service) ObjectsInRange(ctx context.Context, p *app.Principal, calID st
 		return nil, err
 	}
 	hit := map[string]bool{}
-	sums, err := expand(comps, start, end, zones([]Calendar{cal}))
+	sums, err := expand(newBudget(ctx), comps, start, end, zones([]Calendar{cal}), true)
 	if err != nil {
 		return nil, fmt.Errorf("expand calendar %s: %w", cal.ID, err)
 	}

@@ -131,6 +131,8 @@ func resolve(in EventInput, cur *vevent, def *time.Location) (fields, error) {
 		if f.rrule != "" && !f.start.IsZero() {
 			if _, err := parseRule(f.rrule, f.start); err != nil {
 				v.Add("body.rrule", "must be an RFC 5545 RRULE value such as FREQ=WEEKLY;BYDAY=MO: "+err.Error(), *in.RRule)
+			} else if err := checkRule(f.rrule); err != nil {
+				v.Add("body.rrule", err.Error(), *in.RRule)
 			}
 		}
 	}

@@ -68,6 +68,8 @@ func (s *Service) FreeBusy(ctx context.Context, p *app.Principal, req FreeBusyRe
 	for _, u := range users {
 		byEmail[strings.ToLower(u.Email)] = u
 	}
+	b := newBudget(ctx)
+	b.field, b.value = "body.end", req.End.Format(time.RFC3339)
 	seen := map[string]bool{}
 	for _, a := range req.Attendees { // the caller's order, each user once
 		u, ok := byEmail[strings.ToLower(a)]
@@ -75,7 +77,7 @@ func (s *Service) FreeBusy(ctx context.Context, p *app.Principal, req FreeBusyRe
 			continue
 		}
 		seen[u.ID] = true
-		sums, err := expand(byUser[u.ID], req.Start, req.End, calZones)
+		sums, err := expand(b, byUser[u.ID], req.Start, req.End, calZones, false)
 		if err != nil {
 			return FreeBusy{}, err
 		}

@@ -70,23 +70,27 @@ func (s *scanner) line() (string, bool, error) {
 			}
 		}
 	}
+	// Continuations are gathered and joined once (linear: appending to a
+	// string line by line copies it every time).
+	var b strings.Builder
+	b.WriteString(cur)
 	for {
 		l, ok, err := s.raw()
 		if err != nil {
 			return "", false, err
 		}
 		if !ok {
-			return cur, true, nil
+			return b.String(), true, nil
 		}
 		if len(l) > 0 && (l[0] == ' ' || l[0] == '\t') {
-			cur += l[1:]
+			b.WriteString(l[1:])
 			continue
 		}
 		if strings.TrimSpace(l) == "" {
 			continue
 		}
 		s.next, s.has = l, true
-		return cur, true, nil
+		return b.String(), true, nil
 	}
 }
 

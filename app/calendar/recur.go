@@ -1,14 +1,18 @@
 package calendar
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/teambition/rrule-go"
+
+	"atrium/app"
 )
 
 // maxCountScan bounds how many occurrences a COUNT rule is walked to find its
@@ -32,6 +36,52 @@ func parseRule(value string, dtstart time.Time) (*rrule.RRule, error) {
 	}
 	opt.Dtstart = dtstart
 	return rrule.NewRRule(*opt)
+}
+
+// MinRuleSpacing is the shortest time a rule may put between two
+// occurrences, as written: FREQ=SECONDLY, and BYSECOND with more than one
+// value, are refused at every door (REST, CalDAV PUT, import).
+const MinRuleSpacing = time.Minute
+
+// checkRule refuses a rule whose occurrences can be less than a minute apart,
+// or whose COUNT is over maxCountScan; the message names what is accepted.
+// Rules stored before this check are still expanded (within the budget).
+func checkRule(value string) error {
+	_, parts := ruleParts(value)
+	switch {
+	case strings.EqualFold(parts["FREQ"], "SECONDLY"):
+		return errors.New("FREQ=SECONDLY is not accepted: occurrences must be at least a minute apart (MINUTELY, HOURLY, DAILY, WEEKLY, MONTHLY or YEARLY)")
+	case strings.Contains(parts["BYSECOND"], ","):
+		return fmt.Errorf("BYSECOND=%s is not accepted: occurrences must be at least a minute apart (one BYSECOND value at most)", parts["BYSECOND"])
+	}
+	if v, ok := parts["COUNT"]; ok {
+		if n, err := strconv.Atoi(v); err == nil && n > maxCountScan {
+			return fmt.Errorf("COUNT=%d is not accepted: at most %d occurrences (or use UNTIL)", n, maxCountScan)
+		}
+	}
+	return nil
+}
+
+// RuleRefused reports whether err refuses an event for its RRULE (see
+// checkRule); the CalDAV door answers it with CALDAV:valid-calendar-data.
+func RuleRefused(err error) bool { return refused(err, "rrule") }
+
+// RangeRefused reports whether err refuses a CalDAV time-range for its span
+// (see ObjectsInRange); the door answers it with CALDAV:supported-filter.
+func RangeRefused(err error) bool { return refused(err, "time-range") }
+
+// refused reports whether err is an app.Error naming the field location.
+func refused(err error, location string) bool {
+	var ae *app.Error
+	if !errors.As(err, &ae) {
+		return false
+	}
+	for _, f := range ae.Fields {
+		if f.Location == location {
+			return true
+		}
+	}
+	return false
 }
 
 var ruleCache sync.Map // key → *rrule.RRule, parsed rules are read-only
@@ -71,15 +121,14 @@ func cachedRule(value string, dtstart time.Time) (*rrule.RRule, error) {
 // set builds the recurrence set of a master: RRULE, RDATE and EXDATE, plus the
 // original starts of its overrides as further exclusions when skip is given.
 //
-// from, when not zero, lets a long DAILY or WEEKLY rule without COUNT start its
-// walk shortly before from instead of at DTSTART: it is moved by whole periods
-// (wall clock kept in its zone, so the pattern and DST behaviour are
-// unchanged), and only occurrences before from are skipped by that.
-func (c *Component) set(skip []time.Time, from time.Time) (*rrule.Set, error) {
+// from, when not zero, lets the rule start its walk shortly before from
+// instead of at DTSTART (see forward); only occurrences before from are
+// skipped by that.
+func (c *Component) set(b *budget, skip []time.Time, from time.Time) (*rrule.Set, error) {
 	s := &rrule.Set{}
 	s.DTStart(c.Start)
 	if c.RRule != "" {
-		r, err := c.rule(from)
+		r, err := c.rule(b, from)
 		if err != nil {
 			return nil, err
 		}
@@ -99,61 +148,265 @@ func (c *Component) set(skip []time.Time, from time.Time) (*rrule.Set, error) {
 	return s, nil
 }
 
-// rule returns the master's parsed rule, fast-forwarded towards from.
-func (c *Component) rule(from time.Time) (*rrule.RRule, error) {
-	start := c.Start
-	if period := ffPeriod(c.RRule); period > 0 && !from.IsZero() {
-		start = fastForward(c.Start, from, period)
+// rule returns the master's parsed rule, fast-forwarded towards from (see
+// forward); b, when not nil, is charged for the walk a COUNT rule needs.
+func (c *Component) rule(b *budget, from time.Time) (*rrule.RRule, error) {
+	value, start := c.RRule, c.Start
+	if !from.IsZero() {
+		var err error
+		if value, start, err = forward(b, c.RRule, c.Start, from); err != nil {
+			return nil, err
+		}
 	}
-	r, err := cachedRule(c.RRule, start)
+	r, err := cachedRule(value, start)
 	if err != nil {
 		return nil, fmt.Errorf("rrule: %w", err)
 	}
 	return r, nil
 }
 
-// ffPeriod returns the period in days by which a rule can be moved forward
-// without changing its occurrences: DAILY or WEEKLY rules without COUNT,
-// BYWEEKNO or BYYEARDAY (their other parts are absolute or repeat each period);
-// 0 for any other rule.
-func ffPeriod(value string) int {
-	period, interval := 0, 1
-	for _, part := range strings.Split(value, ";") {
+// ruleParts splits an RRULE value into its parts, names upper-cased.
+func ruleParts(value string) (names []string, values map[string]string) {
+	values = map[string]string{}
+	for _, part := range strings.Split(strings.TrimPrefix(strings.TrimSpace(value), "RRULE:"), ";") {
 		name, v, _ := strings.Cut(part, "=")
-		switch strings.ToUpper(name) {
-		case "FREQ":
-			switch strings.ToUpper(v) {
-			case "DAILY":
-				period = 1
-			case "WEEKLY":
-				period = 7
-			default:
-				return 0
-			}
-		case "INTERVAL":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return 0
-			}
-			interval = n
-		case "COUNT", "BYWEEKNO", "BYYEARDAY":
-			return 0
+		name = strings.ToUpper(strings.TrimSpace(name))
+		if name == "" {
+			continue
 		}
+		names = append(names, name)
+		values[name] = strings.TrimSpace(v)
 	}
-	return period * interval
+	return names, values
 }
 
-// fastForward returns DTSTART moved forward by whole periods (wall clock kept
-// in its zone), staying more than a period before from.
-func fastForward(start, from time.Time, period int) time.Time {
-	days := int(from.Sub(start).Hours() / 24)
-	for k := days/period - 1; k > 0; k-- { // a date where the wall-clock time does not exist would change the rule's hour
-		t := start.AddDate(0, 0, k*period)
-		if t.Hour() == start.Hour() && t.Minute() == start.Minute() && t.Second() == start.Second() {
-			return t
+// forward returns a rule and a DTSTART that give the same occurrences as
+// value and start from shortly before from on, but whose walk begins there
+// instead of at DTSTART: the cost of an expansion is then that of the
+// occurrences near the window, not of the time since DTSTART.
+//
+//   - A COUNT rule (COUNT at most maxCountScan) becomes the same rule with
+//     UNTIL at its last occurrence: COUNT=n and UNTIL=<n-th occurrence> give
+//     the same occurrences. That walk from DTSTART is done once per rule and
+//     start (cached), and stops when b's context is done.
+//   - A SECONDLY, MINUTELY, HOURLY, DAILY or WEEKLY rule has a fixed period in
+//     wall-clock time (INTERVAL seconds, minutes, hours, days or weeks): its
+//     DTSTART moves forward by whole periods, so the grid its BY parts filter
+//     stays the same.
+//   - A MONTHLY or YEARLY rule starts at from itself (see forwardCalendar),
+//     after the parts rrule-go would take from DTSTART (BYMONTHDAY, BYMONTH
+//     for YEARLY, BYHOUR, BYMINUTE, BYSECOND) are written out.
+//
+// The new DTSTART stays more than a period before from in wall-clock time,
+// with room for a change of UTC offset near from (see wallSlack), and is never
+// a wall-clock time that does not exist in its zone: the occurrences it skips
+// all start before from. Rules with BYWEEKNO, BYYEARDAY or
+// BYEASTER, and COUNT rules longer than maxCountScan, are walked from DTSTART
+// (their walk is still bounded by the budget).
+func forward(b *budget, value string, start, from time.Time) (string, time.Time, error) {
+	names, parts := ruleParts(value)
+	for _, n := range []string{"BYWEEKNO", "BYYEARDAY", "BYEASTER"} {
+		if _, ok := parts[n]; ok {
+			return value, start, nil
 		}
 	}
+	if c, ok := parts["COUNT"]; ok {
+		n, err := strconv.Atoi(c)
+		if err != nil || n < 1 || n > maxCountScan {
+			return value, start, nil
+		}
+		last, err := countUntil(b, value, start)
+		if err != nil {
+			return value, start, err
+		}
+		if last.IsZero() {
+			return value, start, nil
+		}
+		kept := ruleWithout(value, "COUNT", "UNTIL")
+		value = strings.Join(append(kept, "UNTIL="+last.UTC().Format(icalUTC)), ";")
+		names, parts = ruleParts(value)
+	}
+	interval := int64(1)
+	if v, ok := parts["INTERVAL"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return value, start, nil
+		}
+		interval = int64(n)
+	}
+	loc := start.Location()
+	from = from.In(loc)
+	var unit int64 // seconds of a fixed period
+	switch parts["FREQ"] {
+	case "SECONDLY":
+		unit = 1
+	case "MINUTELY":
+		unit = 60
+	case "HOURLY":
+		unit = 3600
+	case "DAILY":
+		unit = 86400
+	case "WEEKLY":
+		unit = 7 * 86400
+	case "MONTHLY", "YEARLY":
+		t, ok := forwardCalendar(start, from, parts["FREQ"] == "YEARLY", interval)
+		if !ok {
+			return value, start, nil
+		}
+		// What rrule-go would take from DTSTART, written out: the new DTSTART
+		// is any time in its period.
+		implied := []struct {
+			name string
+			v    int
+			when bool
+		}{
+			{"BYMONTHDAY", start.Day(), !has(parts, "BYMONTHDAY") && !has(parts, "BYDAY")},
+			{"BYMONTH", int(start.Month()), parts["FREQ"] == "YEARLY" && !has(parts, "BYMONTH") && !has(parts, "BYMONTHDAY") && !has(parts, "BYDAY")},
+			{"BYHOUR", start.Hour(), !has(parts, "BYHOUR")},
+			{"BYMINUTE", start.Minute(), !has(parts, "BYMINUTE")},
+			{"BYSECOND", start.Second(), !has(parts, "BYSECOND")},
+		}
+		for _, p := range implied {
+			if p.when {
+				names = append(names, p.name)
+				parts[p.name] = strconv.Itoa(p.v)
+			}
+		}
+		out := make([]string, len(names))
+		for i, n := range names {
+			out[i] = n + "=" + parts[n]
+		}
+		return strings.Join(out, ";"), t, nil
+	default:
+		return value, start, nil
+	}
+	return value, forwardWall(start, from, unit*interval), nil
+}
+
+// wallSeconds is t's wall-clock time in its zone, counted in seconds as if it
+// were UTC: rrule-go walks wall-clock fields, not elapsed time.
+func wallSeconds(t time.Time) int64 {
+	y, m, d := t.Date()
+	h, mi, s := t.Clock()
+	return time.Date(y, m, d, h, mi, s, 0, time.UTC).Unix()
+}
+
+// atWall is the time of wall-clock seconds w in loc, and whether that
+// wall-clock time exists there (not in a DST gap).
+func atWall(w int64, loc *time.Location) (time.Time, bool) {
+	u := time.Unix(w, 0).UTC()
+	t := time.Date(u.Year(), u.Month(), u.Day(), u.Hour(), u.Minute(), u.Second(), 0, loc)
+	return t, wallSeconds(t) == w
+}
+
+// wallSlack is how far, in seconds, the wall-clock time of an instant at or
+// after from can fall behind from's own: a minute where the zone keeps its
+// offset for a day either side, else the offset changes around from and an
+// hour more.
+func wallSlack(from time.Time) int64 {
+	day := 26 * time.Hour
+	zs, ze := from.ZoneBounds()
+	if (zs.IsZero() || !zs.After(from.Add(-day))) && (ze.IsZero() || !ze.Before(from.Add(day))) {
+		return 60
+	}
+	_, before := from.Add(-day).Zone()
+	_, at := from.Zone()
+	_, after := from.Add(day).Zone()
+	return int64(abs(before-at)+abs(at-after)) + 3600
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// forwardWall moves start forward by whole periods of period wall-clock
+// seconds, staying more than a period (and the slack of from's zone) before
+// from.
+func forwardWall(start, from time.Time, period int64) time.Time {
+	ws := wallSeconds(start)
+	target := wallSeconds(from) - period - wallSlack(from)
+	if period <= 0 || target <= ws {
+		return start
+	}
+	k := (target - ws) / period
+	back := max(1, 3600/period) // out of a DST gap in a few tries
+	for tries := 0; k > 0 && tries < 64; tries++ {
+		if t, ok := atWall(ws+k*period, start.Location()); ok {
+			return t
+		}
+		k -= back
+	}
 	return start
+}
+
+func has(parts map[string]string, name string) bool { _, ok := parts[name]; return ok }
+
+// forwardCalendar returns the DTSTART of a MONTHLY (or yearly) rule of the
+// given INTERVAL moved to from: from itself when from's month (year) is one
+// of the rule's periods, else the start of the rule's next period after from
+// (no occurrence lies between). rrule-go builds a whole period's set whatever
+// the day of DTSTART in it and drops what comes before DTSTART, so BYSETPOS
+// and BYDAY=-1FR keep their meaning. ok is false when from is not after
+// start's period.
+func forwardCalendar(start, from time.Time, yearly bool, interval int64) (time.Time, bool) {
+	index := func(t time.Time) int64 {
+		if yearly {
+			return int64(t.Year())
+		}
+		return int64(t.Year())*12 + int64(t.Month()) - 1
+	}
+	is, i := index(start), index(from)
+	if i <= is || interval <= 0 {
+		return start, false
+	}
+	if (i-is)%interval == 0 {
+		return from.Truncate(time.Second), true
+	}
+	next := is + ((i-is)/interval+1)*interval
+	if yearly {
+		return time.Date(int(next), time.January, 1, 0, 0, 0, 0, start.Location()), true
+	}
+	return time.Date(int(next/12), time.Month(next%12+1), 1, 0, 0, 0, 0, start.Location()), true
+}
+
+var countCache sync.Map // ruleKey → time.Time: the last occurrence of a COUNT rule
+
+var countCacheLen int64
+
+// countUntil returns the last occurrence of a COUNT rule (zero when it has
+// none), walking it from DTSTART once per rule and start.
+func countUntil(b *budget, value string, start time.Time) (time.Time, error) {
+	key := ruleKey{value: value, loc: start.Location(), at: start.Unix()}
+	if v, ok := countCache.Load(key); ok {
+		return v.(time.Time), nil
+	}
+	r, err := cachedRule(value, start)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("rrule: %w", err)
+	}
+	var last time.Time
+	next := r.Iterator()
+	n := 0
+	for t, ok := next(); ok && n <= maxCountScan; t, ok = next() { // COUNT is at most maxCountScan
+		if n++; n%256 == 0 {
+			if err := b.done(); err != nil {
+				return time.Time{}, err
+			}
+		}
+		last = t
+	}
+	ruleCacheMu.Lock()
+	if countCacheLen >= ruleCacheMax {
+		countCache.Clear()
+		countCacheLen = 0
+	}
+	countCacheLen++
+	ruleCacheMu.Unlock()
+	countCache.Store(key, last)
+	return last, nil
 }
 
 // duration of one occurrence.
@@ -173,43 +426,61 @@ func (c *Component) occurrenceEnd(t time.Time) time.Time {
 
 // Occurrences returns the starts of a master's occurrences that overlap
 // [from, to), skipping the original starts in skip (its overrides). An
-// unbounded rule is never expanded past to.
+// unbounded rule is never expanded past to. It is bounded as one request's
+// expansion is (see budget).
 func (c *Component) Occurrences(from, to time.Time, skip []time.Time) ([]time.Time, error) {
+	return c.occurrences(newBudget(context.Background()), from, to, skip, false)
+}
+
+// occurrences is Occurrences charged to b; first stops at the first
+// occurrence found (does the master meet the range at all?).
+func (c *Component) occurrences(b *budget, from, to time.Time, skip []time.Time, first bool) ([]time.Time, error) {
 	if c.RRule == "" && len(c.RDates) == 0 {
 		if overlaps(c.Start, c.End, from, to) && !contains(c.ExDates, c.Start) && !contains(skip, c.Start) {
-			return []time.Time{c.Start}, nil
+			return []time.Time{c.Start}, b.emit(c.UID, 1, first)
 		}
 		return nil, nil
 	}
 	dur := c.duration()
-	walkFrom := from.Add(-dur - 24*time.Hour)
 	if c.AllDay {
 		dur += time.Hour // a day can be 25 hours long
 	}
-	var starts []time.Time
+	lo := from.Add(-dur) // the earliest start that can overlap the range
+	var next func() (time.Time, bool)
 	if c.RRule != "" && len(c.RDates) == 0 && len(c.ExDates) == 0 && len(skip) == 0 {
-		r, err := c.rule(walkFrom) // the rule alone: no set to merge
+		r, err := c.rule(b, lo) // the rule alone: no set to merge
 		if err != nil {
 			return nil, err
 		}
-		starts = r.Between(from.Add(-dur), to, true)
+		next = r.Iterator()
 	} else {
-		s, err := c.set(skip, walkFrom)
+		s, err := c.set(b, skip, lo)
 		if err != nil {
 			return nil, err
 		}
-		starts = s.Between(from.Add(-dur), to, true)
+		next = s.Iterator()
 	}
+	// A wall-clock time in a DST gap comes out an hour or so later than its
+	// neighbours, out of order: the walk goes on past to by the zone's slack.
+	stop := to.Add(time.Duration(wallSlack(to.In(c.Start.Location()))) * time.Second)
 	var out []time.Time
-	for _, t := range starts {
-		if !t.Before(to) {
+	for t, ok := next(); ok && t.Before(stop); t, ok = next() {
+		if err := b.step(c.UID); err != nil {
+			return nil, err
+		}
+		if !t.Before(to) || t.Before(lo) || !overlaps(t, c.occurrenceEnd(t), from, to) || slices.ContainsFunc(out[max(0, len(out)-4):], t.Equal) {
 			continue
 		}
-		if overlaps(t, c.occurrenceEnd(t), from, to) {
-			out = append(out, t)
+		if err := b.emit(c.UID, 1, first); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+		if first {
+			break
 		}
 	}
-	return out, nil
+	slices.SortFunc(out, time.Time.Compare)
+	return slices.CompactFunc(out, time.Time.Equal), nil
 }
 
 // overlaps reports whether [s, e) meets [from, to); an instant (s == e) meets it

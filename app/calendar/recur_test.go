@@ -1,6 +1,7 @@
 package calendar
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,21 +42,26 @@ func TestOccurrencesAcrossDST(t *testing.T) {
 func TestFastForward(t *testing.T) {
 	paris := mustLoad(t, "Europe/Paris")
 	rules := []string{"FREQ=DAILY", "FREQ=DAILY;INTERVAL=3", "FREQ=WEEKLY;BYDAY=MO,WE,FR", "FREQ=WEEKLY;INTERVAL=2;BYDAY=TU,SU;WKST=SU",
-		"FREQ=WEEKLY", "FREQ=DAILY;BYMONTH=3,10", "FREQ=WEEKLY;UNTIL=20281231T000000Z", "FREQ=DAILY;COUNT=400", "FREQ=MONTHLY;BYMONTHDAY=31"}
+		"FREQ=WEEKLY", "FREQ=DAILY;BYMONTH=3,10", "FREQ=WEEKLY;UNTIL=20281231T000000Z", "FREQ=DAILY;COUNT=400", "FREQ=MONTHLY;BYMONTHDAY=31",
+		"FREQ=HOURLY;INTERVAL=5", "FREQ=HOURLY;BYHOUR=2,3,9", "FREQ=MINUTELY;INTERVAL=45;BYHOUR=9,10", "FREQ=SECONDLY;INTERVAL=7;BYHOUR=3;BYMINUTE=0",
+		"FREQ=MINUTELY;INTERVAL=90;BYDAY=SA", "FREQ=MONTHLY", "FREQ=MONTHLY;INTERVAL=5", "FREQ=MONTHLY;BYDAY=-1FR", "FREQ=MONTHLY;BYDAY=MO,TU;BYSETPOS=2",
+		"FREQ=YEARLY", "FREQ=YEARLY;INTERVAL=2;BYMONTH=2,8;BYDAY=1SU", "FREQ=YEARLY;BYDAY=20MO", "FREQ=YEARLY;BYMONTHDAY=29;BYMONTH=2",
+		"FREQ=YEARLY;BYMONTHDAY=-1", "FREQ=MONTHLY;COUNT=30", "FREQ=HOURLY;INTERVAL=7;COUNT=5000", "FREQ=WEEKLY;COUNT=100;BYDAY=SU,SA"}
 	for _, loc := range []*time.Location{time.UTC, paris} {
 		for _, h := range []int{0, 2, 9} {
 			start := time.Date(2024, 1, 31, h, 30, 0, 0, loc)
 			for _, rule := range rules {
 				c := Component{Start: start, End: start.Add(time.Hour), RRule: rule}
-				for from := time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC); from.Year() < 2029; from = from.AddDate(0, 0, 37) {
+				s, _ := c.set(nil, nil, time.Time{})
+				all := s.Between(start, time.Date(2029, 3, 1, 0, 0, 0, 0, time.UTC), true)                                                                     // walked once from DTSTART
+				for from := time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC); from.Year() < 2029; from = from.AddDate(0, 0, 37).Add(7*time.Hour + 13*time.Minute) { // odd times, across DST changes
 					to := from.AddDate(0, 1, 3)
 					fast, err := c.Occurrences(from, to, nil)
 					if err != nil {
 						t.Fatal(err)
 					}
-					s, _ := c.set(nil, time.Time{})
 					var slow []time.Time
-					for _, o := range s.Between(from.Add(-time.Hour), to, true) {
+					for _, o := range all {
 						if o.Before(to) && overlaps(o, o.Add(time.Hour), from, to) {
 							slow = append(slow, o)
 						}
@@ -173,5 +179,44 @@ func TestLearnedZonesStayInTheirResource(t *testing.T) {
 	}
 	if got := starts["b"].UTC().Format("15:04"); got != "10:00" {
 		t.Errorf("b starts %s UTC, want 10:00 (unknown zone read as the calendar's)", got)
+	}
+}
+
+// TestFastForwardShortWindows: short windows around DST changes, where wall
+// clock and elapsed time part, give what walking from DTSTART gives.
+func TestFastForwardShortWindows(t *testing.T) {
+	t.Parallel()
+	paris := mustLoad(t, "Europe/Paris")
+	rules := []string{"FREQ=HOURLY", "FREQ=MINUTELY;INTERVAL=20", "FREQ=MINUTELY;INTERVAL=25", "FREQ=SECONDLY;INTERVAL=600", "FREQ=HOURLY;INTERVAL=5;BYMINUTE=0,30", "FREQ=DAILY;BYHOUR=1,2,3",
+		"FREQ=MONTHLY;BYDAY=SU;BYHOUR=1,2,3;BYMINUTE=0,30", "FREQ=YEARLY;BYMONTH=3,10;BYDAY=-1SU;BYHOUR=0,1,2,3,4;BYMINUTE=15,45", "FREQ=MONTHLY;INTERVAL=7;BYMONTHDAY=-1,30,31;BYHOUR=0,1,2,3"}
+	start := time.Date(2024, 1, 31, 2, 30, 0, 0, paris)
+	for _, rule := range rules {
+		c := Component{Start: start, End: start.Add(20 * time.Minute), RRule: rule}
+		s, _ := c.set(nil, nil, time.Time{})
+		all := s.Between(start, time.Date(2024, 11, 1, 0, 0, 0, 0, time.UTC), true)
+		for _, day := range []time.Time{time.Date(2024, 3, 30, 22, 0, 0, 0, time.UTC), time.Date(2024, 10, 26, 22, 0, 0, 0, time.UTC)} {
+			for from := day; from.Before(day.Add(6 * time.Hour)); from = from.Add(7 * time.Minute) {
+				to := from.Add(50 * time.Minute)
+				fast, err := c.Occurrences(from, to, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var slow []time.Time
+				for _, o := range all {
+					if o.Before(to) && overlaps(o, o.Add(20*time.Minute), from, to) && !slices.ContainsFunc(slow, o.Equal) {
+						slow = append(slow, o)
+					}
+				}
+				slices.SortFunc(slow, time.Time.Compare)
+				if len(fast) != len(slow) {
+					t.Fatalf("%s from %s: %v, want %v", rule, from, fast, slow)
+				}
+				for i := range fast {
+					if !fast[i].Equal(slow[i]) {
+						t.Fatalf("%s from %s: %v, want %v", rule, from, fast, slow)
+					}
+				}
+			}
+		}
 	}
 }

@@ -241,7 +241,9 @@ func (s *Service) Events(ctx context.Context, p *app.Principal, calendarIDs []st
 	if err != nil {
 		return nil, err
 	}
-	return expand(comps, start, end, zones(cals))
+	b := newBudget(ctx)
+	b.value = end.Format(time.RFC3339)
+	return expand(b, comps, start, end, zones(cals), false)
 }
 
 // floatingSlack widens a window query: all-day events are stored as UTC dates
@@ -297,8 +299,9 @@ func zones(cals []Calendar) map[string]*time.Location {
 }
 
 // expand turns window components into summaries: occurrences of masters
-// (skipping those overridden) and overrides that overlap [start, end).
-func expand(comps []Component, start, end time.Time, calZones map[string]*time.Location) ([]EventSummary, error) {
+// (skipping those overridden) and overrides that overlap [start, end), charged
+// to b. With first, a master gives at most its first occurrence in the range.
+func expand(b *budget, comps []Component, start, end time.Time, calZones map[string]*time.Location, first bool) ([]EventSummary, error) {
 	overrides := map[string][]time.Time{}
 	recurring := map[string]bool{}
 	for i := range comps {
@@ -322,11 +325,14 @@ func expand(comps []Component, start, end time.Time, calZones map[string]*time.L
 			if !overlaps(c.Start, c.End, start, end) {
 				continue
 			}
+			if err := b.emit(c.UID, 1, first); err != nil {
+				return nil, err
+			}
 			sum.Start, sum.End, sum.OccurrenceDate, sum.IsRecurring = c.Start, c.End, occurrenceDate(*c.RecurrenceID), true
 			out = append(out, sum)
 			continue
 		}
-		starts, err := c.Occurrences(start, end, overrides[c.ObjectID])
+		starts, err := c.occurrences(b, start, end, overrides[c.ObjectID], first)
 		if err != nil {
 			return nil, fmt.Errorf("expand %s: %w", c.UID, err)
 		}
@@ -517,6 +523,9 @@ func (s *Service) prepare(cal Calendar, loc *time.Location, existing *Object, na
 	if err != nil {
 		return nil, Object{}, app.Errorf(app.EValidation, "Invalid event: %s.", err)
 	}
+	if err := ps.checkRules(); err != nil {
+		return nil, Object{}, err
+	}
 	comps, err := ps.index()
 	if err != nil {
 		return nil, Object{}, app.Errorf(app.EValidation, "Invalid event: %s.", err)
@@ -533,6 +542,25 @@ func (s *Service) prepare(cal Calendar, loc *time.Location, existing *Object, na
 		o.New = true
 	}
 	return ps, o, nil
+}
+
+// checkRules refuses an object with a rule checkRule refuses: a
+// validation_failed error with the field rrule (RuleRefused).
+func (ps *parsed) checkRules() error {
+	evs := ps.overrides
+	if ps.master != nil {
+		evs = append([]vevent{*ps.master}, evs...)
+	}
+	for _, ev := range evs {
+		if ev.rrule == "" {
+			continue
+		}
+		if err := checkRule(ev.rrule); err != nil {
+			return &app.Error{Code: app.EValidation, Message: "Invalid event: RRULE " + err.Error() + ".",
+				Fields: []app.FieldError{{Location: "rrule", Message: err.Error(), Value: ev.rrule}}}
+		}
+	}
+	return nil
 }
 
 // commit writes a prepared object, its audit entry and its event; it runs in

@@ -43,22 +43,38 @@ func parseDoc(data []byte) (*doc, error) {
 	}
 	text := strings.TrimPrefix(string(data), "\uFEFF")
 	phys := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
-	// Join folded lines, keeping their raw form.
+	// Join folded lines, keeping their raw form. A logical line is joined once
+	// from its physical lines (linear: appending to a string line by line
+	// copies it every time).
 	var logical []string
 	var raws []string
+	var parts []string // the physical lines of the logical line being read
+	flush := func() {
+		if len(parts) == 0 {
+			return
+		}
+		var l strings.Builder
+		l.WriteString(parts[0])
+		for _, p := range parts[1:] {
+			l.WriteString(p[1:])
+		}
+		logical = append(logical, l.String())
+		raws = append(raws, strings.Join(parts, "\r\n"))
+		parts = parts[:0]
+	}
 	for _, p := range phys {
 		p = strings.TrimSuffix(p, "\r")
-		if (strings.HasPrefix(p, " ") || strings.HasPrefix(p, "\t")) && len(logical) > 0 {
-			logical[len(logical)-1] += p[1:]
-			raws[len(raws)-1] += "\r\n" + p
+		if (strings.HasPrefix(p, " ") || strings.HasPrefix(p, "\t")) && len(parts) > 0 {
+			parts = append(parts, p)
 			continue
 		}
 		if strings.TrimSpace(p) == "" {
 			continue
 		}
-		logical = append(logical, p)
-		raws = append(raws, p)
+		flush()
+		parts = append(parts, p)
 	}
+	flush()
 	d := &doc{}
 	state := 0 // 0 before BEGIN, 1 inside, 2 after END
 	depth := 0

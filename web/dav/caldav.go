@@ -32,7 +32,9 @@ const NSApple = "http://apple.com/ns/ical/"
 // keeps what the client wrote: alarms, X- properties, parameters), and the
 // calendar-query, calendar-multiget and sync-collection (RFC 6578) REPORTs.
 // calendar-query's VEVENT time-range runs through the service's recurrence
-// expansion (an event matches when one of its occurrences overlaps the range);
+// expansion (an event matches when one of its occurrences overlaps the range;
+// a range with both ends may span at most 366 days, else 403
+// CALDAV:supported-filter);
 // other filters are not evaluated and match every event, except comp-filters
 // on components Atrium does not store (VTODO, VJOURNAL), which match none.
 //
@@ -272,11 +274,26 @@ func (d *CalDAV) putMember(w http.ResponseWriter, r *http.Request, p *app.Princi
 	}
 	o, created, err := d.svc.PutObject(r.Context(), p, calID, name, bytes.NewReader(data), calendar.Conditions{
 		IfMatch: r.Header.Get("If-Match"), IfNoneMatch: r.Header.Get("If-None-Match")})
+	if calendar.RuleRefused(err) {
+		// RFC 4791 §5.3.2.1: the data is iCalendar, but not what this server
+		// accepts (a rule with occurrences under a minute apart).
+		writeErrorText(w, http.StatusForbidden, Name(NSCalDAV, "valid-calendar-data"), app.ErrorMessage(err))
+		return nil
+	}
 	if err != nil {
 		return err
 	}
 	putAnswer(w, o.ETag, o.ICS == string(data), o.UpdatedAt, created, objectPath(p.UserID, calID, name))
 	return nil
+}
+
+// writeErrorText is WriteError with a human-readable description after the
+// precondition (RFC 4918 §16 lets DAV:error carry more elements).
+func writeErrorText(w http.ResponseWriter, status int, condition xml.Name, text string) {
+	w.Header().Set("Content-Type", "application/xml; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" +
+		`<d:error ` + xmlns + `><` + qname(condition) + `/><d:responsedescription>` + Text(text) + `</d:responsedescription></d:error>`))
 }
 
 // syncCollection answers RFC 6578 from the calendar's change feed: the objects
@@ -405,6 +422,10 @@ func (d *CalDAV) query(w http.ResponseWriter, r *http.Request, p *app.Principal,
 		}
 	}
 	objs, err := d.svc.ObjectsInRange(r.Context(), p, calID, start, end)
+	if calendar.RangeRefused(err) {
+		writeErrorText(w, http.StatusForbidden, Name(NSCalDAV, "supported-filter"), app.ErrorMessage(err))
+		return nil
+	}
 	rs, err := resolveEach(body.propRequest(), objs, err, d.object(p, calID), calendarData)
 	if err != nil {
 		return err

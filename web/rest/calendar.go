@@ -24,6 +24,14 @@ type CalendarCreate struct {
 	Timezone    string `json:"timezone,omitempty" doc:"IANA time zone; default UTC." example:"Europe/Paris"`
 }
 
+// CalendarUpdate changes a calendar; absent or empty fields keep their value.
+type CalendarUpdate struct {
+	Name        string `json:"name,omitempty" maxLength:"200"`
+	Description string `json:"description,omitempty" maxLength:"2000"`
+	Color       string `json:"color,omitempty" doc:"#rrggbb or #rrggbbaa." example:"#3366ff"`
+	Timezone    string `json:"timezone,omitempty" doc:"IANA time zone." example:"Europe/Paris"`
+}
+
 // EventCreate is the body of a new event.
 type EventCreate struct {
 	Title       string              `json:"title" minLength:"1" maxLength:"1000"`
@@ -33,7 +41,7 @@ type EventCreate struct {
 	Timezone    string              `json:"timezone,omitempty" doc:"IANA time zone of the event; default the calendar's. Recurrences keep their wall-clock time across DST changes in this zone." example:"America/New_York"`
 	Location    string              `json:"location,omitempty" maxLength:"1000"`
 	Description string              `json:"description,omitempty" maxLength:"100000"`
-	RRule       string              `json:"rrule,omitempty" doc:"RFC 5545 RRULE value." example:"FREQ=WEEKLY;BYDAY=MO,WE;COUNT=10"`
+	RRule       string              `json:"rrule,omitempty" doc:"RFC 5545 RRULE value. Occurrences must be at least a minute apart: FREQ=SECONDLY, or BYSECOND with several values, → 422; COUNT at most 50000." example:"FREQ=WEEKLY;BYDAY=MO,WE;COUNT=10"`
 	ExDates     []string            `json:"exdates,omitempty" doc:"Excluded occurrences: their original start date-times (or dates)."`
 	Attendees   []calendar.Attendee `json:"attendees,omitempty"`
 }
@@ -47,7 +55,7 @@ type EventUpdate struct {
 	Timezone    *string              `json:"timezone,omitempty"`
 	Location    *string              `json:"location,omitempty" maxLength:"1000"`
 	Description *string              `json:"description,omitempty" maxLength:"100000"`
-	RRule       *string              `json:"rrule,omitempty" doc:"RFC 5545 RRULE value; an empty string ends the recurrence."`
+	RRule       *string              `json:"rrule,omitempty" doc:"RFC 5545 RRULE value (as in EventCreate); an empty string ends the recurrence."`
 	ExDates     *[]string            `json:"exdates,omitempty"`
 	Attendees   *[]calendar.Attendee `json:"attendees,omitempty" doc:"Replaces the attendees; parameters of those kept (participation status, role) are preserved."`
 }
@@ -108,9 +116,11 @@ type RangeQuery struct {
 	End   time.Time `query:"end" required:"true" doc:"End of the range, exclusive; after start and at most 366 days later."`
 }
 
+// eventOut is an event written: the whole event, as GET answers it, so that
+// what was sent (description, rrule, exdates, attendees) comes back.
 type eventOut struct {
 	ETag string `header:"ETag"`
-	Body calendar.EventSummary
+	Body calendar.EventDetail
 }
 
 type icsOut struct {
@@ -154,18 +164,33 @@ func registerCalendar(api huma.API, d Deps) {
 			cals, err := c.Calendars(ctx, principal(ctx))
 			return out(cals), err
 		})
-	create := op(http.MethodPost, "/calendar/calendars", "createCalendar", "Create a calendar", tag, write)
-	create.Description = "Adds a calendar besides the default one."
-	// An Atrium extension outside the stable v1 contract: routed, not published (spec §1, §9).
-	create.Hidden = true
+	create := errs(idempotent(status(op(http.MethodPost, "/calendar/calendars", "createCalendar", "Create a calendar", tag, write), http.StatusCreated)))
+	create.Description = "Adds a calendar besides the default one (the calendar CalDAV MKCALENDAR makes). Name 1 to 200 characters, colour `#rrggbb` or `#rrggbbaa`, IANA time zone (default UTC); anything else → 422."
 	huma.Register(api, create,
 		func(ctx context.Context, in *struct{ Body CalendarCreate }) (*body[calendar.Calendar], error) {
 			cal, err := c.CreateCalendar(ctx, principal(ctx), calendar.CalendarInput(in.Body))
 			return out(cal), err
 		})
+	patch := errs(status(op(http.MethodPatch, "/calendar/calendars/{cal_id}", "updateCalendar", "Rename a calendar or change its colour or time zone", tag, write), http.StatusOK), http.StatusNotFound)
+	patch.Description = "Absent or empty fields keep their value (CalDAV PROPPATCH does the same)."
+	huma.Register(api, patch,
+		func(ctx context.Context, in *struct {
+			CalPath
+			Body CalendarUpdate
+		}) (*body[calendar.Calendar], error) {
+			cal, err := c.UpdateCalendar(ctx, principal(ctx), in.CalID, calendar.CalendarInput(in.Body))
+			return out(cal), err
+		})
+	del := errs(status(op(http.MethodDelete, "/calendar/calendars/{cal_id}", "deleteCalendar", "Delete a calendar with its events", tag, write), http.StatusNoContent), http.StatusNotFound, http.StatusConflict)
+	del.Description = "The default calendar cannot be deleted → 409 `conflict`."
+	huma.Register(api, del,
+		func(ctx context.Context, in *CalPath) (*struct{}, error) {
+			return nil, c.DeleteCalendar(ctx, principal(ctx), in.CalID)
+		})
 
 	list := status(op(http.MethodGet, "/calendar/events", "listEvents", "List events of all my calendars in a range", tag, read), http.StatusOK)
-	list.Description = "Recurring events are expanded into their occurrences (each with `occurrence_date`) in the event's time zone; an unbounded rule is never expanded past `end`. Missing `start`/`end`, `end` ≤ `start`, or a range over 366 days → 422."
+	list.Description = "Recurring events are expanded into their occurrences (each with `occurrence_date`) in the event's time zone; an unbounded rule is never expanded past `end`, and expansion starts at `start`, whatever the event's first date. Missing `start`/`end`, `end` ≤ `start`, or a range over 366 days → 422. " +
+		"A range holding more than 20000 occurrences (all events together) is refused whole, never cut short: 422 `validation_failed` naming `query.end` (\"the range holds more than 20000 occurrences\"); ask again for shorter ranges."
 	huma.Register(api, errs(list, http.StatusNotFound),
 		func(ctx context.Context, in *struct {
 			RangeQuery
@@ -190,7 +215,7 @@ func registerCalendar(api huma.API, d Deps) {
 			Body EventCreate
 		}) (*eventOut, error) {
 			ev, err := c.CreateEvent(ctx, principal(ctx), in.CalID, in.Body.input())
-			return &eventOut{ETag: ev.ETag, Body: ev.EventSummary}, err
+			return &eventOut{ETag: ev.ETag, Body: ev}, err
 		})
 	huma.Register(api, errs(status(op(http.MethodGet, "/calendar/calendars/{cal_id}/events/{uid}", "getEvent", "Get an event", tag, read), http.StatusOK), http.StatusNotFound),
 		func(ctx context.Context, in *EventPath) (*struct {
@@ -210,7 +235,7 @@ func registerCalendar(api huma.API, d Deps) {
 			Body    EventUpdate
 		}) (*eventOut, error) {
 			ev, err := c.UpdateEvent(ctx, principal(ctx), in.CalID, in.UID, in.Body.input(), in.IfMatch)
-			return &eventOut{ETag: ev.ETag, Body: ev.EventSummary}, err
+			return &eventOut{ETag: ev.ETag, Body: ev}, err
 		})
 	huma.Register(api, errs(op(http.MethodDelete, "/calendar/calendars/{cal_id}/events/{uid}", "deleteEvent", "Delete an event with all its occurrences", tag, write), http.StatusNotFound, http.StatusPreconditionFailed),
 		func(ctx context.Context, in *struct {
@@ -267,7 +292,7 @@ func registerCalendar(api huma.API, d Deps) {
 		})
 
 	imp := op(http.MethodPost, "/calendar/calendars/{cal_id}/import", "importCalendar", "Import an iCalendar file", tag, write)
-	imp.Description = "Multipart field `file` (at most 10 MiB, else 413). Events whose UID exists are replaced, others added; each UID succeeds or fails on its own (`errors`), a file that is not iCalendar → 422. Lenient with real-world files (CRLF/LF mixes, unfolded long lines, missing VTIMEZONE for a known TZID, Windows TZIDs, missing DTSTAMP); `fixes` says what was repaired."
+	imp.Description = "Multipart field `file` (at most 10 MiB, else 413). Events whose UID exists are replaced, others added; each UID succeeds or fails on its own (`errors`), a file that is not iCalendar → 422. An event whose RRULE has occurrences under a minute apart (FREQ=SECONDLY) is not imported (an entry in `errors`). Lenient with real-world files (CRLF/LF mixes, unfolded long lines, missing VTIMEZONE for a known TZID, Windows TZIDs, missing DTSTAMP); `fixes` says what was repaired."
 	imp.Middlewares = huma.Middlewares{maxBytes(api, calendar.MaxImportBytes)}
 	imp.BodyReadTimeout = 2 * time.Minute
 	huma.Register(api, errs(imp, http.StatusNotFound, http.StatusRequestEntityTooLarge),
@@ -292,7 +317,7 @@ func registerCalendar(api huma.API, d Deps) {
 		})
 
 	fb := status(op(http.MethodPost, "/calendar/freebusy", "freeBusy", "Busy times of people of my organisation", tag, read), http.StatusOK)
-	fb.Description = "Busy intervals per attendee over the range, merged, from all their calendars with recurrences expanded; transparent and cancelled events do not count. Only users of the caller's organisation are returned; other addresses are left out. No titles or details are revealed."
+	fb.Description = "Busy intervals per attendee over the range, merged, from all their calendars with recurrences expanded; transparent and cancelled events do not count. Only users of the caller's organisation are returned; other addresses are left out. No titles or details are revealed. More than 20000 occurrences over every attendee → 422 naming `body.end`."
 	huma.Register(api, fb,
 		func(ctx context.Context, in *struct{ Body FreeBusyBody }) (*body[calendar.FreeBusy], error) {
 			res, err := c.FreeBusy(ctx, principal(ctx), calendar.FreeBusyRequest{Attendees: in.Body.Attendees, Start: in.Body.Start, End: in.Body.End})
