@@ -174,6 +174,8 @@ func (o isoOp) key() string { return o.method + " " + o.path }
 // matrix covers them too.
 var isoHidden = []isoOp{
 	{method: "POST", path: "/api/v1/calendar/calendars", scopes: []string{app.ScopeCalendarWrite}},
+	{method: "PATCH", path: "/api/v1/calendar/calendars/{cal_id}", params: []string{"cal_id"}, scopes: []string{app.ScopeCalendarWrite}},
+	{method: "DELETE", path: "/api/v1/calendar/calendars/{cal_id}", params: []string{"cal_id"}, scopes: []string{app.ScopeCalendarWrite}},
 	{method: "POST", path: "/api/v1/drive/{file_id}/archive", params: []string{"file_id"}, scopes: []string{app.ScopeAdmin}},
 }
 

@@ -166,6 +166,7 @@ func registerCalendar(api huma.API, d Deps) {
 		})
 	create := errs(idempotent(status(op(http.MethodPost, "/calendar/calendars", "createCalendar", "Create a calendar", tag, write), http.StatusCreated)))
 	create.Description = "Adds a calendar besides the default one (the calendar CalDAV MKCALENDAR makes). Name 1 to 200 characters, colour `#rrggbb` or `#rrggbbaa`, IANA time zone (default UTC); anything else → 422."
+	create.Hidden = true // an Atrium extension outside the stable v1 contract: routed, not published; docs/api-extensions.md
 	huma.Register(api, create,
 		func(ctx context.Context, in *struct{ Body CalendarCreate }) (*body[calendar.Calendar], error) {
 			cal, err := c.CreateCalendar(ctx, principal(ctx), calendar.CalendarInput(in.Body))
@@ -173,6 +174,7 @@ func registerCalendar(api huma.API, d Deps) {
 		})
 	patch := errs(status(op(http.MethodPatch, "/calendar/calendars/{cal_id}", "updateCalendar", "Rename a calendar or change its colour or time zone", tag, write), http.StatusOK), http.StatusNotFound)
 	patch.Description = "Absent or empty fields keep their value (CalDAV PROPPATCH does the same)."
+	patch.Hidden = true // an Atrium extension outside the stable v1 contract: routed, not published; docs/api-extensions.md
 	huma.Register(api, patch,
 		func(ctx context.Context, in *struct {
 			CalPath
@@ -183,6 +185,7 @@ func registerCalendar(api huma.API, d Deps) {
 		})
 	del := errs(status(op(http.MethodDelete, "/calendar/calendars/{cal_id}", "deleteCalendar", "Delete a calendar with its events", tag, write), http.StatusNoContent), http.StatusNotFound, http.StatusConflict)
 	del.Description = "The default calendar cannot be deleted → 409 `conflict`."
+	del.Hidden = true // an Atrium extension outside the stable v1 contract: routed, not published; docs/api-extensions.md
 	huma.Register(api, del,
 		func(ctx context.Context, in *CalPath) (*struct{}, error) {
 			return nil, c.DeleteCalendar(ctx, principal(ctx), in.CalID)
