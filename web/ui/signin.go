@@ -40,6 +40,9 @@ func (u *UI) signInPage(w http.ResponseWriter, r *http.Request) {
 	u.showSignIn(w, r, http.StatusOK, "", signInData{Next: next}, flash)
 }
 
+// A refused sign-in is the form again, with the reason, answered 200: a
+// browser reports a page answered 4xx as a console error, and the page is a
+// form to fill in again, not a failure to load.
 func (u *UI) showSignIn(w http.ResponseWriter, r *http.Request, code int, errMsg string, d signInData, flash ...string) {
 	p := page{Title: "Sign in", CSRF: u.preCSRF(w, r), Error: errMsg, Data: d}
 	if len(flash) > 0 {
@@ -63,7 +66,7 @@ func (u *UI) signIn(w http.ResponseWriter, r *http.Request) {
 		if wait := u.cfg.Limiter.Blocked(r, email); wait > 0 {
 			secs := max(int((wait+time.Second-1)/time.Second), 1)
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			u.showSignIn(w, r, http.StatusTooManyRequests, "Too many failed sign-in attempts. Try again in "+strconv.Itoa(secs)+" seconds.", d)
+			u.showSignIn(w, r, http.StatusOK, "Too many failed sign-in attempts. Try again in "+strconv.Itoa(secs)+" seconds.", d)
 			return
 		}
 	}
@@ -75,11 +78,11 @@ func (u *UI) signIn(w http.ResponseWriter, r *http.Request) {
 			if u.cfg.Limiter != nil {
 				u.cfg.Limiter.Failed(r, email)
 			}
-			u.showSignIn(w, r, http.StatusUnauthorized, "The e-mail address or password is not correct.", d)
+			u.showSignIn(w, r, http.StatusOK, "The e-mail address or password is not correct.", d)
 		case app.EOrgSuspended:
-			u.showSignIn(w, r, http.StatusForbidden, "Your organisation is suspended. Ask your provider to activate it.", d)
+			u.showSignIn(w, r, http.StatusOK, "Your organisation is suspended. Ask your provider to activate it.", d)
 		case app.EForbidden:
-			u.showSignIn(w, r, http.StatusForbidden, "Your account is suspended. Ask your administrator to activate it.", d)
+			u.showSignIn(w, r, http.StatusOK, "Your account is suspended. Ask your administrator to activate it.", d)
 		default:
 			u.log.Error("sign in", "err", err)
 			u.showSignIn(w, r, http.StatusInternalServerError, message(err), d)
