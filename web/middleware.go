@@ -109,7 +109,19 @@ func (s *Server) authenticate(c *gin.Context) {
 	// The WOPI door authenticates with edit-session access tokens, which an
 	// editor may also send as a bearer token.
 	// /metrics checks its own bearer token ([metrics] token).
-	if h == "" || c.Request.URL.Path == "/oauth/token" || c.Request.URL.Path == "/metrics" || strings.HasPrefix(c.Request.URL.Path, "/wopi/") {
+	if h == "" {
+		if p, pr, ok := s.sessionAuth(c); ok {
+			if pr != nil {
+				pr.write(c.Writer, requestIDFrom(c.Request.Context()))
+				c.Abort()
+				return
+			}
+			c.Request = c.Request.WithContext(app.WithPrincipal(c.Request.Context(), p))
+		}
+		c.Next()
+		return
+	}
+	if c.Request.URL.Path == "/oauth/token" || c.Request.URL.Path == "/metrics" || strings.HasPrefix(c.Request.URL.Path, "/wopi/") {
 		c.Next()
 		return
 	}

@@ -84,6 +84,8 @@ type Server struct {
 	knownClients          *knownClients
 	// tokenRate and ipRate limit request rates per credential and per address.
 	tokenRate, ipRate *rateLimiters
+	// crossOrigin refuses cross-origin state changes made with the session cookie.
+	crossOrigin *http.CrossOriginProtection
 	// queryParams caches each operation's query parameter names (knownQuery).
 	queryParams sync.Map
 }
@@ -101,6 +103,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, log: cfg.Log, problems: problems{base: cfg.PublicURL + "/problems"}}
 	s.metrics = newMetrics(cfg.Registry)
+	s.crossOrigin = newCrossOrigin(cfg.PublicURL)
 	if cfg.Drive != nil {
 		s.metrics.searchDocuments(cfg.Drive.SearchDocuments)
 	}
