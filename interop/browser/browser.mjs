@@ -53,3 +53,20 @@ export async function axe (page, what) {
   })
   assert.deepEqual(violations, [], `axe-core on ${what}`)
 }
+
+// signIn opens path signed in as the pages' person (PAGES_EMAIL, whose
+// invitation the suite accepted with PAGES_PASSWORD), through the sign-in page.
+export async function signIn (browser, path = '/', opts = {}) {
+  const page = await newPage(browser, opts)
+  await page.goto(base + path)
+  await page.getByLabel('Email').fill(process.env.PAGES_EMAIL)
+  await page.getByLabel('Password', { exact: true }).fill(process.env.PAGES_PASSWORD)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.waitForURL(u => !u.pathname.startsWith('/signin'))
+  return page
+}
+
+// screenshot saves a picture of the page when SCREENSHOTS names a folder.
+export async function screenshot (page, name) {
+  if (process.env.SCREENSHOTS) await page.screenshot({ path: `${process.env.SCREENSHOTS}/${name}.png`, fullPage: true })
+}

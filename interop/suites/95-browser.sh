@@ -1,18 +1,32 @@
 # The web app in a real browser: Debian's chromium driven by playwright-core
 # (interop/browser, pinned in its lockfile), every page checked with axe-core.
 # A person is invited to a customer organisation through the partner API and
-# takes it from there in the browser (interop/browser/*.test.mjs).
+# takes it from there in the browser (account.test.mjs); a second person of the
+# organisation, whose invitation is accepted here, uses the pages (the other
+# *.test.mjs files, through browser.mjs's signIn).
 # shellcheck shell=bash
 
 BR_ADMIN_TOKEN=$(jq -r .token <<<"$CREDS")
 BR_EMAIL=browser.person@browser.test
-curl -fsS -H "Authorization: Bearer $BR_ADMIN_TOKEN" -H 'Content-Type: application/json' \
-  -d "{\"name\":\"Browser Customer\",\"plan_slug\":\"business\",\"admin_email\":\"$BR_EMAIL\",\"seats\":5}" \
-  "$ATRIUM_URL/api/v1/partner/orgs" >/dev/null
-BR_INVITE=$("$BIN" mail list --data "$DATA_DIR" --json | jq -r --arg to "$BR_EMAIL" 'map(select(.to == $to))[0].body' | grep -o "$ATRIUM_URL/invite/[0-9a-f]*" | head -1)
+BR_PAGES_EMAIL=pages.person@browser.test
+BR_PAGES_PASSWORD='pages person password 1'
+br_api() { curl -fsS -H "Authorization: Bearer $BR_ADMIN_TOKEN" -H 'Content-Type: application/json' "$@"; }
+br_invite() { # br_invite EMAIL: the invitation link mailed to EMAIL
+  "$BIN" mail list --data "$DATA_DIR" --json | jq -r --arg to "$1" 'map(select(.to == $to))[0].body' | grep -o "$ATRIUM_URL/invite/[0-9a-f]*" | head -1
+}
+BR_ORG=$(br_api -d "{\"name\":\"Browser Customer\",\"plan_slug\":\"business\",\"admin_email\":\"$BR_EMAIL\",\"seats\":10}" \
+  "$ATRIUM_URL/api/v1/partner/orgs" | jq -r .id)
+br_api -d "{\"email\":\"$BR_PAGES_EMAIL\",\"first_name\":\"Pat\",\"last_name\":\"<img src=x onerror=alert(1)>\"}" \
+  "$ATRIUM_URL/api/v1/partner/orgs/$BR_ORG/users" >/dev/null
+BR_INVITE=$(br_invite "$BR_EMAIL")
+BR_PAGES_INVITE=$(br_invite "$BR_PAGES_EMAIL")
+curl -fsS -H 'Content-Type: application/json' -d "{\"password\":\"$BR_PAGES_PASSWORD\"}" \
+  "$ATRIUM_URL/api/v1/invitations/${BR_PAGES_INVITE##*/}/accept" >/dev/null
 
 check "chromium is installed" command -v chromium
 check "npm ci installs playwright-core and axe-core" bash -c "cd interop/browser && npm ci --no-audit --no-fund --prefer-offline --loglevel=error"
-check "the invitation mail has a link" test -n "$BR_INVITE"
+check "the invitation mails have links" test -n "$BR_INVITE" -a -n "$BR_PAGES_INVITE"
 check "browser tests (node --test interop/browser)" bash -c \
-  "cd interop/browser && ATRIUM_URL='$ATRIUM_URL' INVITE_URL='$BR_INVITE' USER_EMAIL='$BR_EMAIL' SCREENSHOTS="${SCREENSHOTS:-}" node --test --test-concurrency=1 --test-reporter=spec *.test.mjs 2>&1"
+  "cd interop/browser && ATRIUM_URL='$ATRIUM_URL' INVITE_URL='$BR_INVITE' USER_EMAIL='$BR_EMAIL' \
+   PAGES_EMAIL='$BR_PAGES_EMAIL' PAGES_PASSWORD='$BR_PAGES_PASSWORD' SCREENSHOTS=\"\${SCREENSHOTS:-}\" \
+   node --test --test-concurrency=1 --test-reporter=spec *.test.mjs 2>&1"
