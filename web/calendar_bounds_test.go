@@ -43,6 +43,9 @@ func TestCalendarRecurrenceBounds(t *testing.T) {
 			Contains: []string{"BYSECOND=0,30 is not accepted"}},
 		{Name: "REST refuses a huge COUNT", Request: create("FREQ=DAILY;COUNT=1000000"), Status: 422, Problem: "validation_failed",
 			Contains: []string{"COUNT=1000000 is not accepted"}},
+		{Name: "REST refuses a day no month of the rule has", Request: create("FREQ=MINUTELY;BYMONTH=2,4;BYMONTHDAY=31,-31"), Status: 422, Problem: "validation_failed",
+			Contains: []string{"BYMONTH=2,4 with BYMONTHDAY=31,-31 never happens"}},
+		{Name: "REST takes 29 February", Request: create("FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29"), Status: 201},
 		{Name: "REST takes MINUTELY", Request: create("FREQ=MINUTELY;INTERVAL=15;COUNT=4"), Status: 201},
 		{Name: "CalDAV PUT refuses SECONDLY", Request: put, Status: 403, Contains: []string{"<cal:valid-calendar-data/>", "FREQ=SECONDLY is not accepted"}},
 	})

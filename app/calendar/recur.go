@@ -59,7 +59,38 @@ func checkRule(value string) error {
 			return fmt.Errorf("COUNT=%d is not accepted: at most %d occurrences (or use UNTIL)", n, maxCountScan)
 		}
 	}
+	if parts["BYMONTH"] != "" && parts["BYMONTHDAY"] != "" && !monthDayPossible(parts["BYMONTH"], parts["BYMONTHDAY"]) {
+		// rrule-go would search every year up to 9999 for an occurrence, for
+		// every request that reads the event.
+		return fmt.Errorf("BYMONTH=%s with BYMONTHDAY=%s never happens: no such day in those months", parts["BYMONTH"], parts["BYMONTHDAY"])
+	}
 	return nil
+}
+
+// monthDayPossible reports whether some month of BYMONTH has some day of
+// BYMONTHDAY (February counted with 29 days). Values that do not parse are
+// left to the rule parser.
+func monthDayPossible(months, days string) bool {
+	length := [13]int{0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}
+	for _, m := range strings.Split(months, ",") {
+		mi, err := strconv.Atoi(strings.TrimSpace(m))
+		if err != nil || mi < 1 || mi > 12 {
+			return true
+		}
+		for _, d := range strings.Split(days, ",") {
+			di, err := strconv.Atoi(strings.TrimSpace(d))
+			if err != nil {
+				return true
+			}
+			if di < 0 {
+				di = -di
+			}
+			if di >= 1 && di <= length[mi] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // RuleRefused reports whether err refuses an event for its RRULE (see
