@@ -115,12 +115,43 @@ func refused(err error, location string) bool {
 	return false
 }
 
-var ruleCache sync.Map // key → *rrule.RRule, parsed rules are read-only
-
+// ruleCacheMax bounds each cache of rules: past it, the cache starts over.
 const ruleCacheMax = 20000
 
-var ruleCacheLen int64
-var ruleCacheMu sync.Mutex
+// ruleCache holds parsed rules (read-only once parsed); countCache the last
+// occurrence of COUNT rules.
+var (
+	ruleCache  boundedCache[*rrule.RRule]
+	countCache boundedCache[time.Time]
+)
+
+// boundedCache is a concurrent map of ruleKey to V that empties itself when
+// it reaches ruleCacheMax entries.
+type boundedCache[V any] struct {
+	m   sync.Map
+	mu  sync.Mutex
+	len int
+}
+
+func (c *boundedCache[V]) load(k ruleKey) (V, bool) {
+	v, ok := c.m.Load(k)
+	if !ok {
+		var zero V
+		return zero, false
+	}
+	return v.(V), true
+}
+
+func (c *boundedCache[V]) store(k ruleKey, v V) {
+	c.mu.Lock()
+	if c.len >= ruleCacheMax {
+		c.m.Clear()
+		c.len = 0
+	}
+	c.len++
+	c.mu.Unlock()
+	c.m.Store(k, v)
+}
 
 type ruleKey struct {
 	value string
@@ -131,21 +162,14 @@ type ruleKey struct {
 // cachedRule parses a rule once per (value, dtstart).
 func cachedRule(value string, dtstart time.Time) (*rrule.RRule, error) {
 	key := ruleKey{value: value, loc: dtstart.Location(), at: dtstart.Unix()}
-	if v, ok := ruleCache.Load(key); ok {
-		return v.(*rrule.RRule), nil
+	if r, ok := ruleCache.load(key); ok {
+		return r, nil
 	}
 	r, err := parseRule(value, dtstart)
 	if err != nil {
 		return nil, err
 	}
-	ruleCacheMu.Lock()
-	if ruleCacheLen >= ruleCacheMax {
-		ruleCache.Clear()
-		ruleCacheLen = 0
-	}
-	ruleCacheLen++
-	ruleCacheMu.Unlock()
-	ruleCache.Store(key, r)
+	ruleCache.store(key, r)
 	return r, nil
 }
 
@@ -403,16 +427,12 @@ func forwardCalendar(start, from time.Time, yearly bool, interval int64) (time.T
 	return time.Date(int(next/12), time.Month(next%12+1), 1, 0, 0, 0, 0, start.Location()), true
 }
 
-var countCache sync.Map // ruleKey → time.Time: the last occurrence of a COUNT rule
-
-var countCacheLen int64
-
 // countUntil returns the last occurrence of a COUNT rule (zero when it has
 // none), walking it from DTSTART once per rule and start.
 func countUntil(b *budget, value string, start time.Time) (time.Time, error) {
 	key := ruleKey{value: value, loc: start.Location(), at: start.Unix()}
-	if v, ok := countCache.Load(key); ok {
-		return v.(time.Time), nil
+	if t, ok := countCache.load(key); ok {
+		return t, nil
 	}
 	r, err := cachedRule(value, start)
 	if err != nil {
@@ -429,14 +449,7 @@ func countUntil(b *budget, value string, start time.Time) (time.Time, error) {
 		}
 		last = t
 	}
-	ruleCacheMu.Lock()
-	if countCacheLen >= ruleCacheMax {
-		countCache.Clear()
-		countCacheLen = 0
-	}
-	countCacheLen++
-	ruleCacheMu.Unlock()
-	countCache.Store(key, last)
+	countCache.store(key, last)
 	return last, nil
 }
 
