@@ -176,7 +176,13 @@ func saveDemo(path string, creds []DemoCredential) error {
 
 // PrintDemo prints the demo credentials for a person to copy.
 func PrintDemo(w io.Writer, publicURL string, creds []DemoCredential) {
-	fmt.Fprintf(w, "\nAtrium demo is running at %s\n", publicURL)
+	fmt.Fprintf(w, "\nAtrium demo is running. Open %s/ in a browser and sign in", publicURL)
+	for _, c := range creds {
+		if c.Email == "alice@acme.example" && c.Password != "" {
+			fmt.Fprintf(w, " as %s with the password %s", c.Email, c.Password)
+		}
+	}
+	fmt.Fprintf(w, ".\n")
 	fmt.Fprintf(w, "API docs: %s/api/v1/docs   CardDAV and CalDAV: %s/dav/   WebDAV drive: %s/webdav/ (e-mail + app password)\n",
 		publicURL, publicURL, publicURL)
 	fmt.Fprintf(w, "These credentials stay the same at every start of this data directory (kept in %s there).\n\n", demoCredsFile)
