@@ -175,7 +175,7 @@ func (s PartnerStore) FindOrgUsers(ctx context.Context, orgID string, f partner.
 	}
 	if f.Q != "" {
 		like := "%" + likeEscape(f.Q) + "%"
-		q += ` AND (u.email LIKE ? ESCAPE '' OR (u.first_name || ' ' || u.last_name) LIKE ? ESCAPE '')`
+		q += ` AND (u.email LIKE ? ESCAPE '\' OR (u.first_name || ' ' || u.last_name) LIKE ? ESCAPE '\')`
 		args = append(args, like, like)
 	}
 	rows, err := s.read(ctx).QueryContext(ctx, q+` ORDER BY u.id LIMIT ?`, append(args, p.Limit+1)...)
