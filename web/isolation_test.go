@@ -306,6 +306,29 @@ var isoRequests = map[string]func(f isoIDs) isoReq{
 	},
 	"POST /api/v1/partner/orgs/{org_id}/subscription/change-seats": func(isoIDs) isoReq { return isoReq{body: map[string]any{"seats": 30}} },
 
+	"GET /api/v1/admin/users": func(isoIDs) isoReq { return isoReq{query: "q=qx7&status=active"} },
+	"POST /api/v1/admin/users": func(isoIDs) isoReq {
+		return isoReq{body: map[string]any{"email": "admin-newcomer@fresh.test", "role_slug": "member"}}
+	},
+	"GET /api/v1/admin/users/{user_id}":                      nil,
+	"DELETE /api/v1/admin/users/{user_id}":                   nil,
+	"POST /api/v1/admin/users/{user_id}/suspend":             nil,
+	"POST /api/v1/admin/users/{user_id}/activate":            nil,
+	"POST /api/v1/admin/users/{user_id}/resend-invitation":   nil,
+	"POST /api/v1/admin/users/{user_id}/reset-password":      nil,
+	"POST /api/v1/admin/users/{user_id}/change-role":         func(isoIDs) isoReq { return isoReq{body: map[string]any{"role_slug": "admin"}} },
+	"GET /api/v1/admin/teams":                                nil,
+	"POST /api/v1/admin/teams":                               func(isoIDs) isoReq { return isoReq{body: map[string]any{"name": "New Own Team"}} },
+	"GET /api/v1/admin/teams/{team_id}":                      nil,
+	"PATCH /api/v1/admin/teams/{team_id}":                    func(isoIDs) isoReq { return isoReq{body: map[string]any{"name": "Renamed Own Team"}} },
+	"DELETE /api/v1/admin/teams/{team_id}":                   nil,
+	"GET /api/v1/admin/teams/{team_id}/members":              nil,
+	"POST /api/v1/admin/teams/{team_id}/members":             func(f isoIDs) isoReq { return isoReq{body: map[string]any{"user_id": f["victim"]}} },
+	"DELETE /api/v1/admin/teams/{team_id}/members/{user_id}": nil,
+	"GET /api/v1/admin/organization":                         nil,
+	"PATCH /api/v1/admin/organization":                       func(isoIDs) isoReq { return isoReq{body: map[string]any{"name": "Renamed Own Org"}} },
+	"GET /api/v1/admin/subscription":                         nil,
+
 	"GET /api/v1/developer/service-principals": nil,
 	"POST /api/v1/developer/service-principals": func(f isoIDs) isoReq {
 		return isoReq{body: map[string]any{"name": "robot", "scopes": []string{"contacts:read"}, "user_id": f["member"]}}
@@ -454,6 +477,7 @@ const (
 	isoChildAdmin   = "qx7-child-admin@qx7marmot.test"
 	isoChildUser    = "qx7-child-user@qx7marmot.test"
 	isoTeamName     = "Qx7 Otter Team"
+	isoOwnTeamName  = "Qx7 Heron Team"
 	isoSPName       = "qx7-robot-principal"
 	isoSPTokenName  = "qx7-robot-token"
 	isoHookDesc     = "qx7 hook of the quokkas"
@@ -615,6 +639,12 @@ func newIsoWorld(t *testing.T) *isoWorld {
 	a.ok(201, "POST", "/api/v1/partner/orgs/"+child+"/teams/"+w.ids["team"]+"/members", map[string]any{"user_id": w.ids["childUser"]}, nil)
 	w.markers = append(w.markers, isoChildName, isoChildAdmin, isoChildUser, "Qx7Childadminfirst", "Qx7Childuserfirst", "qx7-marmot-child", isoTeamName)
 
+	// Admin: a team of A itself with the member in it.
+	a.ok(201, "POST", "/api/v1/admin/teams", map[string]any{"name": isoOwnTeamName}, &v)
+	w.ids["ownTeam"] = get(v, "id")
+	a.ok(201, "POST", "/api/v1/admin/teams/"+w.ids["ownTeam"]+"/members", map[string]any{"user_id": w.ids["member"]}, nil)
+	w.markers = append(w.markers, isoOwnTeamName)
+
 	// Developer: a service principal bound to the member, and a token of it.
 	a.ok(201, "POST", "/api/v1/developer/service-principals", map[string]any{"name": isoSPName, "scopes": []string{"contacts:read"}, "user_id": w.ids["member"]}, &v)
 	w.ids["sp"] = get(v, "id")
@@ -761,6 +791,8 @@ func (w *isoWorld) param(name, path string) (string, bool) {
 		k = "childUser"
 	case name == "user_id":
 		k = "member"
+	case name == "team_id" && strings.HasPrefix(path, "/api/v1/admin/"):
+		k = "ownTeam"
 	case name == "team_id":
 		k = "team"
 	case name == "id" && strings.HasPrefix(path, "/api/v1/developer/service-principals/"):
@@ -1014,6 +1046,8 @@ var isoAttackerQueries = map[string][]string{
 	"GET /api/v1/contacts/search":    {"q=Qx7Firstname", "q=qx7-contact", "q=qx7-member"},
 	"GET /api/v1/partner/orgs":       {"", "q=Marmot", "status=suspended"},
 	"GET /api/v1/contacts/directory": {""},
+	"GET /api/v1/admin/users":        {"", "q=qx7", "status=suspended"},
+	"GET /api/v1/admin/teams":        {""},
 }
 
 // serverWide reports an answer that depends on the server's configuration
@@ -1205,6 +1239,12 @@ func (w *isoWorld) snapshot(t *testing.T) map[string]string {
 		"/api/v1/partner/orgs/" + id["child"] + "/teams?limit=100",
 		"/api/v1/partner/orgs/" + id["child"] + "/teams/" + id["team"] + "/members?limit=100",
 		"/api/v1/partner/orgs/" + id["child"] + "/subscription",
+		"/api/v1/admin/users/" + id["member"],
+		"/api/v1/admin/users?limit=100&status=invited",
+		"/api/v1/admin/teams?limit=100",
+		"/api/v1/admin/teams/" + id["ownTeam"] + "/members?limit=100",
+		"/api/v1/admin/organization",
+		"/api/v1/admin/subscription",
 		"/api/v1/developer/service-principals?limit=100",
 		"/api/v1/developer/service-principals/" + id["sp"] + "/tokens?limit=100",
 		"/api/v1/webhooks/subscriptions?limit=100",
@@ -1253,7 +1293,7 @@ func (w *isoWorld) compare(t *testing.T, before, after map[string]string, suspen
 			a = isoWithoutSuspension(t, a)
 			b = isoWithoutSuspension(t, b)
 		}
-		if suspension && k == "/api/v1/me" {
+		if suspension && (k == "/api/v1/me" || k == "/api/v1/admin/organization") {
 			// Suspending and reactivating A touches its updated_at.
 			a, b = isoOrgUpdated.ReplaceAllString(a, ""), isoOrgUpdated.ReplaceAllString(b, "")
 		}

@@ -351,7 +351,7 @@ func TestPartnerSubscriptionAndSeatFloor(t *testing.T) {
 	}
 	webtest.Check(t, w.do("POST", "/orgs/"+org+"/users", w.tok, map[string]any{"email": "inv@acme.test"}), webtest.Scenario{Status: 201})
 	// Every seat is used: another invitation is refused until seats are added.
-	webtest.Check(t, w.do("POST", "/orgs/"+org+"/users", w.tok, map[string]any{"email": "more@acme.test"}), webtest.Scenario{Status: 409, Problem: "conflict"})
+	webtest.Check(t, w.do("POST", "/orgs/"+org+"/users", w.tok, map[string]any{"email": "more@acme.test"}), webtest.Scenario{Status: 409, Problem: "seat_floor"})
 	sub := "/api/v1/partner/orgs/" + org + "/subscription"
 	w.s.Run(t, []webtest.Scenario{
 		{Name: "read", Request: webtest.Request{Method: "GET", Path: sub, Token: w.tok}, Status: 200, Contains: []string{`"plan_slug":"business"`, `"seats":3`, `"used_seats":3`}},

@@ -52,10 +52,28 @@ type Member struct {
 
 // OrgSubscription is an organisation's plan and seats with their use.
 type OrgSubscription struct {
-	PlanSlug  string `json:"plan_slug"`
-	Seats     int    `json:"seats"`
-	UsedSeats int    `json:"used_seats" doc:"Active users plus pending invitations."`
-	Status    string `json:"status"`
+	PlanSlug         string `json:"plan_slug"`
+	Seats            int    `json:"seats"`
+	UsedSeats        int    `json:"used_seats" doc:"Active users plus pending invitations."`
+	Status           string `json:"status"`
+	QuotaBytes       int64  `json:"quota_bytes" doc:"The plan's storage quota of the whole organisation."`
+	StorageUsedBytes int64  `json:"storage_used_bytes" doc:"Bytes the organisation's drive holds (current versions, older versions and trash)."`
+}
+
+// OrgUser is a user as the organisation's own admins see it: the user with
+// when they last signed in and were last active.
+type OrgUser struct {
+	identity.User
+	LastSignInAt *time.Time `json:"last_sign_in_at" doc:"The user's last sign-in to the web app; null if they never signed in."`
+	LastActiveAt *time.Time `json:"last_active_at" doc:"The user's last request with a web session, an access token or an app password (to the minute); null if none is known. Ended sessions and deleted credentials no longer count."`
+}
+
+// UserFilter narrows the user list of an organisation.
+type UserFilter struct {
+	// Q matches any part of the e-mail address or the full name.
+	Q string
+	// Status is invited, active or suspended; empty for all.
+	Status string
 }
 
 // OrgFilter narrows the organisation list.
@@ -80,12 +98,23 @@ type Store interface {
 
 	ChildOrgs(ctx context.Context, parentID string, f OrgFilter, p app.PageRequest) ([]Org, error)
 	ChildOrg(ctx context.Context, parentID, id string) (Org, error)
+	// OrgWithSeats returns any organisation with its plan, seats and user count.
+	OrgWithSeats(ctx context.Context, id string) (Org, error)
 	UpdateOrg(ctx context.Context, o identity.Organization) error
 
 	UpdateUser(ctx context.Context, u identity.User) error
 	DeleteUser(ctx context.Context, id string) error
 	// SeatsUsed counts active and invited users of an organisation.
 	SeatsUsed(ctx context.Context, orgID string) (int, error)
+	// ActiveAdmins counts the active users of an organisation with the admin role.
+	ActiveAdmins(ctx context.Context, orgID string) (int, error)
+	// FindOrgUsers lists an organisation's users with their activity, by id.
+	FindOrgUsers(ctx context.Context, orgID string, f UserFilter, p app.PageRequest) ([]OrgUser, error)
+	// OrgUser returns a user of an organisation with their activity; a user of
+	// another organisation is not_found.
+	OrgUser(ctx context.Context, orgID, id string) (OrgUser, error)
+	// StorageUsed returns the bytes an organisation's drive holds.
+	StorageUsed(ctx context.Context, orgID string) (int64, error)
 
 	CreateUserToken(ctx context.Context, t UserToken, hash []byte) error
 	// UseUserToken marks the unused, unexpired token of kind with hash used and

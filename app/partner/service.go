@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"net/url"
 	"strings"
@@ -72,13 +73,19 @@ func (s *Service) child(ctx context.Context, p *app.Principal, orgID string) (Or
 	return o, err
 }
 
-// record writes a partner audit entry in the customer organisation's log.
+// record writes an audit entry in the target organisation's log: module
+// "partner" when a reseller acts on a customer, "admin" when an organisation's
+// own admin acts on it.
 func (s *Service) record(ctx context.Context, p *app.Principal, orgID, action, targetType, targetID string, changed ...string) error {
 	actor := p.UserID
 	if actor == "" {
 		actor = "sp:" + p.ServicePrincipalID
 	}
-	return s.audit.Record(ctx, app.AuditEntry{Module: "partner", Action: action, ActorID: actor, TargetType: targetType,
+	module := "partner"
+	if orgID == p.OrgID {
+		module = "admin"
+	}
+	return s.audit.Record(ctx, app.AuditEntry{Module: module, Action: action, ActorID: actor, TargetType: targetType,
 		TargetID: targetID, OrgID: orgID, ChangedFields: changed, CreatedAt: s.clock.Now()})
 }
 
@@ -207,6 +214,15 @@ func (s *Service) UpdateOrg(ctx context.Context, p *app.Principal, orgID string,
 	if err != nil {
 		return Org{}, err
 	}
+	if changed, err := s.updateOrg(ctx, p, o, in); err != nil || !changed {
+		return o, err
+	}
+	return s.store.ChildOrg(ctx, p.OrgID, orgID)
+}
+
+// updateOrg validates and writes the given profile fields of o, with an audit
+// entry naming the changed fields; it reports whether anything changed.
+func (s *Service) updateOrg(ctx context.Context, p *app.Principal, o Org, in UpdateOrgInput) (bool, error) {
 	var v app.Validator
 	var changed []string
 	set := func(field string, dst *string, val *string, check func(string) bool, msg string) {
@@ -227,25 +243,26 @@ func (s *Service) UpdateOrg(ctx context.Context, p *app.Principal, orgID string,
 	set("name", &org.Name, in.Name, func(x string) bool { return x != "" && len(x) <= 200 }, "must be 1 to 200 characters")
 	set("billing_name", &org.BillingName, in.BillingName, func(x string) bool { return len(x) <= 200 }, "must be at most 200 characters")
 	set("billing_email", &org.BillingEmail, in.BillingEmail, func(x string) bool { _, err := identity.NormalizeEmail(x); return x == "" || err == nil }, "must be a valid e-mail address")
-	set("logo_url", &org.LogoURL, in.LogoURL, validHTTPURL, "must be an http(s) URL")
-	set("mail_domain", &org.MailDomain, in.MailDomain, validDomain, "must be a domain name")
+	set("logo_url", &org.LogoURL, in.LogoURL, validLogo, logoRule)
+	if in.MailDomain != nil {
+		d := strings.ToLower(*in.MailDomain)
+		in.MailDomain = &d
+	}
+	set("mail_domain", &org.MailDomain, in.MailDomain, validDomain, "must be a domain name (such as example.com), or empty for none")
 	if err := v.Err(); err != nil {
-		return Org{}, err
+		return false, err
 	}
 	if len(changed) == 0 {
-		return o, nil
+		return false, nil
 	}
 	org.UpdatedAt = s.clock.Now()
-	err = s.store.InTx(ctx, func(ctx context.Context) error {
+	err := s.store.InTx(ctx, func(ctx context.Context) error {
 		if err := s.store.UpdateOrg(ctx, org); err != nil {
 			return err
 		}
 		return s.record(ctx, p, org.ID, "organization.updated", "organization", org.ID, changed...)
 	})
-	if err != nil {
-		return Org{}, err
-	}
-	return s.store.ChildOrg(ctx, p.OrgID, orgID)
+	return err == nil, err
 }
 
 func validHTTPURL(x string) bool {
@@ -254,6 +271,35 @@ func validHTTPURL(x string) bool {
 	}
 	u, err := url.Parse(x)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && len(x) <= 2000
+}
+
+// MaxLogoBytes is the largest logo image given inline as a data: URL.
+const MaxLogoBytes = 100 << 10
+
+const logoRule = "must be an http(s) URL, or a data: URL (data:image/png;base64,… or data:image/jpeg;base64,…) of a PNG or JPEG image of at most 100 KiB, or empty for none"
+
+// validLogo accepts an organisation's logo: empty, an http(s) URL, or a small
+// PNG or JPEG image inline as a base64 data: URL whose bytes are what it says.
+// SVG is refused: it can carry scripts.
+func validLogo(x string) bool {
+	if !strings.HasPrefix(x, "data:") {
+		return validHTTPURL(x)
+	}
+	var magic string
+	var data string
+	switch {
+	case strings.HasPrefix(x, "data:image/png;base64,"):
+		magic, data = "\x89PNG\r\n\x1a\n", strings.TrimPrefix(x, "data:image/png;base64,")
+	case strings.HasPrefix(x, "data:image/jpeg;base64,"):
+		magic, data = "\xff\xd8\xff", strings.TrimPrefix(x, "data:image/jpeg;base64,")
+	default:
+		return false
+	}
+	if base64.StdEncoding.DecodedLen(len(data)) > MaxLogoBytes+2 {
+		return false
+	}
+	b, err := base64.StdEncoding.DecodeString(data)
+	return err == nil && len(b) <= MaxLogoBytes && strings.HasPrefix(string(b), magic)
 }
 
 func validDomain(x string) bool {
@@ -366,11 +412,20 @@ func (s *Service) user(ctx context.Context, p *app.Principal, orgID, userID stri
 	if err != nil {
 		return Org{}, identity.User{}, err
 	}
+	u, err := s.orgUser(ctx, orgID, userID)
+	return o, u, err
+}
+
+// orgUser returns a user of the organisation orgID; any other is not_found.
+func (s *Service) orgUser(ctx context.Context, orgID, userID string) (identity.User, error) {
 	u, err := s.store.User(ctx, userID)
 	if err != nil || u.OrgID != orgID {
-		return Org{}, identity.User{}, app.Errorf(app.ENotFound, "No user %s in the organisation.", userID)
+		if err == nil || app.ErrorCode(err) == app.ENotFound {
+			return identity.User{}, app.Errorf(app.ENotFound, "No user %s in the organisation.", userID)
+		}
+		return identity.User{}, err
 	}
-	return o, u, nil
+	return u, nil
 }
 
 // GetUser returns a user of a customer organisation.
@@ -390,9 +445,21 @@ func (s *Service) InviteUser(ctx context.Context, p *app.Principal, orgID string
 	if err != nil {
 		return identity.User{}, err
 	}
+	return s.inviteUser(ctx, p, o, in)
+}
+
+// inviteUser is the one invitation rule of both doors: a valid address (at the
+// organisation's mail domain when it has one) that belongs to nobody yet, a
+// free seat (active users plus pending invitations below the subscription's
+// seats, else seat_floor), then the invited user, the e-mail, the audit entry
+// and organization.user.created in one transaction.
+func (s *Service) inviteUser(ctx context.Context, p *app.Principal, o Org, in InviteInput) (identity.User, error) {
 	var v app.Validator
 	email, err := identity.NormalizeEmail(in.Email)
 	v.Check(err == nil, "body.email", "must be a valid e-mail address", in.Email)
+	if err == nil && o.MailDomain != "" && !strings.EqualFold(email[strings.LastIndexByte(email, '@')+1:], o.MailDomain) {
+		v.Add("body.email", fmt.Sprintf("must be an address at %s, the organisation's mail domain", o.MailDomain), in.Email)
+	}
 	if in.RoleSlug == "" {
 		in.RoleSlug = app.RoleMember
 	}
@@ -403,22 +470,31 @@ func (s *Service) InviteUser(ctx context.Context, p *app.Principal, orgID string
 		return identity.User{}, err
 	}
 	now := s.clock.Now()
-	u := identity.User{ID: app.NewID(), OrgID: orgID, Email: email, FirstName: strings.TrimSpace(in.FirstName), LastName: strings.TrimSpace(in.LastName),
+	u := identity.User{ID: app.NewID(), OrgID: o.ID, Email: email, FirstName: strings.TrimSpace(in.FirstName), LastName: strings.TrimSpace(in.LastName),
 		RoleSlug: in.RoleSlug, Status: identity.UserInvited, CreatedAt: now, UpdatedAt: now}
 	err = s.store.InTx(ctx, func(ctx context.Context) error {
 		if _, err := s.store.UserByEmail(ctx, email); err == nil {
 			return app.Errorf(app.EConflict, "The e-mail address %s already belongs to a user.", email)
 		}
-		used, err := s.store.SeatsUsed(ctx, orgID)
-		if err != nil {
+		if err := s.freeSeat(ctx, o, "invite another user"); err != nil {
 			return err
-		}
-		if used >= o.Seats {
-			return app.Errorf(app.EConflict, "All %d seats are in use (active users plus pending invitations); add seats first.", o.Seats)
 		}
 		return s.invite(ctx, p, o.Organization, u)
 	})
 	return u, err
+}
+
+// freeSeat refuses, with seat_floor, an operation that takes a seat when every
+// seat of the subscription is used by active users and pending invitations.
+func (s *Service) freeSeat(ctx context.Context, o Org, what string) error {
+	used, err := s.store.SeatsUsed(ctx, o.ID)
+	if err != nil {
+		return err
+	}
+	if used >= o.Seats {
+		return app.Errorf(app.ESeatFloor, "Cannot %s: all %d seats are in use (active users plus pending invitations); more seats are needed first.", what, o.Seats)
+	}
+	return nil
 }
 
 // UpdateUserInput holds the changeable fields; nil means unchanged.
@@ -426,13 +502,35 @@ type UpdateUserInput struct {
 	FirstName, LastName, RoleSlug *string
 }
 
+// adminLoss is asked, inside the transaction, before a change takes away the
+// admin rights of an active admin u (suspension, demotion, deletion); verb
+// names the change. The partner door has none; the admin door refuses the
+// caller's own loss and the organisation's last active admin's.
+type adminLoss func(ctx context.Context, u identity.User, verb string) error
+
+func (f adminLoss) check(ctx context.Context, u identity.User, verb string) error {
+	if f == nil || u.RoleSlug != app.RoleAdmin || u.Status != identity.UserActive {
+		return nil
+	}
+	return f(ctx, u, verb)
+}
+
 // UpdateUser changes a user's names or role and emits organization.user.updated
 // with the changed fields.
 func (s *Service) UpdateUser(ctx context.Context, p *app.Principal, orgID, userID string, in UpdateUserInput) (identity.User, error) {
-	_, u, err := s.user(ctx, p, orgID, userID)
+	o, _, err := s.user(ctx, p, orgID, userID)
 	if err != nil {
 		return identity.User{}, err
 	}
+	return s.updateUser(ctx, p, o, userID, in, nil)
+}
+
+func (s *Service) updateUser(ctx context.Context, p *app.Principal, o Org, userID string, in UpdateUserInput, loss adminLoss) (identity.User, error) {
+	u, err := s.orgUser(ctx, o.ID, userID)
+	if err != nil {
+		return identity.User{}, err
+	}
+	before := u
 	var v app.Validator
 	var changed []string
 	if in.FirstName != nil && strings.TrimSpace(*in.FirstName) != u.FirstName {
@@ -458,13 +556,18 @@ func (s *Service) UpdateUser(ctx context.Context, p *app.Principal, orgID, userI
 	}
 	u.UpdatedAt = s.clock.Now()
 	err = s.store.InTx(ctx, func(ctx context.Context) error {
+		if u.RoleSlug != app.RoleAdmin {
+			if err := loss.check(ctx, before, "demote"); err != nil {
+				return err
+			}
+		}
 		if err := s.store.UpdateUser(ctx, u); err != nil {
 			return err
 		}
-		if err := s.record(ctx, p, orgID, "user.updated", "user", u.ID, changed...); err != nil {
+		if err := s.record(ctx, p, o.ID, "user.updated", "user", u.ID, changed...); err != nil {
 			return err
 		}
-		return s.emit(ctx, orgID, EventUserUpdated, map[string]any{"user_id": u.ID, "changed_fields": changed})
+		return s.emit(ctx, o.ID, EventUserUpdated, map[string]any{"user_id": u.ID, "changed_fields": changed})
 	})
 	s.ids.CredentialsChanged() // a role change narrows or widens every token of the user
 	return u, err
@@ -472,10 +575,25 @@ func (s *Service) UpdateUser(ctx context.Context, p *app.Principal, orgID, userI
 
 // DeleteUser removes a user and emits organization.user.deleted.
 func (s *Service) DeleteUser(ctx context.Context, p *app.Principal, orgID, userID string) error {
-	if _, _, err := s.user(ctx, p, orgID, userID); err != nil {
+	o, _, err := s.user(ctx, p, orgID, userID)
+	if err != nil {
 		return err
 	}
+	return s.deleteUser(ctx, p, o, userID, nil)
+}
+
+// deleteUser removes a user of o with their data (the drive frees their files
+// and quota through UserData), records it and emits organization.user.deleted.
+func (s *Service) deleteUser(ctx context.Context, p *app.Principal, o Org, userID string, loss adminLoss) error {
+	orgID := o.ID
 	err := s.store.InTx(ctx, func(ctx context.Context) error {
+		u, err := s.orgUser(ctx, orgID, userID)
+		if err != nil {
+			return err
+		}
+		if err := loss.check(ctx, u, "delete"); err != nil {
+			return err
+		}
 		for _, d := range s.userData {
 			if err := d.DeleteUserData(ctx, orgID, userID); err != nil {
 				return err
@@ -505,17 +623,28 @@ const (
 )
 
 // UserAct applies a state operation: suspend (active → suspended), activate
-// (suspended → active), resend-invitation (invited only), reset-password (active
-// only; sends a reset link). Any other state is a conflict saying why.
+// (suspended → active, when a seat is free), resend-invitation (invited only),
+// reset-password (active only; sends a reset link). Any other state is a
+// conflict saying why.
 func (s *Service) UserAct(ctx context.Context, p *app.Principal, orgID, userID string, action UserAction) (identity.User, error) {
-	o, u, err := s.user(ctx, p, orgID, userID)
+	o, _, err := s.user(ctx, p, orgID, userID)
 	if err != nil {
 		return identity.User{}, err
 	}
-	wrong := func(need string) error {
-		return app.Errorf(app.EConflict, "Cannot %s a user who is %s; the user must be %s.", action, u.Status, need)
-	}
-	err = s.store.InTx(ctx, func(ctx context.Context) error {
+	return s.userAct(ctx, p, o, userID, action, nil)
+}
+
+func (s *Service) userAct(ctx context.Context, p *app.Principal, o Org, userID string, action UserAction, loss adminLoss) (identity.User, error) {
+	orgID := o.ID
+	var u identity.User
+	err := s.store.InTx(ctx, func(ctx context.Context) error {
+		var err error
+		if u, err = s.orgUser(ctx, orgID, userID); err != nil {
+			return err
+		}
+		wrong := func(need string) error {
+			return app.Errorf(app.EConflict, "Cannot %s a user who is %s; the user must be %s.", action, u.Status, need)
+		}
 		switch action {
 		case ActionSuspend, ActionActivate:
 			from, to := identity.UserActive, identity.UserSuspended
@@ -527,6 +656,13 @@ func (s *Service) UserAct(ctx context.Context, p *app.Principal, orgID, userID s
 			}
 			if u.Status != from {
 				return wrong(from)
+			}
+			if action == ActionSuspend {
+				if err := loss.check(ctx, u, "suspend"); err != nil {
+					return err
+				}
+			} else if err := s.freeSeat(ctx, o, "activate the user"); err != nil {
+				return err
 			}
 			if err := s.store.SetUserStatus(ctx, u.ID, to); err != nil {
 				return err
@@ -688,6 +824,10 @@ func (s *Service) CreateTeam(ctx context.Context, p *app.Principal, orgID, name 
 	if _, err := s.child(ctx, p, orgID); err != nil {
 		return Team{}, err
 	}
+	return s.createTeam(ctx, p, orgID, name)
+}
+
+func (s *Service) createTeam(ctx context.Context, p *app.Principal, orgID, name string) (Team, error) {
 	name, err := validTeamName(name)
 	if err != nil {
 		return Team{}, err
@@ -707,7 +847,14 @@ func (s *Service) CreateTeam(ctx context.Context, p *app.Principal, orgID, name 
 
 // RenameTeam changes a team's name.
 func (s *Service) RenameTeam(ctx context.Context, p *app.Principal, orgID, teamID string, name *string) (Team, error) {
-	t, err := s.GetTeam(ctx, p, orgID, teamID)
+	if _, err := s.child(ctx, p, orgID); err != nil {
+		return Team{}, err
+	}
+	return s.renameTeam(ctx, p, orgID, teamID, name)
+}
+
+func (s *Service) renameTeam(ctx context.Context, p *app.Principal, orgID, teamID string, name *string) (Team, error) {
+	t, err := s.store.Team(ctx, orgID, teamID)
 	if err != nil || name == nil {
 		return t, err
 	}
@@ -730,7 +877,14 @@ func (s *Service) RenameTeam(ctx context.Context, p *app.Principal, orgID, teamI
 
 // DeleteTeam removes a team (not its users).
 func (s *Service) DeleteTeam(ctx context.Context, p *app.Principal, orgID, teamID string) error {
-	if _, err := s.GetTeam(ctx, p, orgID, teamID); err != nil {
+	if _, err := s.child(ctx, p, orgID); err != nil {
+		return err
+	}
+	return s.deleteTeam(ctx, p, orgID, teamID)
+}
+
+func (s *Service) deleteTeam(ctx context.Context, p *app.Principal, orgID, teamID string) error {
+	if _, err := s.store.Team(ctx, orgID, teamID); err != nil {
 		return err
 	}
 	return s.store.InTx(ctx, func(ctx context.Context) error {
@@ -752,7 +906,14 @@ func (s *Service) Members(ctx context.Context, p *app.Principal, orgID, teamID s
 // AddMember adds a user of the organisation to a team; a user of another
 // organisation is a validation error.
 func (s *Service) AddMember(ctx context.Context, p *app.Principal, orgID, teamID, userID string) (Member, error) {
-	if _, err := s.GetTeam(ctx, p, orgID, teamID); err != nil {
+	if _, err := s.child(ctx, p, orgID); err != nil {
+		return Member{}, err
+	}
+	return s.addMember(ctx, p, orgID, teamID, userID)
+}
+
+func (s *Service) addMember(ctx context.Context, p *app.Principal, orgID, teamID, userID string) (Member, error) {
+	if _, err := s.store.Team(ctx, orgID, teamID); err != nil {
 		return Member{}, err
 	}
 	u, err := s.store.User(ctx, userID)
@@ -774,7 +935,14 @@ func (s *Service) AddMember(ctx context.Context, p *app.Principal, orgID, teamID
 
 // RemoveMember removes a user from a team.
 func (s *Service) RemoveMember(ctx context.Context, p *app.Principal, orgID, teamID, userID string) error {
-	if _, err := s.GetTeam(ctx, p, orgID, teamID); err != nil {
+	if _, err := s.child(ctx, p, orgID); err != nil {
+		return err
+	}
+	return s.removeMember(ctx, p, orgID, teamID, userID)
+}
+
+func (s *Service) removeMember(ctx context.Context, p *app.Principal, orgID, teamID, userID string) error {
+	if _, err := s.store.Team(ctx, orgID, teamID); err != nil {
 		return err
 	}
 	return s.store.InTx(ctx, func(ctx context.Context) error {
@@ -807,7 +975,16 @@ func (s *Service) subscription(ctx context.Context, orgID string) (OrgSubscripti
 		return OrgSubscription{}, err
 	}
 	used, err := s.store.SeatsUsed(ctx, orgID)
-	return OrgSubscription{PlanSlug: sub.PlanSlug, Seats: sub.Seats, UsedSeats: used, Status: sub.Status}, err
+	if err != nil {
+		return OrgSubscription{}, err
+	}
+	plan, err := s.store.Plan(ctx, sub.PlanSlug)
+	if err != nil {
+		return OrgSubscription{}, err
+	}
+	stored, err := s.store.StorageUsed(ctx, orgID)
+	return OrgSubscription{PlanSlug: sub.PlanSlug, Seats: sub.Seats, UsedSeats: used, Status: sub.Status,
+		QuotaBytes: plan.QuotaBytes, StorageUsedBytes: stored}, err
 }
 
 // ChangePlan moves a customer organisation to another published plan.

@@ -97,6 +97,13 @@ func (s PartnerStore) ChildOrg(ctx context.Context, parentID, id string) (partne
 	return o, mapErr(err, "organization")
 }
 
+// OrgWithSeats returns any organisation with its plan, seats and user count.
+func (s PartnerStore) OrgWithSeats(ctx context.Context, id string) (partner.Org, error) {
+	o, err := scanPartnerOrg(s.read(ctx).QueryRowContext(ctx, `SELECT `+partnerOrgCols+` FROM organizations o
+		LEFT JOIN subscriptions s ON s.organization_id = o.id WHERE o.id = ?`, id))
+	return o, mapErr(err, "organization")
+}
+
 // UpdateOrg writes an organisation's profile fields.
 func (s PartnerStore) UpdateOrg(ctx context.Context, o identity.Organization) error {
 	_, err := s.write(ctx).ExecContext(ctx, `UPDATE organizations SET name = ?, billing_name = ?, billing_email = ?, logo_url = ?,
@@ -122,6 +129,82 @@ func (s PartnerStore) SeatsUsed(ctx context.Context, orgID string) (int, error) 
 	var n int
 	err := s.read(ctx).QueryRowContext(ctx, `SELECT count(*) FROM users WHERE organization_id = ? AND status IN ('active', 'invited')`, orgID).Scan(&n)
 	return n, mapErr(err, "users")
+}
+
+// ActiveAdmins counts the active admins of an organisation.
+func (s PartnerStore) ActiveAdmins(ctx context.Context, orgID string) (int, error) {
+	var n int
+	err := s.read(ctx).QueryRowContext(ctx, `SELECT count(*) FROM users WHERE organization_id = ? AND status = 'active' AND role_slug = 'admin'`, orgID).Scan(&n)
+	return n, mapErr(err, "users")
+}
+
+// orgUserCols are a user's columns with their last sign-in and their last
+// activity: the latest of their sessions' last requests and their tokens' and
+// app passwords' last uses.
+const orgUserCols = userCols + `, u.last_sign_in_at, nullif(max(
+	coalesce((SELECT max(last_seen_at) FROM web_sessions WHERE user_id = u.id), 0),
+	coalesce((SELECT max(last_used_at) FROM personal_access_tokens WHERE user_id = u.id), 0),
+	coalesce((SELECT max(last_used_at) FROM app_passwords WHERE user_id = u.id), 0)), 0)`
+
+func scanOrgUser(sc interface{ Scan(...any) error }) (partner.OrgUser, error) {
+	var ou partner.OrgUser
+	var c, up int64
+	var signIn, active sql.NullInt64
+	u := &ou.User
+	err := sc.Scan(&u.ID, &u.OrgID, &u.Email, &u.FirstName, &u.LastName, &u.RoleSlug, &u.Status, &c, &up, &signIn, &active)
+	u.CreatedAt, u.UpdatedAt = fromMS(c), fromMS(up)
+	if signIn.Valid {
+		t := fromMS(signIn.Int64)
+		ou.LastSignInAt = &t
+	}
+	if active.Valid {
+		t := fromMS(active.Int64)
+		ou.LastActiveAt = &t
+	}
+	return ou, err
+}
+
+// FindOrgUsers lists an organisation's users by id, filtered by any part of
+// the e-mail address or full name and by status.
+func (s PartnerStore) FindOrgUsers(ctx context.Context, orgID string, f partner.UserFilter, p app.PageRequest) ([]partner.OrgUser, error) {
+	q := `SELECT ` + orgUserCols + ` FROM users u WHERE u.organization_id = ? AND u.id > ?`
+	args := []any{orgID, p.After}
+	if f.Status != "" {
+		q += ` AND u.status = ?`
+		args = append(args, f.Status)
+	}
+	if f.Q != "" {
+		like := "%" + likeEscape(f.Q) + "%"
+		q += ` AND (u.email LIKE ? ESCAPE '\' OR (u.first_name || ' ' || u.last_name) LIKE ? ESCAPE '\')`
+		args = append(args, like, like)
+	}
+	rows, err := s.read(ctx).QueryContext(ctx, q+` ORDER BY u.id LIMIT ?`, append(args, p.Limit+1)...)
+	if err != nil {
+		return nil, mapErr(err, "users")
+	}
+	defer rows.Close()
+	var out []partner.OrgUser
+	for rows.Next() {
+		u, err := scanOrgUser(rows)
+		if err != nil {
+			return nil, mapErr(err, "users")
+		}
+		out = append(out, u)
+	}
+	return out, mapErr(rows.Err(), "users")
+}
+
+// OrgUser returns a user of an organisation with their activity.
+func (s PartnerStore) OrgUser(ctx context.Context, orgID, id string) (partner.OrgUser, error) {
+	u, err := scanOrgUser(s.read(ctx).QueryRowContext(ctx, `SELECT `+orgUserCols+` FROM users u WHERE u.id = ? AND u.organization_id = ?`, id, orgID))
+	return u, mapErr(err, "user")
+}
+
+// StorageUsed returns the bytes an organisation's drive holds (the drive's own
+// usage counters).
+func (s PartnerStore) StorageUsed(ctx context.Context, orgID string) (int64, error) {
+	b, _, err := DriveStore{s.DB}.OrgUsage(ctx, orgID)
+	return b, err
 }
 
 // CreateUserToken stores an e-mailed token by its keyed hash.

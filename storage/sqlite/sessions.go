@@ -123,12 +123,17 @@ func (s IdentityStore) TouchCredential(ctx context.Context, kind, id string, at 
 	return mapErr(err, "credential")
 }
 
-// CreateSession stores a web session by the keyed hash of its token.
+// CreateSession stores a web session by the keyed hash of its token, and its
+// start as the user's last sign-in (kept when the session ends).
 func (s IdentityStore) CreateSession(ctx context.Context, ss identity.Session, hash []byte) error {
 	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO web_sessions(id, user_id, organization_id, token_hash, user_agent,
 		address, created_at, last_seen_at, expires_at) VALUES (?,?,?,?,?,?,?,?,?)`, ss.ID, ss.UserID, ss.OrgID, hash,
 		ss.UserAgent, ss.Address, ms(ss.CreatedAt), ms(ss.LastSeenAt), ms(ss.ExpiresAt))
-	return mapErr(err, "session")
+	if err != nil {
+		return mapErr(err, "session")
+	}
+	_, err = s.write(ctx).ExecContext(ctx, `UPDATE users SET last_sign_in_at = ? WHERE id = ?`, ms(ss.CreatedAt), ss.UserID)
+	return mapErr(err, "user")
 }
 
 const sessionCols = `ws.id, ws.user_id, ws.organization_id, ws.user_agent, ws.address, ws.created_at, ws.last_seen_at, ws.expires_at`

@@ -51,6 +51,7 @@ func Register(api huma.API, d Deps) {
 		registerCalendar(api, d)
 	}
 	registerPartner(api, d)
+	registerAdmin(api, d)
 	registerContacts(api, d)
 	registerWebhooks(api, d)
 	if d.Drive != nil {
