@@ -69,7 +69,7 @@ type Config struct {
 	Partner   *partner.Service
 	// Drive serves the drive's pages; nil: the pages answer 404.
 	Drive *drive.Service
-	Log       *slog.Logger
+	Log   *slog.Logger
 	// Limiter counts failed sign-ins; nil: no limit.
 	Limiter SignInLimiter
 	// ClientIP is the client address a request is counted against (sessions
