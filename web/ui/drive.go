@@ -287,6 +287,9 @@ func (u *UI) showDrive(w http.ResponseWriter, r *http.Request, v *viewer, d driv
 	}
 	for _, c := range []struct{ key, label string }{{"name", "Name"}, {"size", "Size"}, {"modified", "Modified"}} {
 		col := sortColumn{Key: c.key, Label: c.label}
+		if c.key == "modified" && d.View == "trash" {
+			col.Label = "Deleted"
+		}
 		next := driveSorts[c.key].order
 		if c.key == sort {
 			col.Sort = map[string]string{"asc": "ascending", "desc": "descending"}[order]

@@ -54,6 +54,7 @@
   }
   function showError(dlg, msg) {
     var p = dlg.querySelector('p.flash.err');
+    if (!p) { return; }
     p.textContent = msg || "";
     p.hidden = !msg;
   }
