@@ -4,6 +4,9 @@
 // and searches; every view passes axe-core, on a desktop and on a phone.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import { base, launch, newPage, noProblems, axe, signIn, screenshot } from './browser.mjs'
 
 let browser
@@ -84,6 +87,25 @@ test('the same name again offers skip, rename and overwrite', async () => {
   await dlg.getByRole('button', { name: 'Rename' }).click()
   await page.getByRole('region', { name: 'Uploads' }).getByText(/Uploaded as/).waitFor()
   await row(fileName.replace('.txt', ' (1).txt')).waitFor()
+  noProblems(page)
+})
+
+test('a whole folder uploads through the folder picker, its tree kept', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'atrium-drive-'))
+  const top = path.join(dir, `album-${stamp}`)
+  fs.mkdirSync(path.join(top, 'deep'), { recursive: true })
+  fs.writeFileSync(path.join(top, 'a.txt'), 'first')
+  fs.writeFileSync(path.join(top, 'deep', 'b.txt'), 'second')
+  await page.locator('#upload-folder').setInputFiles(top)
+  await page.getByRole('status').filter({ hasText: 'Uploads finished.' }).waitFor()
+  await page.getByRole('link', { name: `album-${stamp}` }).click()
+  await page.getByRole('heading', { level: 1, name: `album-${stamp}` }).waitFor()
+  await page.getByRole('link', { name: 'a.txt' }).waitFor()
+  await page.getByRole('link', { name: 'deep' }).click()
+  await page.getByRole('link', { name: 'b.txt' }).waitFor()
+  await page.getByRole('navigation', { name: 'Breadcrumbs' }).getByRole('link', { name: folder }).click()
+  await page.getByRole('heading', { level: 1, name: folder }).waitFor()
+  fs.rmSync(dir, { recursive: true, force: true })
   noProblems(page)
 })
 

@@ -489,15 +489,24 @@
     totalBar.value = total ? Math.floor(sent * 100 / total) : (uploads.length ? 100 : 0);
     totalText.textContent = fmtBytes(sent) + " of " + fmtBytes(total) + (active ? " · " + active + " in progress" : " · done");
     clearBtn.hidden = !uploads.some(function (u) { return u.finished; });
-    if (!active && !conflictQueue.length && !conflictOpen) { refresh(); }
+    if (!active && !conflictQueue.length && !conflictOpen) {
+      refresh();
+      var failed = uploads.filter(function (u) { return u.state === "failed"; }).length;
+      var msg = failed ? failed + (failed === 1 ? " upload failed." : " uploads failed.") : "Uploads finished.";
+      if (msg !== lastSummary) { lastSummary = msg; say(msg); }
+    } else {
+      lastSummary = "";
+    }
   }
+  var lastSummary = "";
   function setState(u, state, text) {
     u.state = state;
     u.statusEl.textContent = text;
     u.finished = ["done", "skipped", "cancelled", "failed"].indexOf(state) >= 0;
-    u.pauseBtn.hidden = !(state === "uploading" || state === "paused");
-    u.pauseBtn.textContent = state === "paused" ? "Resume" : "Pause";
-    u.pauseBtn.setAttribute("aria-label", (state === "paused" ? "Resume upload of " : "Pause upload of ") + u.label);
+    u.pauseBtn.hidden = !(state === "uploading" || state === "paused" || state === "failed");
+    var verb = state === "paused" ? "Resume" : state === "failed" ? "Retry" : "Pause";
+    u.pauseBtn.textContent = verb;
+    u.pauseBtn.setAttribute("aria-label", verb + " upload of " + u.label);
     u.cancelBtn.hidden = u.finished || state === "conflict";
     u.li.className = "upload " + state;
   }
@@ -576,7 +585,7 @@
       }
     });
     u.pauseBtn.addEventListener("click", function () {
-      if (u.state === "paused") {
+      if (u.state === "paused" || u.state === "failed") {
         setState(u, "uploading", "Resuming…");
         u.tus.start();
       } else {
