@@ -90,6 +90,31 @@ test('the same name again offers skip, rename and overwrite', async () => {
   noProblems(page)
 })
 
+test('Preview shows a text file; an overwrite makes a version that restores', async () => {
+  const second = fileName.replace('.txt', ' (1).txt')
+  await page.locator('input[type=file]').first().setInputFiles({ name: second, mimeType: 'text/plain', buffer: Buffer.from('third words') })
+  const conflict = page.getByRole('dialog', { name: `“${second}” already exists` })
+  await conflict.getByRole('button', { name: 'Overwrite' }).click()
+  await page.getByRole('region', { name: 'Uploads' }).getByText('Uploaded as a new version').waitFor()
+
+  await page.getByRole('button', { name: `Actions for ${second}` }).click()
+  await page.getByRole('menuitem', { name: 'Preview' }).click()
+  const view = page.getByRole('dialog', { name: second })
+  await view.getByText('third words').waitFor()
+  await axe(page, 'the text viewer')
+  await view.getByRole('button', { name: 'Close' }).click()
+
+  await page.getByRole('button', { name: `Actions for ${second}` }).click()
+  await page.getByRole('menuitem', { name: 'Versions' }).click()
+  const versions = page.getByRole('dialog', { name: `Versions of “${second}”` })
+  await versions.getByRole('button', { name: 'Restore version 1' }).click()
+  await page.getByRole('status').filter({ hasText: `Version 1 of “${second}” is restored.` }).waitFor()
+  await versions.getByRole('button', { name: 'Restore version 2' }).waitFor()
+  await axe(page, 'the versions dialog')
+  await versions.getByRole('button', { name: 'Close' }).click()
+  noProblems(page)
+})
+
 test('a whole folder uploads through the folder picker, its tree kept', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'atrium-drive-'))
   const top = path.join(dir, `album-${stamp}`)

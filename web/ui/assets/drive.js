@@ -87,8 +87,12 @@
     return null;
   }
   function item(row) {
-    return { id: row.dataset.id, name: row.dataset.name, folder: row.dataset.folder === "true", fav: row.dataset.fav === "true", perm: row.dataset.perm };
+    return { id: row.dataset.id, name: row.dataset.name, folder: row.dataset.folder === "true", fav: row.dataset.fav === "true", perm: row.dataset.perm, mime: row.dataset.mime || "" };
   }
+  // Images the server previews, and text shown as is.
+  var previewImages = ["image/jpeg", "image/png", "image/gif", "image/webp", "image/tiff", "image/bmp"];
+  function isText(mime) { return /^text\//.test(mime) || mime === "application/json" || mime === "application/xml"; }
+  function viewable(it) { return !it.folder && (previewImages.indexOf(it.mime) >= 0 || isText(it.mime)); }
   // focusRow puts the focus back on a row's menu button after a change (the
   // list was replaced), or on the heading when the row is gone.
   function focusRow(id) {
@@ -122,12 +126,14 @@
   var showActs = {
     folder: function (it) {
       var a = ["rename", "move", "copy", "favorite", "delete"];
+      if (!it.folder) { a.splice(3, 0, "versions"); }
       a.unshift(it.folder ? "open" : "download");
+      if (viewable(it)) { a.unshift("view"); }
       if (it.perm === "owner" || it.perm === "") { a.splice(1, 0, "share"); }
       return a;
     },
     search: function (it) { return showActs.folder(it); },
-    shared: function (it) { return [it.folder ? "open" : "download", "copy"]; },
+    shared: function (it) { return (viewable(it) ? ["view"] : []).concat([it.folder ? "open" : "download", "copy"]); },
     trash: function () { return ["restore", "purge"]; }
   };
   function menuItems() { return Array.prototype.slice.call(menu.querySelectorAll("button:not([hidden])")); }
@@ -286,6 +292,8 @@
         return refresh().then(function () { focusRow(it.id); });
       }, function (err) { say(err.message); });
     },
+    view: function (it) { openViewer(it); },
+    versions: function (it) { openVersions(it); },
     move: function (it) { pickFolder(it, "move"); },
     copy: function (it) { pickFolder(it, "copy"); },
     share: function (it) { openShare(it); }
@@ -461,6 +469,91 @@
     }, function (err) { showError(shareDlg, err.message); email.focus(); });
   });
 
+  // ---- the viewer: images (the server's preview) and text ----
+  var viewDlg = document.getElementById("dlg-view");
+  var viewBody = document.getElementById("view-body");
+  var viewItem = null;
+  function openViewer(it) {
+    viewItem = it;
+    document.getElementById("dlg-view-h").textContent = it.name;
+    viewBody.replaceChildren(el("p", { "class": "muted" }, "Loading…"));
+    openDialog(viewDlg);
+    document.getElementById("view-download").focus();
+    var id = encodeURIComponent(it.id);
+    if (isText(it.mime)) {
+      call("GET", api + "/" + id + "/download").then(function (l) {
+        // The first 256 KB are shown; the whole file downloads.
+        return fetch(l.url, { headers: { Range: "bytes=0-262143" } }).then(function (res) {
+          if (!res.ok) { throw new Error("The file could not be read (" + res.status + ")."); }
+          return res.text().then(function (t) {
+            var m = /\/(\d+)$/.exec(res.headers.get("Content-Range") || "");
+            return { text: t, cut: res.status === 206 && !!m && Number(m[1]) > 262144 };
+          });
+        });
+      }).then(function (r) {
+        var pre = el("pre", { "class": "view-text", tabindex: "0", "aria-label": "Content of " + it.name }, r.text);
+        viewBody.replaceChildren(pre);
+        if (r.cut) { viewBody.appendChild(el("p", { "class": "muted" }, "Only the beginning is shown: download the file to read it all.")); }
+      }, function (err) { viewBody.replaceChildren(); showError(viewDlg, err.message); });
+      return;
+    }
+    call("POST", api + "/" + id + "/preview-token").then(function (t) {
+      var img = el("img", { src: t.preview_url, alt: it.name, "class": "view-image" });
+      img.addEventListener("error", function () { showError(viewDlg, "The preview could not be made. Download the file instead."); img.remove(); });
+      viewBody.replaceChildren(img);
+    }, function (err) { viewBody.replaceChildren(); showError(viewDlg, err.message); });
+  }
+  document.getElementById("view-download").addEventListener("click", function () { actions.download(viewItem); });
+  viewDlg.addEventListener("close", function () { viewBody.replaceChildren(); });
+
+  // ---- versions ----
+  var versionsDlg = document.getElementById("dlg-versions");
+  var versionsItem = null;
+  function openVersions(it) {
+    versionsItem = it;
+    document.getElementById("dlg-versions-h").textContent = "Versions of “" + it.name + "”";
+    openDialog(versionsDlg);
+    versionsDlg.querySelector("[data-close]").focus();
+    loadVersions();
+  }
+  function loadVersions() {
+    var rows = document.getElementById("version-rows");
+    rows.replaceChildren();
+    call("GET", api + "/" + encodeURIComponent(versionsItem.id) + "/versions").then(function (vs) {
+      (vs || []).slice().sort(function (a, b) { return b.version - a.version; }).forEach(function (v) {
+        var tr = el("tr");
+        var label = el("td", null, "Version " + v.version);
+        if (v.is_head) { label.appendChild(document.createTextNode(" ")); label.appendChild(el("span", { "class": "badge" }, "Current")); }
+        tr.appendChild(label);
+        tr.appendChild(el("td", null, fmtSize(v.size_bytes)));
+        var when = el("td");
+        when.appendChild(el("time", { datetime: v.created_at }, new Date(v.created_at).toLocaleString()));
+        tr.appendChild(when);
+        var act = el("td", { "class": "act" });
+        if (!v.is_head) {
+          var b = el("button", { type: "button", "class": "secondary small", "aria-label": "Restore version " + v.version }, "Restore");
+          b.addEventListener("click", function () {
+            call("POST", api + "/" + encodeURIComponent(versionsItem.id) + "/versions/" + encodeURIComponent(v.id) + "/restore").then(function () {
+              say("Version " + v.version + " of “" + versionsItem.name + "” is restored.");
+              loadVersions();
+              versionsDlg.querySelector("[data-close]").focus();
+              refresh();
+            }, function (err) { showError(versionsDlg, err.message); });
+          });
+          act.appendChild(b);
+        }
+        tr.appendChild(act);
+        rows.appendChild(tr);
+      });
+    }, function (err) { showError(versionsDlg, err.message); });
+  }
+  function fmtSize(n) {
+    if (n < 1000) { return n + " B"; }
+    var units = ["KB", "MB", "GB", "TB"], i = -1;
+    do { n /= 1000; i++; } while (n >= 1000 && i < units.length - 1);
+    return (n < 10 ? n.toFixed(1) : Math.round(n)) + " " + units[i];
+  }
+
   enhanceList();
 
   // ---- uploads (tus) ----
@@ -473,12 +566,7 @@
   var uploads = [];
   var conflictQueue = [], conflictAll = null, conflictOpen = false;
 
-  function fmtBytes(n) {
-    if (n < 1000) { return n + " B"; }
-    var units = ["KB", "MB", "GB", "TB"], i = -1;
-    do { n /= 1000; i++; } while (n >= 1000 && i < units.length - 1);
-    return (n < 10 ? n.toFixed(1) : Math.round(n)) + " " + units[i];
-  }
+  var fmtBytes = fmtSize;
   function updateTotal() {
     var sent = 0, total = 0, active = 0;
     uploads.forEach(function (u) {
