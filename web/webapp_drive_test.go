@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"atrium/web/ui"
 	"atrium/web/webtest"
 )
 
@@ -107,6 +108,13 @@ func TestWebAppDrivePages(t *testing.T) {
 				t.Log(p.Body)
 			}
 		})
+	}
+
+	// The page gives its script the session's anti-forgery token, which the
+	// REST API asks of a change made with the session cookie.
+	csrf := s.Main.Identity.SessionCSRF(b.cookie(ui.SessionCookie).Value)
+	if p := b.get("/drive"); !strings.Contains(p.Body, `<meta name="csrf-token" content="`+csrf+`">`) {
+		t.Fatal("the drive page lacks the session's csrf-token")
 	}
 
 	// A file downloads through a fresh presigned URL.
