@@ -78,16 +78,26 @@ try {
   await page.getByRole('button', { name: 'Sign in' }).click()
   await page.waitForURL(u => !u.pathname.startsWith('/signin'))
 
-  // shown loads url and returns when the list's last row of the page is
-  // there: the navigation's timing (ms from its start).
-  async function load (url) {
+  // load loads url and returns, once the list's last row is there, the
+  // navigation's timing (ms from its start). The list is in the HTML: its
+  // first contentful paint is when it shows.
+  async function load (url, rows = '#drive-list tbody tr') {
     await page.goto(url, { waitUntil: 'load' })
-    await page.locator('#drive-list tbody tr').last().waitFor()
+    await page.locator(rows).last().waitFor()
     return page.evaluate(() => {
       const n = performance.getEntriesByType('navigation')[0]
       const fcp = performance.getEntriesByName('first-contentful-paint')[0]
       return { ttfb: n.responseStart, html: n.responseEnd, dcl: n.domContentLoadedEventEnd, load: n.loadEventEnd, fcp: fcp ? fcp.startTime : NaN, rows: document.querySelectorAll('#drive-list tbody tr').length }
     })
+  }
+  // A baseline on this machine now: the settings page, a light page of the
+  // same layout and styles.
+  {
+    await load(BASE + '/settings', 'main h1')
+    const runs = []
+    for (let i = 0; i < RUNS; i++) runs.push(await load(BASE + '/settings', 'main h1'))
+    line(`baseline /settings: first contentful paint (median)`, `${median(runs.map(r => r.fcp)).toFixed(0)} ms`)
+    line(`baseline /settings: DOMContentLoaded end (median)`, `${median(runs.map(r => r.dcl)).toFixed(0)} ms`)
   }
   for (const [label, q] of [['default page (100 rows)', ''], ['per_page=500', '?per_page=500']]) {
     const url = `${BASE}/drive/${folder.id}${q}`
@@ -98,8 +108,8 @@ try {
     line(`/drive/{id}, ${label}: rows shown`, runs[0].rows)
     line(`  time to first byte (median of ${RUNS})`, `${m('ttfb')} ms`)
     line(`  HTML received (responseEnd)`, `${m('html')} ms`)
-    line(`  first contentful paint`, `${m('fcp')} ms`)
-    line(`  list shown, script run (DOMContentLoaded end)`, `${m('dcl')} ms`, `< ${LIST_MS} ms`, Number(m('dcl')) < LIST_MS)
+    line(`  list parsed, script run (DOMContentLoaded end)`, `${m('dcl')} ms`)
+    line(`  list shown (first contentful paint)`, `${m('fcp')} ms`, `< ${LIST_MS} ms`, Number(m('fcp')) < LIST_MS)
     line(`  load event end`, `${m('load')} ms`)
   }
 

@@ -134,6 +134,30 @@ test('a whole folder uploads through the folder picker, its tree kept', async ()
   noProblems(page)
 })
 
+test('the grid view shows thumbnails of images; Preview shows the image', async () => {
+  const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64')
+  const image = `pixel-${stamp}.png`
+  await page.locator('input[type=file]').first().setInputFiles({ name: image, mimeType: 'image/png', buffer: png })
+  await row(image).waitFor()
+  const toggle = page.getByRole('button', { name: 'Grid view' })
+  await toggle.click()
+  assert.equal(await toggle.getAttribute('aria-pressed'), 'true')
+  await row(image).locator('img.thumb').waitFor()
+  await screenshot(page, 'drive-grid')
+  await axe(page, 'the grid view')
+  await toggle.click()
+  assert.equal(await toggle.getAttribute('aria-pressed'), 'false')
+
+  await page.getByRole('button', { name: `Actions for ${image}` }).click()
+  await page.getByRole('menuitem', { name: 'Preview' }).click()
+  const view = page.getByRole('dialog', { name: image })
+  const img = view.getByRole('img', { name: image })
+  await img.waitFor()
+  await page.waitForFunction(name => { const i = document.querySelector('#view-body img'); return i && i.complete && i.naturalWidth > 0 }, image)
+  await view.getByRole('button', { name: 'Close' }).click()
+  noProblems(page)
+})
+
 test('Share → Create link gives a link that opens without an account', async () => {
   await page.getByRole('button', { name: `Actions for ${fileName}`, exact: true }).click()
   const menu = page.getByRole('menu')

@@ -190,7 +190,47 @@
     actions[b.dataset.act](it);
   });
 
+  // ---- grid view with thumbnails of images ----
+  var gridToggle = document.getElementById("grid-toggle");
+  var grid = false;
+  try { grid = localStorage.getItem("atrium.drive.grid") === "1"; } catch (e) { grid = false; }
+  var thumbObserver = "IntersectionObserver" in window ? new IntersectionObserver(function (entries) {
+    entries.forEach(function (en) {
+      if (en.isIntersecting) { thumbObserver.unobserve(en.target); loadThumb(en.target); }
+    });
+  }, { rootMargin: "200px" }) : null;
+  function loadThumb(row) {
+    var it = item(row);
+    call("GET", api + "/" + encodeURIComponent(it.id) + "/thumbnail?size=256").then(function (t) {
+      var img = el("img", { src: t.url, alt: "", "class": "thumb", loading: "lazy" });
+      img.addEventListener("error", function () { img.remove(); });
+      var ico = row.querySelector(".col-name .ico");
+      if (ico) { ico.replaceWith(img); }
+    }, function () { /* no thumbnail: the icon stays */ });
+  }
+  function applyGrid() {
+    var table = document.querySelector("#drive-list table.files");
+    if (gridToggle) { gridToggle.setAttribute("aria-pressed", grid ? "true" : "false"); }
+    if (!table) { return; }
+    table.classList.toggle("grid", grid);
+    if (!grid) { return; }
+    table.querySelectorAll("tbody tr").forEach(function (row) {
+      if (row.dataset.thumb || previewImages.indexOf(row.dataset.mime) < 0) { return; }
+      row.dataset.thumb = "1";
+      if (thumbObserver) { thumbObserver.observe(row); } else { loadThumb(row); }
+    });
+  }
+  if (gridToggle) {
+    gridToggle.hidden = false;
+    gridToggle.addEventListener("click", function () {
+      grid = !grid;
+      try { localStorage.setItem("atrium.drive.grid", grid ? "1" : "0"); } catch (e) { /* not remembered */ }
+      applyGrid();
+    });
+  }
+
   function enhanceList() {
+    applyGrid();
     document.querySelectorAll("#drive-list .item-menu-btn").forEach(function (b) {
       b.hidden = false;
       b.addEventListener("click", function () {
