@@ -68,6 +68,13 @@
       return res.text();
     }).then(function (html) {
       var doc = new DOMParser().parseFromString(html, "text/html");
+      // The last item of a later page is gone: show the page before.
+      var here = new URL(location.href), pg = Number(here.searchParams.get("page") || 1);
+      if (pg > 1 && !doc.querySelector("#drive-list tbody tr")) {
+        here.searchParams.set("page", String(pg - 1));
+        location.replace(here.toString());
+        return;
+      }
       ["drive-list", "drive-storage"].forEach(function (id) {
         var fresh = doc.getElementById(id), old = document.getElementById(id);
         if (fresh && old) { old.replaceWith(document.importNode(fresh, true)); }
