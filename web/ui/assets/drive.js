@@ -783,6 +783,12 @@
     });
   }
 
+  // Leaving the page stops the uploads (they resume when the same files are
+  // chosen again in the same folder): the browser asks first.
+  window.addEventListener("beforeunload", function (e) {
+    if (uploads.some(function (u) { return u.state === "uploading"; })) { e.preventDefault(); e.returnValue = ""; }
+  });
+
   // Folders of a folder upload are made (or found) before their files.
   var folderCache = {};
   function ensureFolder(parent, name) {
