@@ -176,7 +176,7 @@ func TestWebAppSignIn(t *testing.T) {
 				}
 				return
 			}
-			if loc := p.Header.Get("Location"); loc != "/settings" {
+			if loc := p.Header.Get("Location"); loc != "/drive" {
 				t.Fatalf("Location %q", loc)
 			}
 			if sc == nil {
@@ -191,7 +191,7 @@ func TestWebAppSignIn(t *testing.T) {
 			if strings.Contains(set, "Secure") {
 				t.Errorf("Set-Cookie %q is Secure on an http server", set)
 			}
-			if home := b.get("/"); home.StatusCode != 303 || home.Header.Get("Location") != "/settings" {
+			if home := b.get("/"); home.StatusCode != 303 || home.Header.Get("Location") != "/drive" {
 				t.Fatalf("/ signed in: %d %s", home.StatusCode, home.Header.Get("Location"))
 			}
 		})
@@ -454,7 +454,7 @@ func TestWebAppDeepLink(t *testing.T) {
 				t.Fatalf("page carries %q", next)
 			}
 			p = b.post("/signin", url.Values{"email": {"deep@example.test"}, "password": {testPassword}, "next": {next}})
-			if p.StatusCode != 303 || p.Header.Get("Location") != "/settings" {
+			if p.StatusCode != 303 || p.Header.Get("Location") != "/drive" {
 				t.Fatalf("redirect to %q", p.Header.Get("Location"))
 			}
 		})

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"atrium/app"
+	"atrium/app/drive"
 	"atrium/app/identity"
 	"atrium/app/partner"
 )
@@ -66,7 +67,9 @@ type Config struct {
 	PublicURL string
 	Identity  *identity.Service
 	Partner   *partner.Service
-	Log       *slog.Logger
+	// Drive serves the drive's pages; nil: the pages answer 404.
+	Drive *drive.Service
+	Log   *slog.Logger
 	// Limiter counts failed sign-ins; nil: no limit.
 	Limiter SignInLimiter
 	// ClientIP is the client address a request is counted against (sessions
@@ -92,13 +95,18 @@ var Routes = []Route{
 	{http.MethodPost, "/settings/tokens"},
 	{http.MethodPost, "/settings/tokens/:id/revoke"},
 	{http.MethodPost, "/settings/sessions/:id/revoke"},
+	{http.MethodGet, "/drive"},
+	{http.MethodGet, "/drive/shared"},
+	{http.MethodGet, "/drive/trash"},
+	{http.MethodGet, "/drive/search"},
+	{http.MethodGet, "/drive/:id"},
+	{http.MethodGet, "/drive/:id/download"},
 	{http.MethodGet, "/assets/*file"},
 	{http.MethodHead, "/assets/*file"},
 }
 
-// homePath is where a signed-in person lands. The drive's page replaces it
-// once it exists.
-const homePath = "/settings"
+// homePath is where a signed-in person lands: their files.
+const homePath = "/drive"
 
 // UI is the web app's handler.
 type UI struct {
@@ -146,6 +154,14 @@ func New(cfg Config) *UI {
 	m.HandleFunc("POST /settings/tokens", u.signed(u.createToken))
 	m.HandleFunc("POST /settings/tokens/{id}/revoke", u.signed(u.revokeToken))
 	m.HandleFunc("POST /settings/sessions/{id}/revoke", u.signed(u.revokeSession))
+	if cfg.Drive != nil {
+		m.HandleFunc("GET /drive", u.signed(u.driveRoot))
+		m.HandleFunc("GET /drive/shared", u.signed(u.driveShared))
+		m.HandleFunc("GET /drive/trash", u.signed(u.driveTrash))
+		m.HandleFunc("GET /drive/search", u.signed(u.driveSearch))
+		m.HandleFunc("GET /drive/{id}", u.signed(u.driveFolderPage))
+		m.HandleFunc("GET /drive/{id}/download", u.signed(u.driveDownload))
+	}
 	m.HandleFunc("GET /assets/", u.asset)
 	u.mux = m
 	return u

@@ -1,0 +1,245 @@
+// The drive's pages in a browser: a person makes a folder, uploads into it over
+// tus (surviving a dropped connection), shares the file by link (opened by a
+// browser without cookies), renames it, trashes it and finds it in the trash,
+// and searches; every view passes axe-core, on a desktop and on a phone.
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { base, launch, newPage, noProblems, axe, signIn, screenshot } from './browser.mjs'
+
+let browser
+let page
+const stamp = Date.now().toString(36)
+const folder = `Folder ${stamp}`
+const fileName = `notes-${stamp}.txt`
+const renamed = `renamed-${stamp}.txt`
+const content = 'The quick brown zeppelin ' + stamp + '\n' + 'x'.repeat(300 * 1024)
+
+before(async () => {
+  browser = await launch()
+  page = await signIn(browser, '/')
+})
+after(async () => { await browser?.close() })
+
+function row (name) {
+  return page.locator('#drive-list tbody tr').filter({ has: page.getByText(name, { exact: true }) })
+}
+
+test('signed in, / opens the files with storage, shared and trash', async () => {
+  await page.waitForURL(base + '/drive')
+  await page.getByRole('heading', { level: 1, name: 'My files' }).waitFor()
+  const side = page.getByRole('navigation', { name: 'Drive' })
+  await side.getByRole('link', { name: 'Shared with me' }).waitFor()
+  await side.getByRole('link', { name: 'Trash' }).waitFor()
+  assert.match(await page.locator('#drive-storage').innerText(), /used/)
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Files' }).waitFor()
+  await axe(page, 'the drive root')
+  noProblems(page)
+})
+
+test('New folder makes a folder that opens with breadcrumbs', async () => {
+  await page.getByRole('button', { name: 'New folder' }).click()
+  const dlg = page.getByRole('dialog', { name: 'New folder' })
+  await axe(page, 'the new folder dialog')
+  await dlg.getByLabel('Folder name').fill(folder)
+  await dlg.getByRole('button', { name: 'Create' }).click()
+  await page.getByRole('link', { name: folder }).click()
+  await page.getByRole('heading', { level: 1, name: folder }).waitFor()
+  const crumbs = page.getByRole('navigation', { name: 'Breadcrumbs' })
+  await crumbs.getByRole('link', { name: 'My files' }).waitFor()
+  assert.equal(await crumbs.getByRole('link', { name: folder }).getAttribute('aria-current'), 'page')
+  await axe(page, 'an empty folder')
+  noProblems(page)
+})
+
+test('a file uploads over tus into the folder and resumes after a dropped PATCH', async () => {
+  // The first PATCH is cut off; tus-js-client asks the offset (HEAD) and resumes.
+  let patches = 0
+  let heads = 0
+  page.on('request', r => { if (r.url().includes('/api/v1/drive/tus/') && r.method() === 'HEAD') heads++ })
+  await page.route('**/api/v1/drive/tus/*', async route => {
+    if (route.request().method() === 'PATCH' && patches++ === 0) return route.abort('connectionreset')
+    return route.continue()
+  })
+  await page.locator('input[type=file]').first().setInputFiles({ name: fileName, mimeType: 'text/plain', buffer: Buffer.from(content) })
+  const up = page.getByRole('region', { name: 'Uploads' })
+  await up.getByText('Uploaded', { exact: true }).waitFor()
+  await page.unroute('**/api/v1/drive/tus/*')
+  assert.ok(patches >= 2, `PATCH requests: ${patches}`)
+  assert.ok(heads >= 1, `HEAD requests after the dropped PATCH: ${heads}`)
+  // A failed request is a console error in Chromium; it is the test's own doing.
+  page.problems = page.problems.filter(p => !p.includes('net::ERR_CONNECTION_RESET') && !p.includes('ERR_FAILED'))
+  const r = row(fileName)
+  await r.waitFor()
+  assert.match(await r.innerText(), /307 KB/)
+  await screenshot(page, 'drive-folder')
+  await axe(page, 'a folder with an upload')
+  noProblems(page)
+})
+
+test('the same name again offers skip, rename and overwrite', async () => {
+  await page.locator('input[type=file]').first().setInputFiles({ name: fileName, mimeType: 'text/plain', buffer: Buffer.from('again') })
+  const dlg = page.getByRole('dialog', { name: `“${fileName}” already exists` })
+  await dlg.waitFor()
+  await axe(page, 'the name conflict dialog')
+  await dlg.getByRole('button', { name: 'Rename' }).click()
+  await page.getByRole('region', { name: 'Uploads' }).getByText(/Uploaded as/).waitFor()
+  await row(fileName.replace('.txt', ' (1).txt')).waitFor()
+  noProblems(page)
+})
+
+test('Preview shows a text file; an overwrite makes a version that restores', async () => {
+  const second = fileName.replace('.txt', ' (1).txt')
+  await page.locator('input[type=file]').first().setInputFiles({ name: second, mimeType: 'text/plain', buffer: Buffer.from('third words') })
+  const conflict = page.getByRole('dialog', { name: `“${second}” already exists` })
+  await conflict.getByRole('button', { name: 'Overwrite' }).click()
+  await page.getByRole('region', { name: 'Uploads' }).getByText('Uploaded as a new version').waitFor()
+
+  await page.getByRole('button', { name: `Actions for ${second}` }).click()
+  await page.getByRole('menuitem', { name: 'Preview' }).click()
+  const view = page.getByRole('dialog', { name: second })
+  await view.getByText('third words').waitFor()
+  await axe(page, 'the text viewer')
+  await view.getByRole('button', { name: 'Close' }).click()
+
+  await page.getByRole('button', { name: `Actions for ${second}` }).click()
+  await page.getByRole('menuitem', { name: 'Versions' }).click()
+  const versions = page.getByRole('dialog', { name: `Versions of “${second}”` })
+  await versions.getByRole('button', { name: 'Restore version 1' }).click()
+  await page.getByRole('status').filter({ hasText: `Version 1 of “${second}” is restored.` }).waitFor()
+  await versions.getByRole('button', { name: 'Restore version 2' }).waitFor()
+  await axe(page, 'the versions dialog')
+  await versions.getByRole('button', { name: 'Close' }).click()
+  noProblems(page)
+})
+
+test('a whole folder uploads through the folder picker, its tree kept', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'atrium-drive-'))
+  const top = path.join(dir, `album-${stamp}`)
+  fs.mkdirSync(path.join(top, 'deep'), { recursive: true })
+  fs.writeFileSync(path.join(top, 'a.txt'), 'first')
+  fs.writeFileSync(path.join(top, 'deep', 'b.txt'), 'second')
+  await page.locator('#upload-folder').setInputFiles(top)
+  await page.getByRole('status').filter({ hasText: 'Uploads finished.' }).waitFor()
+  await page.getByRole('link', { name: `album-${stamp}` }).click()
+  await page.getByRole('heading', { level: 1, name: `album-${stamp}` }).waitFor()
+  await page.getByRole('link', { name: 'a.txt' }).waitFor()
+  await page.getByRole('link', { name: 'deep' }).click()
+  await page.getByRole('link', { name: 'b.txt' }).waitFor()
+  await page.getByRole('navigation', { name: 'Breadcrumbs' }).getByRole('link', { name: folder }).click()
+  await page.getByRole('heading', { level: 1, name: folder }).waitFor()
+  fs.rmSync(dir, { recursive: true, force: true })
+  noProblems(page)
+})
+
+test('the grid view shows thumbnails of images; Preview shows the image', async () => {
+  const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64')
+  const image = `pixel-${stamp}.png`
+  await page.locator('input[type=file]').first().setInputFiles({ name: image, mimeType: 'image/png', buffer: png })
+  await row(image).waitFor()
+  const toggle = page.getByRole('button', { name: 'Grid view' })
+  await toggle.click()
+  assert.equal(await toggle.getAttribute('aria-pressed'), 'true')
+  await row(image).locator('img.thumb').waitFor()
+  await screenshot(page, 'drive-grid')
+  await axe(page, 'the grid view')
+  await toggle.click()
+  assert.equal(await toggle.getAttribute('aria-pressed'), 'false')
+
+  await page.getByRole('button', { name: `Actions for ${image}` }).click()
+  await page.getByRole('menuitem', { name: 'Preview' }).click()
+  const view = page.getByRole('dialog', { name: image })
+  const img = view.getByRole('img', { name: image })
+  await img.waitFor()
+  await page.waitForFunction(name => { const i = document.querySelector('#view-body img'); return i && i.complete && i.naturalWidth > 0 }, image)
+  await view.getByRole('button', { name: 'Close' }).click()
+  noProblems(page)
+})
+
+test('Share → Create link gives a link that opens without an account', async () => {
+  await page.getByRole('button', { name: `Actions for ${fileName}`, exact: true }).click()
+  const menu = page.getByRole('menu')
+  for (const name of ['Download', 'Share', 'Rename', 'Move', 'Delete']) await menu.getByRole('menuitem', { name }).waitFor()
+  await axe(page, 'the actions menu')
+  await menu.getByRole('menuitem', { name: 'Share' }).click()
+  const dlg = page.getByRole('dialog', { name: `Share “${fileName}”` })
+  await dlg.getByRole('button', { name: 'Create link' }).click()
+  const field = dlg.getByLabel('Share link')
+  await field.waitFor()
+  const link = await field.inputValue()
+  assert.match(link, /\/s\//)
+  await dlg.getByRole('listitem').filter({ hasText: link }).waitFor()
+  await screenshot(page, 'drive-share')
+  await axe(page, 'the share dialog')
+  await dlg.getByRole('button', { name: 'Done' }).click()
+
+  const anon = await newPage(browser)
+  await anon.goto(link)
+  await anon.getByRole('heading', { name: fileName }).waitFor()
+  await anon.context().close()
+  noProblems(page)
+})
+
+test('Search files finds text inside documents, highlighted', async () => {
+  await page.getByLabel('Search files').fill('zeppelin')
+  await page.getByLabel('Search files').press('Enter')
+  await page.waitForURL(u => u.pathname === '/drive/search' && u.searchParams.get('q') === 'zeppelin')
+  await page.getByRole('link', { name: fileName, exact: true }).waitFor()
+  assert.equal(await page.locator('#drive-list mark').first().innerText(), 'zeppelin')
+  await screenshot(page, 'drive-search')
+  await axe(page, 'search results')
+  await page.goBack()
+  await page.getByRole('heading', { level: 1, name: folder }).waitFor()
+  noProblems(page)
+})
+
+test('rename, then delete to the trash', async () => {
+  await page.getByRole('button', { name: `Actions for ${fileName}`, exact: true }).click()
+  await page.getByRole('menuitem', { name: 'Rename' }).click()
+  const dlg = page.getByRole('dialog', { name: `Rename “${fileName}”` })
+  await dlg.getByLabel('New name').fill(renamed)
+  await dlg.getByRole('button', { name: 'Rename' }).click()
+  await row(renamed).waitFor()
+  assert.equal(await row(fileName).count(), 0)
+
+  await page.getByRole('button', { name: `Actions for ${renamed}` }).click()
+  await page.getByRole('menuitem', { name: 'Delete' }).click()
+  const confirm = page.getByRole('dialog', { name: `Move “${renamed}” to the trash?` })
+  await axe(page, 'the delete confirmation')
+  await confirm.getByRole('button', { name: 'Move to trash' }).click()
+  await row(renamed).waitFor({ state: 'detached' })
+
+  await page.getByRole('navigation', { name: 'Drive' }).getByRole('link', { name: 'Trash' }).click()
+  await page.getByRole('heading', { level: 1, name: 'Trash' }).waitFor()
+  await row(renamed).waitFor()
+  await screenshot(page, 'drive-trash')
+  await axe(page, 'the trash')
+  await page.reload()
+  await row(renamed).waitFor()
+  noProblems(page)
+})
+
+test('Shared with me is a view of its own', async () => {
+  await page.goto(base + '/drive/shared')
+  await page.getByRole('heading', { level: 1, name: 'Shared with me' }).waitFor()
+  await axe(page, 'shared with me')
+  noProblems(page)
+})
+
+test('the phone layout at 390×844 has no sideways scrolling', async () => {
+  const phone = await signIn(browser, '/drive', { viewport: { width: 390, height: 844 } })
+  await phone.getByRole('heading', { level: 1, name: 'My files' }).waitFor()
+  await phone.getByRole('link', { name: folder }).click()
+  await phone.getByRole('heading', { level: 1, name: folder }).waitFor()
+  const width = await phone.evaluate(() => document.documentElement.scrollWidth)
+  assert.ok(width <= 390, `page is ${width} px wide`)
+  await phone.getByRole('button', { name: /^Actions for / }).first().click()
+  await phone.getByRole('menuitem', { name: 'Rename' }).waitFor()
+  const w2 = await phone.evaluate(() => document.documentElement.scrollWidth)
+  assert.ok(w2 <= 390, `page with its menu open is ${w2} px wide`)
+  await screenshot(phone, 'drive-phone')
+  await axe(phone, 'a folder on a phone')
+  noProblems(phone)
+})
