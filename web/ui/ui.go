@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"atrium/app"
+	"atrium/app/contacts"
 	"atrium/app/identity"
 	"atrium/app/partner"
 )
@@ -66,7 +67,9 @@ type Config struct {
 	PublicURL string
 	Identity  *identity.Service
 	Partner   *partner.Service
-	Log       *slog.Logger
+	// Contacts serves the contacts page; nil: the page says it is unavailable.
+	Contacts *contacts.Service
+	Log      *slog.Logger
 	// Limiter counts failed sign-ins; nil: no limit.
 	Limiter SignInLimiter
 	// ClientIP is the client address a request is counted against (sessions
@@ -92,6 +95,8 @@ var Routes = []Route{
 	{http.MethodPost, "/settings/tokens"},
 	{http.MethodPost, "/settings/tokens/:id/revoke"},
 	{http.MethodPost, "/settings/sessions/:id/revoke"},
+	{http.MethodGet, "/contacts"},
+	{http.MethodGet, "/contacts/directory"},
 	{http.MethodGet, "/assets/*file"},
 	{http.MethodHead, "/assets/*file"},
 }
@@ -146,6 +151,8 @@ func New(cfg Config) *UI {
 	m.HandleFunc("POST /settings/tokens", u.signed(u.createToken))
 	m.HandleFunc("POST /settings/tokens/{id}/revoke", u.signed(u.revokeToken))
 	m.HandleFunc("POST /settings/sessions/{id}/revoke", u.signed(u.revokeSession))
+	m.HandleFunc("GET /contacts", u.signed(u.contactsPage))
+	m.HandleFunc("GET /contacts/directory", u.signed(u.contactsDirectory))
 	m.HandleFunc("GET /assets/", u.asset)
 	u.mux = m
 	return u
