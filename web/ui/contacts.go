@@ -198,5 +198,11 @@ func (u *UI) contactsDirectory(w http.ResponseWriter, r *http.Request, v *viewer
 		u.fail(w, r, v, err)
 		return
 	}
-	u.render(w, r, http.StatusOK, "contacts", page{Title: "Directory", V: v, Data: contactsData{Directory: true, People: people}})
+	// People are added to the default book ("Add to my contacts").
+	book, err := svc.DefaultBook(r.Context(), v.P)
+	if err != nil {
+		u.fail(w, r, v, err)
+		return
+	}
+	u.render(w, r, http.StatusOK, "contacts", page{Title: "Directory", V: v, Data: contactsData{Directory: true, People: people, Book: book}})
 }

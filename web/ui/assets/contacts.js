@@ -138,7 +138,7 @@
     var p = document.createElement("p");
     p.className = "field-error";
     p.id = "err-" + (++seq);
-    p.textContent = msg;
+    p.textContent = msg.charAt(0).toUpperCase() + msg.slice(1) + (/[.!?]$/.test(msg) ? "" : ".");
     field.setAttribute("aria-invalid", "true");
     var d = field.getAttribute("aria-describedby");
     field.setAttribute("aria-describedby", d ? d + " " + p.id : p.id);
@@ -290,7 +290,7 @@
   var delDlg, deleting = null;
   function openDelete(li) {
     deleting = li;
-    $("delete-dialog-text").textContent = li.dataset.name + " will be deleted from your address book. This cannot be undone.";
+    $("delete-dialog-text").textContent = li.dataset.name + " will be deleted from " + (li.dataset.bookName || "your address book") + ". This cannot be undone.";
     $("delete-error").hidden = true;
     openDialog(delDlg, $("delete-confirm").nextElementSibling);
   }
@@ -518,11 +518,33 @@
     return cards;
   }
 
+  // addFromDirectory copies a person of the directory into the default book.
+  function addFromDirectory(btn) {
+    var d = btn.dataset;
+    btn.disabled = true;
+    call("POST", api + "/books/" + encodeURIComponent(d.book), {
+      first_name: d.first, last_name: d.last, display_name: d.name, emails: d.email ? [{ type: "work", value: d.email }] : []
+    }).then(function (r) {
+      btn.disabled = false;
+      var out = $("contacts-flash");
+      out.classList.toggle("err", !r.ok);
+      out.classList.toggle("ok", r.ok);
+      out.textContent = r.ok ? "Added " + r.body.display_name + " to your contacts." : problemText(r);
+      out.hidden = false;
+    }, function () { btn.disabled = false; });
+  }
+
   var list;
   document.addEventListener("DOMContentLoaded", function () {
     showFlash();
     list = $("contacts-list");
-    if (!list) { return; } // the directory
+    if (!list) { // the directory
+      document.querySelectorAll("button[data-act=add-person]").forEach(function (b) {
+        b.hidden = false;
+        b.addEventListener("click", function () { addFromDirectory(b); });
+      });
+      return;
+    }
     form = $("contact-form");
     dlg = $("contact-dialog");
     delDlg = $("delete-dialog");
