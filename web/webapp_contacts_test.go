@@ -121,6 +121,9 @@ func TestWebAppContactsPage(t *testing.T) {
 	if p := b.get("/contacts?q=%22%2A"); p.StatusCode != 200 || !strings.Contains(p.Body, "Type letters or digits to search.") {
 		t.Fatalf("a search without letters: %d", p.StatusCode)
 	}
+	if p := b.get("/contacts?q=" + strings.Repeat("a", 201)); p.StatusCode != 200 || !strings.Contains(p.Body, "Search for at most 200 characters.") {
+		t.Fatalf("a long search: %d", p.StatusCode)
+	}
 	var zoe string
 	if st, body := b.api("GET", "/api/v1/contacts/search?q=zoe", nil, false); st != 200 {
 		t.Fatalf("search api: %d %v", st, body)

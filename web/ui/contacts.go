@@ -20,6 +20,9 @@ import (
 // contactsPageSize is how many contacts a page of the list shows.
 const contactsPageSize = 50
 
+// maxSearchLen is the longest search text, as the REST search operation's.
+const maxSearchLen = 200
+
 // contactsData is the contacts page.
 type contactsData struct {
 	// Directory is true on the organisation directory view.
@@ -105,7 +108,10 @@ func (u *UI) contactsPage(w http.ResponseWriter, r *http.Request, v *viewer) {
 
 	var list []contacts.ContactSummary
 	if d.Query != "" {
-		if contacts.FTSQuery(d.Query) == "" {
+		if len([]rune(d.Query)) > maxSearchLen {
+			// The REST operation's limit on q.
+			d.SearchNote = fmt.Sprintf("Search for at most %d characters.", maxSearchLen)
+		} else if contacts.FTSQuery(d.Query) == "" {
 			d.SearchNote = "Type letters or digits to search."
 		} else {
 			// The search spans every book of the person, best matches first.

@@ -568,8 +568,6 @@
     $("delete-confirm").addEventListener("click", function () {
       if (deleting) { confirmDelete(); } else if (delDlg.dataset.book) { confirmDeleteBook(); }
     });
-    var fav = $("contacts-fav");
-    fav.addEventListener("change", function () { fav.form.requestSubmit(); });
     $("new-book").addEventListener("submit", createBook);
     if ($("delete-book")) { $("delete-book").addEventListener("click", function () { deleteBook($("delete-book")); }); }
     if ($("move-form")) { $("move-form").addEventListener("submit", move); }
