@@ -17,7 +17,7 @@ func (s *Server) mountWebApp(e *gin.Engine) {
 	if s.cfg.Identity == nil || s.cfg.Partner == nil {
 		return
 	}
-	h := gin.WrapH(ui.New(ui.Config{PublicURL: s.cfg.PublicURL, Identity: s.cfg.Identity, Partner: s.cfg.Partner, Drive: s.cfg.Drive,
+	h := gin.WrapH(ui.New(ui.Config{PublicURL: s.cfg.PublicURL, Identity: s.cfg.Identity, Partner: s.cfg.Partner, Drive: s.cfg.Drive, Contacts: s.cfg.Contacts,
 		Log: s.log, Limiter: signInLimits{s}, ClientIP: s.clientIP}))
 	for _, rt := range ui.Routes {
 		e.Handle(rt.Method, rt.Path, h)

@@ -20,6 +20,7 @@ type navItem struct {
 // Pages not built yet are not linked.
 var navItems = []navItem{
 	{Label: "Files", Path: "/drive"},
+	{Label: "Contacts", Path: "/contacts"},
 	{Label: "Settings", Path: "/settings"},
 }
 

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"atrium/app"
+	"atrium/app/contacts"
 	"atrium/app/drive"
 	"atrium/app/identity"
 	"atrium/app/partner"
@@ -69,7 +70,9 @@ type Config struct {
 	Partner   *partner.Service
 	// Drive serves the drive's pages; nil: the pages answer 404.
 	Drive *drive.Service
-	Log   *slog.Logger
+	// Contacts serves the contacts page; nil: the page says it is unavailable.
+	Contacts *contacts.Service
+	Log      *slog.Logger
 	// Limiter counts failed sign-ins; nil: no limit.
 	Limiter SignInLimiter
 	// ClientIP is the client address a request is counted against (sessions
@@ -101,6 +104,8 @@ var Routes = []Route{
 	{http.MethodGet, "/drive/search"},
 	{http.MethodGet, "/drive/:id"},
 	{http.MethodGet, "/drive/:id/download"},
+	{http.MethodGet, "/contacts"},
+	{http.MethodGet, "/contacts/directory"},
 	{http.MethodGet, "/assets/*file"},
 	{http.MethodHead, "/assets/*file"},
 }
@@ -162,6 +167,8 @@ func New(cfg Config) *UI {
 		m.HandleFunc("GET /drive/{id}", u.signed(u.driveFolderPage))
 		m.HandleFunc("GET /drive/{id}/download", u.signed(u.driveDownload))
 	}
+	m.HandleFunc("GET /contacts", u.signed(u.contactsPage))
+	m.HandleFunc("GET /contacts/directory", u.signed(u.contactsDirectory))
 	m.HandleFunc("GET /assets/", u.asset)
 	u.mux = m
 	return u

@@ -1,0 +1,576 @@
+// Atrium contacts page: every change goes through the REST API
+// (/api/v1/contacts/...) with the session cookie and its X-CSRF-Token. User
+// text reaches the DOM only through textContent and form values.
+"use strict";
+(function () {
+  var api = "/api/v1/contacts";
+  var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
+  var flashKey = "atrium.contacts.flash";
+
+  function $(id) { return document.getElementById(id); }
+
+  // call sends a request to the REST API and resolves with {status, body, etag}.
+  function call(method, path, body, headers) {
+    var h = { "Accept": "application/json, application/problem+json" };
+    if (method !== "GET") { h["X-CSRF-Token"] = csrf; }
+    if (body !== undefined) { h["Content-Type"] = "application/json"; }
+    Object.keys(headers || {}).forEach(function (k) { h[k] = headers[k]; });
+    return fetch(path, { method: method, headers: h, credentials: "same-origin", body: body === undefined ? undefined : JSON.stringify(body) })
+      .then(function (res) {
+        var etag = res.headers.get("ETag") || "";
+        return res.text().then(function (t) {
+          var data = null;
+          try { data = t ? JSON.parse(t) : null; } catch (e) { data = null; }
+          return { status: res.status, ok: res.ok, body: data, etag: etag };
+        });
+      });
+  }
+
+  // problemText is what a person reads of a failed request.
+  function problemText(r) {
+    if (r.status === 0) { return "The server could not be reached. Try again."; }
+    var b = r.body || {};
+    var msg = b.detail || b.title || ("The request failed (" + r.status + ").");
+    if (r.status === 401 || r.status === 403) { msg += " Reload the page and sign in again if needed."; }
+    return msg;
+  }
+
+  function networkError() { return { status: 0, body: null }; }
+
+  // reloadWith reloads the page and shows msg at its top.
+  function reloadWith(msg, url) {
+    try { sessionStorage.setItem(flashKey, msg); } catch (e) { /* private mode: no message */ }
+    if (url) { location.assign(url); } else { location.reload(); }
+  }
+
+  function showFlash() {
+    var el = $("contacts-flash");
+    var msg = null;
+    try { msg = sessionStorage.getItem(flashKey); sessionStorage.removeItem(flashKey); } catch (e) { msg = null; }
+    if (el && msg) { el.textContent = msg; el.hidden = false; }
+  }
+
+  // Dialogs: opened modal, focus returns to the control that opened them.
+  var opener = null;
+  function openDialog(d, focus) {
+    opener = document.activeElement;
+    d.showModal();
+    if (focus) { focus.focus(); }
+  }
+  function closeDialog(d) { if (d.open) { d.close(); } }
+  function wireDialog(d) {
+    d.querySelectorAll("[data-close]").forEach(function (b) { b.addEventListener("click", function () { closeDialog(d); }); });
+    d.addEventListener("close", function () { if (opener && opener.focus) { opener.focus(); } opener = null; });
+  }
+
+  // ---- The contact form ----
+
+  var form, dlg, editing = null; // editing: {book, id, etag} or null for a new contact
+  var kinds = {
+    email: { set: "c-emails", label: "Email", remove: "Remove e-mail address", fields: ["type", "value"] },
+    phone: { set: "c-phones", label: "Phone", remove: "Remove phone number", fields: ["type", "value"] },
+    address: { set: "c-addresses", label: "", remove: "Remove postal address", fields: ["type", "street", "city", "region", "postal_code", "country"] }
+  };
+  var seq = 0;
+
+  // renumber names each row's fields: "Email", "Email 2", … and their ids.
+  function renumber(kind) {
+    var k = kinds[kind];
+    var rows = $(k.set).querySelectorAll(".multi-row");
+    rows.forEach(function (row, i) {
+      var n = i + 1;
+      row.querySelectorAll("div > label").forEach(function (l) {
+        var f = l.parentNode.querySelector("[data-field]");
+        if (!f.id) { f.id = "c-" + kind + "-" + (++seq); }
+        l.htmlFor = f.id;
+        var base = l.dataset.base || l.textContent;
+        l.dataset.base = base;
+        if (f.dataset.field === "type") {
+          l.textContent = rows.length > 1 ? "Type " + n : "Type";
+          if (kind === "address") { l.textContent = "Address type" + (rows.length > 1 ? " " + n : ""); }
+        } else if (f.dataset.field === "value") {
+          l.textContent = n > 1 ? k.label + " " + n : k.label;
+        } else {
+          l.textContent = rows.length > 1 ? base + " " + n : base;
+        }
+      });
+      row.querySelector("[data-remove]").setAttribute("aria-label", k.remove + (rows.length > 1 ? " " + n : ""));
+    });
+  }
+
+  function addRow(kind, value, focus) {
+    var tpl = $("row-" + kind);
+    var row = tpl.content.firstElementChild.cloneNode(true);
+    var sel = row.querySelector('select[data-field="type"]');
+    if (value) {
+      var t = (value.type || "").toLowerCase();
+      if (t && !Array.prototype.some.call(sel.options, function (o) { return o.value === t; })) {
+        var o = document.createElement("option");
+        o.value = t; o.textContent = t;
+        sel.appendChild(o);
+      }
+      if (t) { sel.value = t; }
+      row.querySelectorAll("input[data-field]").forEach(function (f) { f.value = value[f.dataset.field] || ""; });
+    }
+    row.querySelector("[data-remove]").addEventListener("click", function () {
+      var set = row.parentNode;
+      row.remove();
+      renumber(kind);
+      var next = set.querySelector("input") || $(kinds[kind].set).querySelector("[data-add]");
+      next.focus();
+    });
+    $(kinds[kind].set).querySelector(".rows").appendChild(row);
+    renumber(kind);
+    if (focus) { row.querySelector("input").focus(); }
+  }
+
+  function clearErrors() {
+    form.querySelectorAll(".field-error").forEach(function (e) { e.remove(); });
+    form.querySelectorAll("[aria-invalid]").forEach(function (f) {
+      f.removeAttribute("aria-invalid");
+      var d = (f.getAttribute("aria-describedby") || "").split(" ").filter(function (x) { return x && x.indexOf("err-") !== 0; });
+      if (d.length) { f.setAttribute("aria-describedby", d.join(" ")); } else { f.removeAttribute("aria-describedby"); }
+    });
+    $("contact-error").hidden = true;
+  }
+
+  function fieldError(field, msg) {
+    var p = document.createElement("p");
+    p.className = "field-error";
+    p.id = "err-" + (++seq);
+    p.textContent = msg.charAt(0).toUpperCase() + msg.slice(1) + (/[.!?]$/.test(msg) ? "" : ".");
+    field.setAttribute("aria-invalid", "true");
+    var d = field.getAttribute("aria-describedby");
+    field.setAttribute("aria-describedby", d ? d + " " + p.id : p.id);
+    field.insertAdjacentElement("afterend", p);
+  }
+
+  function resetForm() {
+    form.reset();
+    clearErrors();
+    Object.keys(kinds).forEach(function (k) { $(kinds[k].set).querySelector(".rows").textContent = ""; });
+  }
+
+  // collect reads the form into a ContactCreate body; where maps each sent
+  // row back to its element, for the errors of the API.
+  function collect() {
+    var where = {};
+    var body = {
+      first_name: $("c-first").value, last_name: $("c-last").value, display_name: $("c-display").value,
+      organization: $("c-org").value, job_title: $("c-title").value, birthday: $("c-birthday").value.trim(), notes: $("c-notes").value
+    };
+    [["email", "emails"], ["phone", "phones"], ["address", "addresses"]].forEach(function (p) {
+      var list = [];
+      $(kinds[p[0]].set).querySelectorAll(".multi-row").forEach(function (row) {
+        var item = {}, empty = true;
+        row.querySelectorAll("[data-field]").forEach(function (f) {
+          item[f.dataset.field] = f.value;
+          if (f.tagName === "INPUT" && f.value.trim() !== "") { empty = false; }
+        });
+        if (empty) { return; }
+        where["body." + p[1] + "[" + list.length + "]"] = row;
+        list.push(item);
+      });
+      body[p[1]] = list;
+    });
+    return { body: body, where: where };
+  }
+
+  // showErrors puts each error of a 422 beside its field; the rest above the form.
+  function showErrors(r, where) {
+    var rest = [];
+    var errs = (r.body && r.body.errors) || [];
+    var first = null;
+    errs.forEach(function (e) {
+      var loc = e.location || "";
+      var field = form.querySelector('[data-loc="' + CSS.escape(loc) + '"]');
+      var m = /^(body\.\w+\[\d+\])(?:\.(\w+))?$/.exec(loc);
+      if (!field && m && where[m[1]]) {
+        var row = where[m[1]];
+        field = row.querySelector('[data-field="' + (m[2] || "value") + '"]') || row.querySelector("input");
+      }
+      if (!field && /^body\.(emails|phones|addresses)$/.test(loc)) {
+        field = form.querySelector('[data-loc="' + loc + '"] [data-add]');
+      }
+      if (field) {
+        fieldError(field, e.message);
+        if (!first) { first = field; }
+      } else {
+        rest.push(e.message);
+      }
+    });
+    var box = $("contact-error");
+    if (rest.length || !errs.length) {
+      box.textContent = errs.length ? "Check the contact: " + rest.join("; ") + "." : problemText(r);
+      box.hidden = false;
+    } else {
+      box.textContent = "Check the marked fields.";
+      box.hidden = false;
+    }
+    if (first) { first.focus(); } else { box.focus(); }
+  }
+
+  function openNew() {
+    editing = null;
+    resetForm();
+    $("contact-dialog-h").textContent = "New contact";
+    addRow("email");
+    addRow("phone");
+    openDialog(dlg, $("c-first"));
+  }
+
+  function openEdit(li) {
+    var book = li.dataset.book, id = li.dataset.id;
+    call("GET", api + "/books/" + encodeURIComponent(book) + "/" + encodeURIComponent(id)).then(function (r) {
+      if (!r.ok) { alertList(problemText(r)); return; }
+      var c = r.body;
+      editing = { book: book, id: id, etag: r.etag };
+      resetForm();
+      $("contact-dialog-h").textContent = "Edit " + c.display_name;
+      $("c-first").value = c.first_name || "";
+      $("c-last").value = c.last_name || "";
+      var derived = ((c.first_name || "").trim() + " " + (c.last_name || "").trim()).trim();
+      $("c-display").value = c.display_name === derived ? "" : (c.display_name || "");
+      $("c-org").value = c.organization || "";
+      $("c-title").value = c.job_title || "";
+      $("c-birthday").value = c.birthday || "";
+      $("c-notes").value = c.notes || "";
+      (c.emails || []).forEach(function (e) { addRow("email", e); });
+      (c.phones || []).forEach(function (p) { addRow("phone", p); });
+      (c.addresses || []).forEach(function (a) { addRow("address", a); });
+      if (!(c.emails || []).length) { addRow("email"); }
+      if (!(c.phones || []).length) { addRow("phone"); }
+      openDialog(dlg, $("c-first"));
+    }, function () { alertList(problemText(networkError())); });
+  }
+
+  function save(ev) {
+    ev.preventDefault();
+    clearErrors();
+    var got = collect();
+    var btn = $("contact-save");
+    btn.disabled = true;
+    var req;
+    if (editing) {
+      req = call("PUT", api + "/books/" + encodeURIComponent(editing.book) + "/" + encodeURIComponent(editing.id), got.body,
+        editing.etag ? { "If-Match": editing.etag } : {});
+    } else {
+      req = call("POST", api + "/books/" + encodeURIComponent(list.dataset.book), got.body);
+    }
+    req.then(function (r) {
+      btn.disabled = false;
+      if (r.ok) {
+        reloadWith((editing ? "Saved " : "Added ") + r.body.display_name + ".");
+        return;
+      }
+      if (r.status === 412) {
+        $("contact-error").textContent = "Someone changed this contact since you opened it. Cancel and open it again to see the changes.";
+        $("contact-error").hidden = false;
+        return;
+      }
+      showErrors(r, got.where);
+    }, function () {
+      btn.disabled = false;
+      showErrors(networkError(), {});
+    });
+  }
+
+  // alertList shows a problem above the list.
+  function alertList(msg) {
+    var el = $("import-summary");
+    el.textContent = "";
+    var p = document.createElement("p");
+    p.className = "flash err";
+    p.textContent = msg;
+    el.appendChild(p);
+  }
+
+  // ---- Delete ----
+
+  var delDlg, deleting = null;
+  function openDelete(li) {
+    deleting = li;
+    $("delete-dialog-text").textContent = li.dataset.name + " will be deleted from " + (li.dataset.bookName || "your address book") + ". This cannot be undone.";
+    $("delete-error").hidden = true;
+    openDialog(delDlg, $("delete-confirm").nextElementSibling);
+  }
+  function confirmDelete() {
+    var li = deleting;
+    call("DELETE", api + "/books/" + encodeURIComponent(li.dataset.book) + "/" + encodeURIComponent(li.dataset.id)).then(function (r) {
+      if (r.ok) { reloadWith("Deleted " + li.dataset.name + "."); return; }
+      $("delete-error").textContent = problemText(r);
+      $("delete-error").hidden = false;
+    }, function () {
+      $("delete-error").textContent = problemText(networkError());
+      $("delete-error").hidden = false;
+    });
+  }
+
+  // ---- Favourites ----
+
+  function toggleFavorite(li, btn) {
+    btn.disabled = true;
+    call("POST", api + "/books/" + encodeURIComponent(li.dataset.book) + "/" + encodeURIComponent(li.dataset.id) + "/favorite").then(function (r) {
+      btn.disabled = false;
+      if (!r.ok) { alertList(problemText(r)); return; }
+      var on = !!r.body.is_favorite;
+      btn.setAttribute("aria-pressed", on ? "true" : "false");
+      btn.textContent = on ? "★" : "☆";
+    }, function () { btn.disabled = false; alertList(problemText(networkError())); });
+  }
+
+  // ---- Move ----
+
+  function move(ev) {
+    ev.preventDefault();
+    var ids = [];
+    list.querySelectorAll("input.pick:checked").forEach(function (c) { ids.push(c.closest("li").dataset.id); });
+    if (!ids.length) { alertList("Select the contacts to move first."); return; }
+    var sel = $("move-target");
+    var target = sel.options[sel.selectedIndex];
+    call("POST", api + "/books/" + encodeURIComponent(list.dataset.book) + "/move", { contact_ids: ids, target_book_id: sel.value }).then(function (r) {
+      if (!r.ok) { alertList(problemText(r)); return; }
+      var moved = (r.body.moved || []).length, failed = (r.body.failed || []).length;
+      var msg = "Moved " + moved + (moved === 1 ? " contact" : " contacts") + " to " + target.textContent + ".";
+      if (failed) { msg += " " + failed + " could not be moved (they changed meanwhile)."; }
+      reloadWith(msg);
+    }, function () { alertList(problemText(networkError())); });
+  }
+
+  // ---- Address books ----
+
+  function createBook(ev) {
+    ev.preventDefault();
+    var name = $("new-book-name"), err = $("new-book-error");
+    err.hidden = true;
+    name.removeAttribute("aria-invalid");
+    call("POST", api + "/books", { name: name.value }).then(function (r) {
+      if (r.ok) { reloadWith("Created the address book " + r.body.name + ".", "/contacts?book=" + encodeURIComponent(r.body.id)); return; }
+      var e = r.body && r.body.errors && r.body.errors[0];
+      err.textContent = e ? e.message.charAt(0).toUpperCase() + e.message.slice(1) + "." : problemText(r);
+      err.hidden = false;
+      name.setAttribute("aria-invalid", "true");
+      name.setAttribute("aria-describedby", "new-book-error");
+      name.focus();
+    }, function () { err.textContent = problemText(networkError()); err.hidden = false; });
+  }
+
+  var bookDlg;
+  function deleteBook(btn) {
+    if (!bookDlg) {
+      // The delete dialog is reused with the book's words.
+      bookDlg = delDlg;
+    }
+    deleting = null;
+    $("delete-dialog-h").textContent = "Delete address book?";
+    $("delete-dialog-text").textContent = "The address book " + btn.dataset.name + " and every contact in it will be deleted. This cannot be undone.";
+    $("delete-error").hidden = true;
+    bookDlg.dataset.book = btn.dataset.book;
+    openDialog(bookDlg, $("delete-confirm").nextElementSibling);
+  }
+  function confirmDeleteBook() {
+    call("DELETE", api + "/books/" + encodeURIComponent(delDlg.dataset.book)).then(function (r) {
+      if (r.ok) { reloadWith("Deleted the address book.", "/contacts"); return; }
+      $("delete-error").textContent = problemText(r);
+      $("delete-error").hidden = false;
+    }, function () { $("delete-error").textContent = problemText(networkError()); $("delete-error").hidden = false; });
+  }
+
+  // ---- Import ----
+
+  function importFile() {
+    var input = $("import-file");
+    var file = input.files && input.files[0];
+    if (!file) { return; }
+    var out = $("import-summary");
+    out.textContent = "Importing " + file.name + "…";
+    file.text().then(function (text) {
+      var cards = parseVCards(text);
+      var done = 0, failed = [];
+      var next = function (i) {
+        if (i >= cards.length) { return Promise.resolve(); }
+        var c = cards[i];
+        if (c.error) { failed.push({ name: c.name || ("card " + (i + 1)), why: c.error }); return next(i + 1); }
+        return call("POST", api + "/books/" + encodeURIComponent(list.dataset.book), c.body).then(function (r) {
+          if (r.ok) { done++; } else {
+            var e = r.body && r.body.errors && r.body.errors[0];
+            failed.push({ name: c.name || ("card " + (i + 1)), why: e ? e.location.replace(/^body\./, "") + " " + e.message : problemText(r) });
+          }
+          return next(i + 1);
+        });
+      };
+      return next(0).then(function () { summary(file.name, cards.length, done, failed); });
+    }).catch(function () { alertList("The file could not be read."); })
+      .finally(function () { input.value = ""; });
+  }
+
+  function summary(name, total, done, failed) {
+    var out = $("import-summary");
+    out.textContent = "";
+    var box = document.createElement("div");
+    box.className = "flash " + (failed.length ? "err" : "ok");
+    var p = document.createElement("p");
+    p.textContent = total === 0 ? name + " holds no vCards." :
+      "Imported " + done + " of " + total + (total === 1 ? " contact" : " contacts") + " from " + name + "." +
+      (failed.length ? " " + failed.length + " could not be imported:" : "");
+    box.appendChild(p);
+    if (failed.length) {
+      var ul = document.createElement("ul");
+      failed.slice(0, 50).forEach(function (f) {
+        var li = document.createElement("li");
+        li.textContent = f.name + ": " + f.why;
+        ul.appendChild(li);
+      });
+      box.appendChild(ul);
+    }
+    if (done) {
+      var a = document.createElement("a");
+      a.href = location.pathname + location.search;
+      a.textContent = "Show the imported contacts";
+      box.appendChild(a);
+    }
+    out.appendChild(box);
+  }
+
+  // ---- vCard files, read in the browser: each card becomes a ContactCreate ----
+
+  // splitEsc splits a vCard value at unescaped sep characters.
+  function splitEsc(v, sep) {
+    var out = [], cur = "";
+    for (var i = 0; i < v.length; i++) {
+      var ch = v.charAt(i);
+      if (ch === "\\" && i + 1 < v.length) { cur += ch + v.charAt(i + 1); i++; continue; }
+      if (ch === sep) { out.push(cur); cur = ""; continue; }
+      cur += ch;
+    }
+    out.push(cur);
+    return out;
+  }
+  function unescapeText(v) {
+    return v.replace(/\\([\\,;nN])/g, function (_, c) { return c === "n" || c === "N" ? "\n" : c; });
+  }
+  // typeOf picks the first of the known types among a property's TYPE parameters.
+  function typeOf(params, known) {
+    for (var i = 0; i < params.length; i++) {
+      if (known.indexOf(params[i]) >= 0) { return params[i]; }
+    }
+    return "other";
+  }
+
+  function parseVCards(text) {
+    var lines = text.replace(/\r\n?/g, "\n").replace(/\n[ \t]/g, "").split("\n");
+    var cards = [], card = null;
+    lines.forEach(function (line) {
+      if (/^begin:vcard\s*$/i.test(line)) {
+        card = { name: "", body: { first_name: "", last_name: "", display_name: "", emails: [], phones: [], addresses: [], organization: "", job_title: "", birthday: "", notes: "" } };
+        return;
+      }
+      if (!card) { return; }
+      if (/^end:vcard\s*$/i.test(line)) {
+        var b = card.body;
+        card.name = b.display_name || (b.first_name + " " + b.last_name).trim() || b.organization || (b.emails[0] || {}).value || "";
+        cards.push(card);
+        card = null;
+        return;
+      }
+      var colon = -1, quoted = false;
+      for (var i = 0; i < line.length; i++) {
+        var ch = line.charAt(i);
+        if (ch === '"') { quoted = !quoted; } else if (ch === ":" && !quoted) { colon = i; break; }
+      }
+      if (colon < 0) { return; }
+      var head = line.slice(0, colon).split(";"), value = line.slice(colon + 1);
+      var prop = head[0].replace(/^.*\./, "").toUpperCase();
+      var types = [];
+      head.slice(1).forEach(function (p) {
+        var eq = p.indexOf("=");
+        var k = eq < 0 ? "TYPE" : p.slice(0, eq).toUpperCase(), v = eq < 0 ? p : p.slice(eq + 1);
+        if (k === "TYPE") { v.replace(/"/g, "").split(",").forEach(function (t) { types.push(t.trim().toLowerCase()); }); }
+      });
+      var b = card.body;
+      var parts;
+      switch (prop) {
+        case "FN": b.display_name = unescapeText(value).trim(); break;
+        case "N":
+          parts = splitEsc(value, ";").map(unescapeText);
+          b.last_name = (parts[0] || "").trim(); b.first_name = (parts[1] || "").trim();
+          break;
+        case "EMAIL": if (value.trim()) { b.emails.push({ type: typeOf(types, ["home", "work", "other"]), value: unescapeText(value).trim() }); } break;
+        case "TEL":
+          value = unescapeText(value).trim().replace(/^tel:/i, "");
+          if (value) { b.phones.push({ type: typeOf(types, ["cell", "home", "work", "fax", "pager", "other"]), value: value }); }
+          break;
+        case "ORG": b.organization = unescapeText(splitEsc(value, ";")[0]).trim(); break;
+        case "TITLE": b.job_title = unescapeText(value).trim(); break;
+        case "NOTE": b.notes = unescapeText(value).trim(); break;
+        case "BDAY":
+          var m = /^(\d{4})-?(\d{2})-?(\d{2})/.exec(value.trim());
+          if (m) { b.birthday = m[1] + "-" + m[2] + "-" + m[3]; }
+          break;
+        case "ADR":
+          parts = splitEsc(value, ";").map(function (x) { return unescapeText(x).trim(); });
+          var a = { type: typeOf(types, ["home", "work", "other"]), street: [parts[0], parts[1], parts[2]].filter(Boolean).join(", "),
+            city: parts[3] || "", region: parts[4] || "", postal_code: parts[5] || "", country: parts[6] || "" };
+          if (a.street + a.city + a.region + a.postal_code + a.country) { b.addresses.push(a); }
+          break;
+      }
+    });
+    return cards;
+  }
+
+  // addFromDirectory copies a person of the directory into the default book.
+  function addFromDirectory(btn) {
+    var d = btn.dataset;
+    btn.disabled = true;
+    call("POST", api + "/books/" + encodeURIComponent(d.book), {
+      first_name: d.first, last_name: d.last, display_name: d.name, emails: d.email ? [{ type: "work", value: d.email }] : []
+    }).then(function (r) {
+      btn.disabled = false;
+      var out = $("contacts-flash");
+      out.classList.toggle("err", !r.ok);
+      out.classList.toggle("ok", r.ok);
+      out.textContent = r.ok ? "Added " + r.body.display_name + " to your contacts." : problemText(r);
+      out.hidden = false;
+    }, function () { btn.disabled = false; });
+  }
+
+  var list;
+  document.addEventListener("DOMContentLoaded", function () {
+    showFlash();
+    list = $("contacts-list");
+    if (!list) { // the directory
+      document.querySelectorAll("button[data-act=add-person]").forEach(function (b) {
+        b.hidden = false;
+        b.addEventListener("click", function () { addFromDirectory(b); });
+      });
+      return;
+    }
+    form = $("contact-form");
+    dlg = $("contact-dialog");
+    delDlg = $("delete-dialog");
+    wireDialog(dlg);
+    wireDialog(delDlg);
+    document.querySelectorAll("#contacts-tools, #new-book, #move-form, #delete-book, input.pick, .contact-list [data-act]").forEach(function (e) { e.hidden = false; });
+
+    $("new-contact").addEventListener("click", openNew);
+    form.addEventListener("submit", save);
+    form.querySelectorAll("[data-add]").forEach(function (b) {
+      b.addEventListener("click", function () { addRow(b.dataset.add, null, true); });
+    });
+    list.addEventListener("click", function (ev) {
+      var btn = ev.target.closest("button[data-act]");
+      if (!btn) { return; }
+      var li = btn.closest("li");
+      if (btn.dataset.act === "edit") { openEdit(li); }
+      if (btn.dataset.act === "delete") { delDlg.dataset.book = ""; $("delete-dialog-h").textContent = "Delete contact?"; openDelete(li); }
+      if (btn.dataset.act === "fav") { toggleFavorite(li, btn); }
+    });
+    $("delete-confirm").addEventListener("click", function () {
+      if (deleting) { confirmDelete(); } else if (delDlg.dataset.book) { confirmDeleteBook(); }
+    });
+    $("new-book").addEventListener("submit", createBook);
+    if ($("delete-book")) { $("delete-book").addEventListener("click", function () { deleteBook($("delete-book")); }); }
+    if ($("move-form")) { $("move-form").addEventListener("submit", move); }
+    $("import-file").addEventListener("change", importFile);
+  });
+})();
