@@ -19,6 +19,7 @@ type navItem struct {
 //
 // Pages not built yet are not linked.
 var navItems = []navItem{
+	{Label: "Calendar", Path: "/calendar"},
 	{Label: "Settings", Path: "/settings"},
 }
 

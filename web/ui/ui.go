@@ -92,6 +92,7 @@ var Routes = []Route{
 	{http.MethodPost, "/settings/tokens"},
 	{http.MethodPost, "/settings/tokens/:id/revoke"},
 	{http.MethodPost, "/settings/sessions/:id/revoke"},
+	{http.MethodGet, "/calendar"},
 	{http.MethodGet, "/assets/*file"},
 	{http.MethodHead, "/assets/*file"},
 }
@@ -146,6 +147,7 @@ func New(cfg Config) *UI {
 	m.HandleFunc("POST /settings/tokens", u.signed(u.createToken))
 	m.HandleFunc("POST /settings/tokens/{id}/revoke", u.signed(u.revokeToken))
 	m.HandleFunc("POST /settings/sessions/{id}/revoke", u.signed(u.revokeSession))
+	m.HandleFunc("GET /calendar", u.signed(u.calendar))
 	m.HandleFunc("GET /assets/", u.asset)
 	u.mux = m
 	return u
