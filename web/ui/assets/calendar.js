@@ -306,10 +306,14 @@
     var h = el("h3", "cal-day-h");
     var go = el("button", "link cal-daynum");
     go.type = "button";
-    go.setAttribute("aria-label", label + (sameDay(d, today) ? " (today)" : ""));
-    var num = el("span", null, long ? fmtDayShort.format(d) : String(d.getDate()));
-    num.setAttribute("aria-hidden", "true");
-    go.append(num);
+    if (long) {
+      go.append(el("span", null, fmtDayShort.format(d)));
+    } else {
+      var num = el("span", null, String(d.getDate()));
+      num.setAttribute("aria-hidden", "true");
+      go.append(num, el("span", "sr-only", label));
+    }
+    if (sameDay(d, today)) { go.append(el("span", "sr-only", " (today)")); }
     if (sameDay(d, today)) { go.setAttribute("aria-current", "date"); }
     var day = new Date(d.getTime());
     go.addEventListener("click", function () { state.view = "day"; state.anchor = day; persistView(); refresh(); });
