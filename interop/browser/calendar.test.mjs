@@ -3,6 +3,7 @@
 // The browser runs in New York time, whatever the machine's zone.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
+import fs from 'node:fs'
 import { launch, signIn, noProblems, axe, screenshot } from './browser.mjs'
 
 const timezoneId = 'America/New_York'
@@ -32,7 +33,9 @@ function local () {
     return {
       zone: Intl.DateTimeFormat().resolvedOptions().timeZone,
       today: ymd(now),
+      tomorrow: ymd(new Date(now.getFullYear(), now.getMonth(), now.getDate() + 1)),
       first: ymd(new Date(now.getFullYear(), now.getMonth(), 1)),
+      firstDay: ['SU', 'MO', 'TU', 'WE', 'TH', 'FR', 'SA'][new Date(now.getFullYear(), now.getMonth(), 1).getDay()],
       month: month.format(now),
       next: month.format(new Date(now.getFullYear(), now.getMonth() + 1, 1)),
       prev: month.format(new Date(now.getFullYear(), now.getMonth() - 1, 1))
@@ -123,7 +126,7 @@ test('a weekly event shows several occurrences in the month; one occurrence is d
   await loaded()
   await newEvent('Weekly review', `${l.first}T08:00`, `${l.first}T09:00`, async () => {
     await page.getByLabel('Repeats', { exact: true }).selectOption('WEEKLY')
-    assert.match(await page.locator('#ev-rule').innerText(), /FREQ=WEEKLY;BYDAY=[A-Z]{2}/)
+    assert.equal(await page.locator('#ev-rule').innerText(), `Rule: FREQ=WEEKLY;BYDAY=${l.firstDay}`, 'a weekly rule repeats on the start\'s weekday')
   })
   const occ = view().getByRole('button', { name: /Weekly review/ })
   await occ.first().waitFor()
@@ -157,6 +160,72 @@ test('markup in a title shows as text and runs nothing', async () => {
   await page.waitForTimeout(300) // an onerror would fire by now
   await axe(page, 'the week with events')
   await screenshot(page, 'calendar-week-events')
+  noProblems(page)
+})
+
+test('calendars: made with a colour, hidden and shown, imported into, exported, renamed and deleted; an all-day event', async () => {
+  const l = await local()
+  await button('Month').click()
+  await loaded()
+  await button('New calendar').click()
+  const dialog = page.getByRole('dialog')
+  await dialog.getByRole('heading', { name: 'New calendar' }).waitFor()
+  await page.getByLabel('Name', { exact: true }).fill('Team <b>')
+  await page.getByLabel('Colour', { exact: true }).fill('#1b7f3b')
+  assert.equal(await page.getByLabel('Time zone', { exact: true }).inputValue(), timezoneId)
+  await axe(page, 'the new calendar form')
+  await button('Save calendar').click()
+  await dialog.waitFor({ state: 'hidden' })
+  const box = page.getByRole('checkbox', { name: 'Team <b>', exact: true })
+  await box.waitFor()
+
+  const d = s => s.replace(/-/g, '')
+  const ics = ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//browser test//EN', 'BEGIN:VEVENT', 'UID:imported-1@browser.test',
+    'DTSTAMP:20260101T000000Z', `DTSTART;VALUE=DATE:${d(l.today)}`, `DTEND;VALUE=DATE:${d(l.tomorrow)}`, 'SUMMARY:Imported holiday',
+    'END:VEVENT', 'END:VCALENDAR', ''].join('\r\n')
+  await page.getByLabel('iCalendar file (.ics)').setInputFiles({ name: 'holiday.ics', mimeType: 'text/calendar', buffer: Buffer.from(ics) })
+  await page.getByLabel('Into', { exact: true }).selectOption({ label: 'Team <b>' })
+  await button('Import').click()
+  await page.locator('#cal-import-result').getByText('Imported 1, updated 0, skipped 0.').waitFor()
+  const imported = view().getByRole('button', { name: /Imported holiday/ })
+  await imported.waitFor()
+  assert.equal(await imported.count(), 1, 'an all-day event of one day shows on one day')
+  assert.equal(await imported.evaluate(b => getComputedStyle(b).borderLeftColor), 'rgb(27, 127, 59)', 'events take their calendar\'s colour')
+  await screenshot(page, 'calendar-two-calendars')
+
+  await box.uncheck()
+  await page.waitForFunction(() => ![...document.querySelectorAll('#cal-view button')].some(b => b.textContent.includes('Imported holiday')))
+  await box.check()
+  await imported.waitFor()
+
+  const [download] = await Promise.all([page.waitForEvent('download'),
+    page.getByRole('link', { name: 'Export calendar Team <b> (.ics)' }).click()])
+  assert.match(fs.readFileSync(await download.path(), 'utf8'), /SUMMARY:Imported holiday/)
+
+  // An all-day event through the form.
+  await button('New event').click()
+  await page.getByLabel('Title', { exact: true }).fill('Offsite')
+  await page.getByLabel('All day', { exact: true }).check()
+  await page.getByLabel('Start', { exact: true }).fill(l.today)
+  await page.getByLabel('End', { exact: true }).fill(l.tomorrow)
+  await button('Save').click()
+  await dialog.waitFor({ state: 'hidden' })
+  const offsite = view().getByRole('button', { name: /Offsite/ })
+  await offsite.first().waitFor()
+  assert.equal(await offsite.count(), 2, 'a two-day event shows on both days')
+  assert.match(await offsite.first().innerText(), /All day/)
+
+  await page.getByRole('button', { name: 'Edit calendar Team <b>' }).click()
+  await page.getByLabel('Name', { exact: true }).fill('Team')
+  await button('Save calendar').click()
+  await page.getByRole('checkbox', { name: 'Team', exact: true }).waitFor()
+  await page.getByRole('button', { name: 'Edit calendar Team' }).click()
+  await button('Delete calendar').click()
+  await button('Yes, delete the calendar').click()
+  await dialog.waitFor({ state: 'hidden' })
+  await page.getByRole('checkbox', { name: 'Team', exact: true }).waitFor({ state: 'detached' })
+  await imported.waitFor({ state: 'detached' })
+  await axe(page, 'the month after deleting a calendar')
   noProblems(page)
 })
 

@@ -430,6 +430,7 @@
     form.freq.value = kv.FREQ;
     if (kv.INTERVAL) { form.interval.value = kv.INTERVAL; }
     if (kv.BYDAY) {
+      form.daysTouched = true;
       var days = kv.BYDAY.split(",");
       dayBoxes().forEach(function (b) { b.checked = days.indexOf(b.value) >= 0; });
     }
@@ -476,6 +477,7 @@
     form.attendees = [];
     renderAttendees();
     form.rruleDirty = false;
+    form.daysTouched = false;
     setAllDay(false);
   }
 
@@ -642,17 +644,28 @@
     } else if (form.end.value < form.start.value) {
       form.end.value = form.start.value;
     }
+    followStart();
     busy();
   });
   form.end.addEventListener("change", busy);
   ["ev-freq", "ev-interval", "ev-stop", "ev-until", "ev-count"].forEach(function (id) {
     $(id).addEventListener("change", function () {
       form.rruleDirty = true;
-      if (id === "ev-freq" && form.freq.value !== "CUSTOM") { form.freq.querySelector('option[value="CUSTOM"]').hidden = true; }
+      if (id === "ev-freq" && form.freq.value !== "CUSTOM") { form.freq.querySelector('option[value="CUSTOM"]').hidden = true; followStart(); }
       recurUI();
     });
   });
-  $("ev-days").addEventListener("change", function () { form.rruleDirty = true; recurUI(); });
+  $("ev-days").addEventListener("change", function () { form.rruleDirty = true; form.daysTouched = true; recurUI(); });
+  // followStart: until the person picks the days of a weekly rule, the rule
+  // repeats on the start's weekday.
+  function followStart() {
+    if (form.daysTouched || form.freq.value === "CUSTOM") { return; }
+    var v = form.start.value;
+    if (!v) { return; }
+    var code = DAY_CODES[parseYMD(v.slice(0, 10)).getDay()];
+    dayBoxes().forEach(function (b) { b.checked = b.value === code; });
+    recurUI();
+  }
   form.scope.addEventListener("change", scopeUI);
 
   form.del.addEventListener("click", function () {
