@@ -145,6 +145,17 @@ test('a weekly event shows several occurrences in the month; one occurrence is d
   await loaded()
   await page.waitForFunction(k => [...document.querySelectorAll('#cal-view button')].filter(b => b.textContent.includes('Weekly review')).length === k, n - 1)
   assert.equal(await occ.count(), n - 1, 'only one occurrence is gone')
+
+  // This one and the following get a new title; the earlier keep theirs.
+  await occ.nth(2).click()
+  await dialog.getByRole('heading', { name: 'Edit event' }).waitFor()
+  await dialog.getByRole('radio', { name: 'This one and the following' }).check()
+  await page.getByLabel('Title', { exact: true }).fill('Weekly review v2')
+  await button('Save').click()
+  await dialog.waitFor({ state: 'hidden' })
+  await page.waitForFunction(k => [...document.querySelectorAll('#cal-view button')].filter(b => b.textContent.includes('Weekly review v2')).length === k, n - 3)
+  assert.equal(await occ.count(), n - 1, 'the series keeps its occurrences')
+  await screenshot(page, 'calendar-month-split')
   noProblems(page)
 })
 
