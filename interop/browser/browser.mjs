@@ -22,9 +22,13 @@ export async function launch () {
 }
 
 // newPage opens a page in a fresh context (its own cookies) that records
-// console errors, page errors and requests that leave the origin.
+// console errors, page errors and requests that leave the origin. opts:
+// viewport, and timezoneId (an IANA zone the browser runs in).
 export async function newPage (browser, opts = {}) {
-  const context = await browser.newContext({ viewport: opts.viewport || { width: 1280, height: 900 }, acceptDownloads: true })
+  const context = await browser.newContext({
+    viewport: opts.viewport || { width: 1280, height: 900 }, acceptDownloads: true,
+    ...(opts.timezoneId ? { timezoneId: opts.timezoneId } : {})
+  })
   const page = await context.newPage()
   page.problems = []
   page.on('console', m => { if (m.type() === 'error') page.problems.push(`console: ${m.text()} (${page.url()})`) })

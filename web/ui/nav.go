@@ -21,6 +21,7 @@ type navItem struct {
 var navItems = []navItem{
 	{Label: "Files", Path: "/drive"},
 	{Label: "Contacts", Path: "/contacts"},
+	{Label: "Calendar", Path: "/calendar"},
 	{Label: "Settings", Path: "/settings"},
 }
 

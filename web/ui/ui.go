@@ -106,6 +106,7 @@ var Routes = []Route{
 	{http.MethodGet, "/drive/:id/download"},
 	{http.MethodGet, "/contacts"},
 	{http.MethodGet, "/contacts/directory"},
+	{http.MethodGet, "/calendar"},
 	{http.MethodGet, "/assets/*file"},
 	{http.MethodHead, "/assets/*file"},
 }
@@ -169,6 +170,7 @@ func New(cfg Config) *UI {
 	}
 	m.HandleFunc("GET /contacts", u.signed(u.contactsPage))
 	m.HandleFunc("GET /contacts/directory", u.signed(u.contactsDirectory))
+	m.HandleFunc("GET /calendar", u.signed(u.calendar))
 	m.HandleFunc("GET /assets/", u.asset)
 	u.mux = m
 	return u
