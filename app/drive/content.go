@@ -284,10 +284,12 @@ func (s *Service) commitContent(ctx context.Context, p *app.Principal, target Fi
 
 // commitContentAt is commitContent with the content's modification time as
 // its writer reported it (zero: the time of the write).
+//
+// It is the one place content is committed, whatever the door: the locks
+// (the file's, or for a new file its folder's), the quota and the name are
+// checked here, in the transaction of the write, so that a lock taken or a
+// name created after a door's early checks still holds.
 func (s *Service) commitContentAt(ctx context.Context, p *app.Principal, target File, name, mimeType, hash string, size int64, modified time.Time) (File, error) {
-	if err := s.quota(ctx, p, size); err != nil {
-		return File{}, err
-	}
 	now := s.clock.Now()
 	if target.Status == StatusPending {
 		if target.ParentID != nil {
@@ -295,16 +297,30 @@ func (s *Service) commitContentAt(ctx context.Context, p *app.Principal, target 
 				return File{}, app.Errorf(app.EConflict, "The folder this upload was going to went to the trash or is gone; upload again.")
 			}
 		}
+		if err := s.checkFolderLock(ctx, p, target.Parent()); err != nil {
+			return File{}, err
+		}
 		other, err := s.store.LiveChild(ctx, target.OwnerID, target.Parent(), NameKey(target.Name))
 		switch {
 		case err == nil && other.IsFolder:
 			return File{}, nameConflict(target.Name)
 		case err == nil:
+			// A file of the name appeared since the upload was announced: it
+			// gains the version, under its own locks.
+			if err := s.checkLock(ctx, p, other.ID); err != nil {
+				return File{}, err
+			}
+			if err := s.quota(ctx, p, size); err != nil {
+				return File{}, err
+			}
 			if err := s.store.DeleteFiles(ctx, []string{target.ID}); err != nil {
 				return File{}, err
 			}
 			return s.addVersionAt(ctx, p, other, mimeType, hash, size, modified)
 		case app.ErrorCode(err) != app.ENotFound:
+			return File{}, err
+		}
+		if err := s.quota(ctx, p, size); err != nil {
 			return File{}, err
 		}
 		target.Status = StatusActive
@@ -328,6 +344,12 @@ func (s *Service) commitContentAt(ctx context.Context, p *app.Principal, target 
 			return File{}, err
 		}
 		return s.store.File(ctx, target.ID)
+	}
+	if err := s.checkLock(ctx, p, target.ID); err != nil {
+		return File{}, err
+	}
+	if err := s.quota(ctx, p, size); err != nil {
+		return File{}, err
 	}
 	return s.addVersionAt(ctx, p, target, mimeType, hash, size, modified)
 }

@@ -17,7 +17,9 @@ import (
 // metadata, trash, delete) and, for a folder, additions to it are refused with
 // locked (423) unless the caller holds the lock: over REST the lock's owner
 // passes; a door that asks for strict checking (WebDAV) must also present the
-// lock token, which it puts in the context with WithLockTokens.
+// lock token, which it puts in the context with WithLockTokens; a door that
+// holds no lock by its user (a shared link, a resumable upload, the editor)
+// holds only what it proved to hold (the editor: its WOPI lock id).
 //
 // This file also holds the few helpers of the file mount that are rules rather
 // than protocol: path resolution, dead properties, timestamps and the combined
@@ -86,6 +88,10 @@ type lockTokensKey struct{}
 type submittedTokens struct {
 	tokens []string
 	strict bool
+	// anonymous: the caller's user does not hold the user's locks (a shared
+	// link writes as its creator, an upload may finish long after it began):
+	// only held locks are held.
+	anonymous bool
 	// held are editor locks the caller proved to hold by their WOPI lock id:
 	// an editor session is shared by everyone editing the document, so such a
 	// lock is held whoever took it.
@@ -114,6 +120,14 @@ func WithLockTokens(ctx context.Context, tokens ...string) context.Context {
 func WithStrictLocks(ctx context.Context) context.Context {
 	st, _ := ctx.Value(lockTokensKey{}).(submittedTokens)
 	st.strict = true
+	return context.WithValue(ctx, lockTokensKey{}, st)
+}
+
+// withoutUserLocks returns ctx in which the caller holds no lock by being its
+// owner: writes through a shared link, resumable uploads and the editor.
+func withoutUserLocks(ctx context.Context) context.Context {
+	st, _ := ctx.Value(lockTokensKey{}).(submittedTokens)
+	st.anonymous = true
 	return context.WithValue(ctx, lockTokensKey{}, st)
 }
 
@@ -355,7 +369,8 @@ func (s *Service) lockHeld(ctx context.Context, p *app.Principal, fileID string,
 	// enough; every locked item must be held.
 	held := map[string]bool{}
 	for _, l := range locks {
-		if slices.Contains(st.held, l.Token) || (l.OwnerID == p.UserID && (!st.strict || slices.Contains(st.tokens, l.Token))) {
+		if slices.Contains(st.held, l.Token) ||
+			(!st.anonymous && l.OwnerID == p.UserID && (!st.strict || slices.Contains(st.tokens, l.Token))) {
 			held[l.FileID] = true
 		}
 	}
