@@ -86,7 +86,9 @@ func TestTusHoldsNoLock(t *testing.T) {
 	webtest.Check(t, tc.patch(up, 0, []byte("bob's")), webtest.Scenario{Status: 204, Headers: map[string]string{"Atrium-Upload-Status": "conflict"}})
 	id := strings.TrimPrefix(up, "/api/v1/drive/tus/")
 	tok := w.ann.lock("/Box/l.txt", "exclusive", nil)
-	resolve := func() *webtest.Response { return w.bob.rest.do("POST", "/api/v1/drive/tus/"+id+"/resolve?strategy=overwrite", nil) }
+	resolve := func() *webtest.Response {
+		return w.bob.rest.do("POST", "/api/v1/drive/tus/"+id+"/resolve?strategy=overwrite", nil)
+	}
 	webtest.Check(t, resolve(), webtest.Scenario{Status: 423, Problem: "locked"})
 	w.content(t, w.l.ID, "v1")
 	w.ann.want(204, "UNLOCK", "/Box/l.txt", map[string]string{"Lock-Token": "<" + tok + ">"}, nil)
