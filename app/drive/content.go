@@ -202,6 +202,15 @@ func (s *Service) storeReferenced(ctx context.Context, hash string, put func() e
 	if !s.blobs.Exists(hash) {
 		return fmt.Errorf("blob %s vanished before it was referenced", hash)
 	}
+	return s.writeTx(ctx, fn)
+}
+
+// writeTx runs fn, a change of the drive, in a transaction. Every check that
+// guards the change (locks, quota, names) runs inside fn.
+func (s *Service) writeTx(ctx context.Context, fn func(ctx context.Context) error) error {
+	if h := s.beforeWrite.Load(); h != nil {
+		(*h)()
+	}
 	return s.store.InTx(ctx, fn)
 }
 

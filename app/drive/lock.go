@@ -492,7 +492,7 @@ func (s *Service) PropPatch(ctx context.Context, p *app.Principal, fileID string
 			return app.Errorf(app.EPayloadTooLarge, "A property name is at most 255 bytes and its value at most 64 KiB.")
 		}
 	}
-	return s.store.InTx(ctx, func(ctx context.Context) error {
+	return s.writeTx(ctx, func(ctx context.Context) error {
 		if err := s.checkLock(ctx, p, fileID); err != nil {
 			return err
 		}
@@ -523,7 +523,7 @@ func (s *Service) SetModified(ctx context.Context, p *app.Principal, fileID stri
 	if _, err := s.access(ctx, p, fileID, PermEdit); err != nil {
 		return File{}, err
 	}
-	err := s.store.InTx(ctx, func(ctx context.Context) error {
+	err := s.writeTx(ctx, func(ctx context.Context) error {
 		f, err := s.store.File(ctx, fileID)
 		if err != nil {
 			return err
