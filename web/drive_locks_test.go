@@ -1,7 +1,10 @@
 package web_test
 
 import (
+	"context"
+	"database/sql"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -118,4 +121,85 @@ func TestDriveConfirmPendingUnderNewLock(t *testing.T) {
 	if g := w.ann.want(200, "GET", "/Box/race.txt", nil, nil); string(g.Body) != "bob's" {
 		t.Fatalf("after unlock the file holds %q", g.Body)
 	}
+}
+
+// rows counts the rows of a table (outbox, drive_tombstones).
+func rows(t *testing.T, s *webtest.Server, table string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+s.Main.DB.Path()+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT COUNT(*) FROM ` + table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// unchanged asserts that no event and no sync-feed tombstone appeared since
+// before (what rows returned for outbox and drive_tombstones).
+func unchanged(t *testing.T, s *webtest.Server, outbox, tombstones int) {
+	t.Helper()
+	if o, tb := rows(t, s, "outbox"), rows(t, s, "drive_tombstones"); o != outbox || tb != tombstones {
+		t.Fatalf("a refused request left %d events and %d tombstones", o-outbox, tb-tombstones)
+	}
+}
+
+// MOVE and COPY with Overwrite: T replace the destination in the transaction
+// of the move or copy: when that is refused, the destination stays live, out
+// of the trash, and no event or tombstone tells otherwise.
+func TestWebDAVOverwriteIsAtomic(t *testing.T) {
+	s := webtest.New(t)
+	ann := newDavUser(t, s, "Dav Org", "ann@example.test", "admin")
+	ann.want(201, "PUT", "/a.txt", nil, "a")
+	ann.want(201, "PUT", "/b.txt", nil, "b")
+	ann.want(201, "PUT", "/big.bin", nil, strings.Repeat("x", 60))
+	tok := ann.lock("/a.txt", "exclusive", nil)
+	if _, err := s.Main.DB.Exec(context.Background(), `UPDATE plans SET quota_bytes = 100 WHERE slug = 'enterprise'`); err != nil {
+		t.Fatal(err)
+	}
+	outbox, tombstones := rows(t, s, "outbox"), rows(t, s, "drive_tombstones")
+	over := map[string]string{"Destination": "/api/v1/webdav/b.txt", "Overwrite": "T"}
+	s.Run(t, []webtest.Scenario{
+		{Name: "MOVE of a locked source over", Request: davReq(ann, "MOVE", "/a.txt", over, nil), Status: 423, Problem: "locked"},
+		{Name: "COPY over, past the quota", Request: davReq(ann, "COPY", "/big.bin", over, nil), Status: 507, Problem: "quota_exceeded"},
+	})
+	if g := ann.want(200, "GET", "/b.txt", nil, nil); string(g.Body) != "b" {
+		t.Fatalf("b.txt holds %q", g.Body)
+	}
+	if tr := ann.rest.list("/api/v1/drive/trash"); tr.Total != 0 {
+		t.Fatalf("trash: %v", names(tr))
+	}
+	unchanged(t, s, outbox, tombstones)
+
+	// With the token the move replaces b.txt.
+	mv := map[string]string{"Destination": "/api/v1/webdav/b.txt", "Overwrite": "T", "If": "(<" + tok + ">)"}
+	ann.want(204, "MOVE", "/a.txt", mv, nil)
+	if g := ann.want(200, "GET", "/b.txt", nil, nil); string(g.Body) != "a" {
+		t.Fatalf("b.txt holds %q", g.Body)
+	}
+	if tr := ann.rest.list("/api/v1/drive/trash"); tr.Total != 1 {
+		t.Fatalf("trash: %v", names(tr))
+	}
+}
+
+// A LOCK on an unmapped URL creates the empty file and locks it in one
+// transaction: a refused lock leaves no file, event or tombstone.
+func TestWebDAVLockUnmappedIsAtomic(t *testing.T) {
+	s := webtest.New(t)
+	ann := newDavUser(t, s, "Dav Org", "ann@example.test", "admin")
+	ann.want(201, "MKCOL", "/Box", nil, nil)
+	ftok := ann.lock("/Box/", "shared", nil)
+	outbox, tombstones := rows(t, s, "outbox"), rows(t, s, "drive_tombstones")
+	// Holding the folder's shared lock, ann may add to it, but an exclusive
+	// lock below a shared deep one is refused.
+	webtest.Check(t, s.Do(davReq(ann, "LOCK", "/Box/new.txt", ifToken(ftok), fmt.Sprintf(lockBody, "exclusive"))),
+		webtest.Scenario{Status: 423, Problem: "locked"})
+	ann.want(404, "GET", "/Box/new.txt", nil, nil)
+	unchanged(t, s, outbox, tombstones)
+	// A shared one is granted, and creates the file.
+	ann.want(201, "LOCK", "/Box/new.txt", ifToken(ftok), fmt.Sprintf(lockBody, "shared"))
+	ann.want(200, "GET", "/Box/new.txt", nil, nil)
 }

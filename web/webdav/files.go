@@ -260,20 +260,19 @@ func (q *request) copyMove(move bool) error {
 	if !dst.parentOK {
 		return app.Errorf(app.EConflict, "The destination folder does not exist.")
 	}
-	status := http.StatusCreated
+	status, replace := http.StatusCreated, ""
 	if dst.exists && !same {
 		if !overwrite {
 			return app.Errorf(app.EPreconditionFailed, "The destination exists and Overwrite is F.")
 		}
-		if err := q.h.drive.Trash(q.ctx, q.p, dst.file.ID); err != nil {
-			return err
-		}
-		status = http.StatusNoContent
+		status, replace = http.StatusNoContent, dst.file.ID
 	}
+	// One service call each: the destination goes to the trash in the
+	// transaction of the move or copy, or stays when that is refused.
 	if move {
-		_, err = q.h.drive.MoveTo(q.ctx, q.p, src.file.ID, dst.parentID, dst.name())
+		_, err = q.h.drive.MoveOver(q.ctx, q.p, src.file.ID, dst.parentID, dst.name(), replace)
 	} else {
-		_, err = q.h.drive.CopyTo(q.ctx, q.p, src.file.ID, dst.parentID, dst.name(), depth == "0")
+		_, err = q.h.drive.CopyOver(q.ctx, q.p, src.file.ID, dst.parentID, dst.name(), depth == "0", replace)
 	}
 	if err != nil {
 		return err
