@@ -178,7 +178,7 @@ func (q *request) mkcol() error {
 	if q.r.ContentLength > 0 || len(q.r.TransferEncoding) > 0 {
 		n, _ := io.Copy(io.Discard, io.LimitReader(q.r.Body, 1))
 		if n > 0 {
-			return app.Errorf("unsupported_media_type", "MKCOL takes no body.")
+			return app.Errorf(app.EUnsupportedMediaType, "MKCOL takes no body.")
 		}
 	}
 	if !res.parentOK {
@@ -203,11 +203,11 @@ func (q *request) destination() (*resource, error) {
 		return nil, app.Errorf(app.EBadRequest, "The Destination header is not a URL.")
 	}
 	if u.Host != "" && u.Host != q.r.Host {
-		return nil, app.Errorf("bad_gateway", "The destination is on another server.")
+		return nil, app.Errorf(app.EBadGateway, "The destination is on another server.")
 	}
 	_, rel, ok := splitMount(u.Path)
 	if !ok {
-		return nil, app.Errorf("bad_gateway", "The destination is outside the file mount.")
+		return nil, app.Errorf(app.EBadGateway, "The destination is outside the file mount.")
 	}
 	segs, err := segments(rel)
 	if err != nil {
