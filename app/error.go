@@ -39,6 +39,21 @@ const (
 	EUnsupportedMediaType = "unsupported_media_type"
 	EUnavailable          = "unavailable"
 	EInternal             = "internal"
+
+	// Codes of the protocol layer (the doors raise them; the services don't).
+
+	// EMethodNotAllowed: the HTTP method is not served on the path.
+	EMethodNotAllowed = "method_not_allowed"
+	// ENotAcceptable: no representation the Accept header allows.
+	ENotAcceptable = "not_acceptable"
+	// ERateLimited: too many requests, sign-ins or connections.
+	ERateLimited = "rate_limited"
+	// ETimeout: the request ran past [limits] request_timeout.
+	ETimeout = "timeout"
+	// ENotImplemented: an operation of the protocol this server does not serve.
+	ENotImplemented = "not_implemented"
+	// EBadGateway: a WebDAV Destination on another server or outside the mount.
+	EBadGateway = "bad_gateway"
 )
 
 // FieldError names one invalid input: where it is (`body.email`, `query.limit`),

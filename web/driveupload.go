@@ -18,7 +18,8 @@ func DriveUpload(svc *drive.Service) blob.PutFunc {
 		hash, err := svc.ReceiveUpload(ctx, ref, r.Header.Get("Content-Type"), r.ContentLength, r.Body)
 		if err != nil {
 			if code := app.ErrorCode(err); code != "" {
-				return statusError{status: problemStatus[code], code: code, msg: app.ErrorMessage(err)}
+				st, _ := problemStatus(code)
+				return statusError{status: st, code: code, msg: app.ErrorMessage(err)}
 			}
 			return err
 		}

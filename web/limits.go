@@ -175,7 +175,7 @@ func (l *rateLimiters) wait(key string) time.Duration {
 // tooManyRequests is the 429 problem of a rate-limited request.
 func (s *Server) tooManyRequests(wait time.Duration, who string) *Problem {
 	secs := max(int(math.Ceil(wait.Seconds())), 1)
-	p := s.problems.make(http.StatusTooManyRequests, "rate_limited",
+	p := s.problems.make(http.StatusTooManyRequests, app.ERateLimited,
 		"Too many requests from this "+who+"; try again in "+strconv.Itoa(secs)+" seconds.")
 	p.retryAfter = secs
 	return p

@@ -42,6 +42,7 @@ var problemDocs = map[string]string{
 	"rate_limited":           "Too many requests, failed sign-ins or connections from this credential or address ([limits] in the configuration). Wait for Retry-After seconds.",
 	"timeout":                "The request took longer than the server allows ([limits] request_timeout). Retry later, or narrow the request (a smaller page, a narrower range).",
 	"not_implemented":        "Not implemented on this server.",
+	"bad_gateway":            "The WebDAV Destination of a COPY or MOVE is on another server or outside the file mount.",
 	"url_expired":            "The presigned URL has expired. Ask the API for a new one.",
 }
 

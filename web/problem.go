@@ -11,39 +11,12 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"atrium/app"
+	"atrium/web/problem"
 )
 
-// problemStatus maps each domain error code to its HTTP status: the one table
-// that translates app errors for every door (CONTRACT §2).
-var problemStatus = map[string]int{
-	app.EBadRequest:           http.StatusBadRequest,
-	app.ECursorExpired:        http.StatusBadRequest,
-	app.EInvalidCursor:        http.StatusBadRequest,
-	app.EUnauthorized:         http.StatusUnauthorized,
-	app.EForbidden:            http.StatusForbidden,
-	app.EInsufficientScope:    http.StatusForbidden,
-	app.EFeatureNotInPlan:     http.StatusForbidden,
-	app.ENoBoundUser:          http.StatusForbidden,
-	app.EOrgSuspended:         http.StatusForbidden,
-	app.EReadOnly:             http.StatusForbidden,
-	app.ENotFound:             http.StatusNotFound,
-	app.ENoPreview:            http.StatusNotFound,
-	app.EIndexRebuilding:      http.StatusServiceUnavailable,
-	app.EConflict:             http.StatusConflict,
-	app.EIdempotencyReused:    http.StatusConflict,
-	app.ESeatFloor:            http.StatusConflict,
-	app.EPreconditionFailed:   http.StatusPreconditionFailed,
-	app.EPayloadTooLarge:      http.StatusRequestEntityTooLarge,
-	app.EUnsupportedMediaType: http.StatusUnsupportedMediaType,
-	app.EValidation:           http.StatusUnprocessableEntity,
-	app.ELocked:               http.StatusLocked,
-	app.EInternal:             http.StatusInternalServerError,
-	app.EEditorUnavailable:    http.StatusNotImplemented,
-	app.EIdempotencyInFlight:  http.StatusServiceUnavailable,
-	app.EUnavailable:          http.StatusServiceUnavailable,
-	app.EQuotaExceeded:        http.StatusInsufficientStorage,
-	"timeout":                 http.StatusServiceUnavailable, // the request timeout of [limits]
-}
+// problemStatus returns the HTTP status of a domain error code: the table
+// every door shares (package web/problem), as REST answers it.
+func problemStatus(code string) (int, bool) { return problem.Status(code, nil) }
 
 // statusCode is the default problem code of a status, for errors raised outside
 // the app (routing, body parsing).
@@ -52,17 +25,17 @@ var statusCode = map[int]string{
 	http.StatusUnauthorized:          app.EUnauthorized,
 	http.StatusForbidden:             app.EForbidden,
 	http.StatusNotFound:              app.ENotFound,
-	http.StatusMethodNotAllowed:      "method_not_allowed",
-	http.StatusNotAcceptable:         "not_acceptable",
+	http.StatusMethodNotAllowed:      app.EMethodNotAllowed,
+	http.StatusNotAcceptable:         app.ENotAcceptable,
 	http.StatusConflict:              app.EConflict,
 	http.StatusPreconditionFailed:    app.EPreconditionFailed,
 	http.StatusRequestEntityTooLarge: app.EPayloadTooLarge,
 	http.StatusUnsupportedMediaType:  app.EUnsupportedMediaType,
 	http.StatusUnprocessableEntity:   app.EValidation,
 	http.StatusLocked:                app.ELocked,
-	http.StatusTooManyRequests:       "rate_limited",
+	http.StatusTooManyRequests:       app.ERateLimited,
 	http.StatusInternalServerError:   app.EInternal,
-	http.StatusNotImplemented:        "not_implemented",
+	http.StatusNotImplemented:        app.ENotImplemented,
 	http.StatusServiceUnavailable:    app.EUnavailable,
 	http.StatusInsufficientStorage:   app.EQuotaExceeded,
 }
@@ -70,7 +43,7 @@ var statusCode = map[int]string{
 // ProblemCodes lists every problem code with its status, for the problem pages.
 func ProblemCodes() map[string]int {
 	out := map[string]int{}
-	for c, s := range problemStatus {
+	for c, s := range problem.Codes() {
 		out[c] = s
 	}
 	for s, c := range statusCode {
@@ -127,10 +100,7 @@ func (pb problems) fromError(err error) *Problem {
 	}
 	var ae *app.Error
 	if errors.As(err, &ae) {
-		status, ok := problemStatus[ae.Code]
-		if !ok {
-			status = http.StatusInternalServerError
-		}
+		status, _ := problemStatus(ae.Code)
 		p := pb.make(status, ae.Code, ae.Message)
 		p.Errors, p.retryAfter = ae.Fields, ae.RetryAfter
 		if status == http.StatusServiceUnavailable && p.retryAfter == 0 {
@@ -139,7 +109,7 @@ func (pb problems) fromError(err error) *Problem {
 		return p
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		p := pb.make(http.StatusServiceUnavailable, "timeout", "The request took longer than the server allows ([limits] request_timeout). Retry later, or narrow the request.")
+		p := pb.make(http.StatusServiceUnavailable, app.ETimeout, "The request took longer than the server allows ([limits] request_timeout). Retry later, or narrow the request.")
 		p.retryAfter = 1
 		return p
 	}

@@ -224,7 +224,7 @@ func pairKey(account, ip string) string { return account + "|" + ip }
 // tooManyFailures is the 429 problem of a blocked sign-in attempt.
 func (s *Server) tooManyFailures(wait time.Duration) *Problem {
 	secs := int((wait + time.Second - 1) / time.Second)
-	p := s.problems.make(http.StatusTooManyRequests, "rate_limited",
+	p := s.problems.make(http.StatusTooManyRequests, app.ERateLimited,
 		"Too many failed sign-in attempts; try again in "+strconv.Itoa(secs)+" seconds.")
 	p.retryAfter = max(secs, 1)
 	return p

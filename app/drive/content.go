@@ -202,8 +202,24 @@ func (s *Service) storeReferenced(ctx context.Context, hash string, put func() e
 	if !s.blobs.Exists(hash) {
 		return fmt.Errorf("blob %s vanished before it was referenced", hash)
 	}
+	return s.writeTx(ctx, fn)
+}
+
+// writeTx runs fn, a change of the drive, in a transaction. Every check that
+// guards the change (locks, quota, names) runs inside fn.
+func (s *Service) writeTx(ctx context.Context, fn func(ctx context.Context) error) error {
+	if ctx.Value(inWriteKey{}) == nil {
+		if h := s.beforeWrite.Load(); h != nil {
+			(*h)()
+		}
+		ctx = context.WithValue(ctx, inWriteKey{}, true)
+	}
 	return s.store.InTx(ctx, fn)
 }
+
+// inWriteKey marks a context inside writeTx (a change made of changes runs
+// the test hook once, before its one transaction).
+type inWriteKey struct{}
 
 // PutError is the failure of storing a blob's bytes, before anything was committed.
 type PutError struct{ Err error }
@@ -284,10 +300,12 @@ func (s *Service) commitContent(ctx context.Context, p *app.Principal, target Fi
 
 // commitContentAt is commitContent with the content's modification time as
 // its writer reported it (zero: the time of the write).
+//
+// It is the one place content is committed, whatever the door: the locks
+// (the file's, or for a new file its folder's), the quota and the name are
+// checked here, in the transaction of the write, so that a lock taken or a
+// name created after a door's early checks still holds.
 func (s *Service) commitContentAt(ctx context.Context, p *app.Principal, target File, name, mimeType, hash string, size int64, modified time.Time) (File, error) {
-	if err := s.quota(ctx, p, size); err != nil {
-		return File{}, err
-	}
 	now := s.clock.Now()
 	if target.Status == StatusPending {
 		if target.ParentID != nil {
@@ -295,16 +313,30 @@ func (s *Service) commitContentAt(ctx context.Context, p *app.Principal, target 
 				return File{}, app.Errorf(app.EConflict, "The folder this upload was going to went to the trash or is gone; upload again.")
 			}
 		}
+		if err := s.checkFolderLock(ctx, p, target.Parent()); err != nil {
+			return File{}, err
+		}
 		other, err := s.store.LiveChild(ctx, target.OwnerID, target.Parent(), NameKey(target.Name))
 		switch {
 		case err == nil && other.IsFolder:
 			return File{}, nameConflict(target.Name)
 		case err == nil:
+			// A file of the name appeared since the upload was announced: it
+			// gains the version, under its own locks.
+			if err := s.checkLock(ctx, p, other.ID); err != nil {
+				return File{}, err
+			}
+			if err := s.quota(ctx, p, size); err != nil {
+				return File{}, err
+			}
 			if err := s.store.DeleteFiles(ctx, []string{target.ID}); err != nil {
 				return File{}, err
 			}
 			return s.addVersionAt(ctx, p, other, mimeType, hash, size, modified)
 		case app.ErrorCode(err) != app.ENotFound:
+			return File{}, err
+		}
+		if err := s.quota(ctx, p, size); err != nil {
 			return File{}, err
 		}
 		target.Status = StatusActive
@@ -328,6 +360,12 @@ func (s *Service) commitContentAt(ctx context.Context, p *app.Principal, target 
 			return File{}, err
 		}
 		return s.store.File(ctx, target.ID)
+	}
+	if err := s.checkLock(ctx, p, target.ID); err != nil {
+		return File{}, err
+	}
+	if err := s.quota(ctx, p, size); err != nil {
+		return File{}, err
 	}
 	return s.addVersionAt(ctx, p, target, mimeType, hash, size, modified)
 }
@@ -445,6 +483,9 @@ type PutRequest struct {
 	// ModifiedAt, when set, is the content's modification time as the writer
 	// reports it (WebDAV X-OC-Mtime); zero: the time of the write.
 	ModifiedAt time.Time
+
+	// keepExisting: a live item of the name is left as it is (PutLocked).
+	keepExisting bool
 }
 
 // Put stores the body and makes it the content of the named file in the folder:
@@ -452,6 +493,12 @@ type PutRequest struct {
 // before the bytes are read (when the size is known) and before they are kept.
 // It returns the file and whether it was created.
 func (s *Service) Put(ctx context.Context, p *app.Principal, req PutRequest) (File, bool, error) {
+	return s.put(ctx, p, req, nil)
+}
+
+// put is Put with then, when not nil, run in the transaction of the write
+// with the file written; its error undoes the write.
+func (s *Service) put(ctx context.Context, p *app.Principal, req PutRequest, then func(ctx context.Context, f File, created bool) error) (File, bool, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return File{}, false, err
 	}
@@ -480,8 +527,10 @@ func (s *Service) Put(ctx context.Context, p *app.Principal, req PutRequest) (Fi
 			return File{}, false, err
 		}
 	}
-	if err := s.checkPutLock(ctx, p, target, parent, req.ParentID, req.Name); err != nil {
-		return File{}, false, err
+	if !req.keepExisting {
+		if err := s.checkPutLock(ctx, p, target, parent, req.ParentID, req.Name); err != nil {
+			return File{}, false, err
+		}
 	}
 	if req.Size >= 0 {
 		if err := s.quota(ctx, p, req.Size); err != nil {
@@ -511,7 +560,7 @@ func (s *Service) Put(ctx context.Context, p *app.Principal, req PutRequest) (Fi
 	owner := s.owner(p, parent)
 	var out File
 	created := false
-	err = s.referenced(ctx, hash, func(ctx context.Context) error {
+	write := func(ctx context.Context) error {
 		if err := s.store.AddDigests(ctx, FormatHash(hash), dg.sums()); err != nil {
 			return err
 		}
@@ -527,6 +576,10 @@ func (s *Service) Put(ctx context.Context, p *app.Principal, req PutRequest) (Fi
 			return err
 		}
 		f, err := s.store.LiveChild(ctx, owner, req.ParentID, NameKey(req.Name))
+		if err == nil && req.keepExisting {
+			out = f
+			return s.orphan(ctx, hash)
+		}
 		if err == nil {
 			out, err = s.commitContentAt(ctx, p, f, f.Name, mimeType, FormatHash(hash), n, req.ModifiedAt)
 			return err
@@ -547,6 +600,16 @@ func (s *Service) Put(ctx context.Context, p *app.Principal, req PutRequest) (Fi
 		created = true
 		out, err = s.commitContentAt(ctx, p, f, f.Name, mimeType, FormatHash(hash), n, req.ModifiedAt)
 		return err
+	}
+	err = s.referenced(ctx, hash, func(ctx context.Context) error {
+		created = false
+		if err := write(ctx); err != nil {
+			return err
+		}
+		if then != nil {
+			return then(ctx, out, created)
+		}
+		return nil
 	})
 	if err != nil {
 		if app.ErrorCode(err) != "" {

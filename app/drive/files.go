@@ -30,7 +30,10 @@ func (s *Service) CreateFolder(ctx context.Context, p *app.Principal, name, pare
 	f := File{ID: app.NewID(), OrgID: p.OrgID, OwnerID: s.owner(p, parent), ParentID: strPtr(parentID), Name: name, IsFolder: true,
 		MimeType: FolderMime, MimeGroup: "other", Status: StatusActive, Metadata: Metadata{Tags: []string{}, Custom: map[string]string{}},
 		CreatedAt: now, UpdatedAt: now}
-	err = s.store.InTx(ctx, func(ctx context.Context) error {
+	err = s.writeTx(ctx, func(ctx context.Context) error {
+		if err := s.checkFolderLock(ctx, p, parentID); err != nil {
+			return err
+		}
 		if err := s.change(ctx, &f); err != nil {
 			return err
 		}
@@ -69,7 +72,7 @@ func (s *Service) update(ctx context.Context, p *app.Principal, id, need, change
 	if _, err := s.access(ctx, p, id, need); err != nil {
 		return File{}, err
 	}
-	err := s.store.InTx(ctx, func(ctx context.Context) error {
+	err := s.writeTx(ctx, func(ctx context.Context) error {
 		f, err := s.store.File(ctx, id)
 		if err != nil {
 			return err
@@ -303,7 +306,10 @@ func (s *Service) Copy(ctx context.Context, p *app.Principal, id, targetID strin
 	}
 	owner := s.owner(p, target)
 	var newID string
-	err = s.store.InTx(ctx, func(ctx context.Context) error {
+	err = s.writeTx(ctx, func(ctx context.Context) error {
+		if err := s.checkFolderLock(ctx, p, targetID); err != nil {
+			return err
+		}
 		items := []File{src}
 		if src.IsFolder {
 			if target != nil {
@@ -403,9 +409,15 @@ func (s *Service) Trash(ctx context.Context, p *app.Principal, id string) error 
 	if err := s.checkLock(ctx, p, f.ID); err != nil {
 		return err
 	}
-	return s.store.InTx(ctx, func(ctx context.Context) error {
+	return s.writeTx(ctx, func(ctx context.Context) error {
 		f, err := s.store.File(ctx, id)
 		if err != nil {
+			return err
+		}
+		if f.TrashedAt != nil {
+			return nil
+		}
+		if err := s.checkLock(ctx, p, f.ID); err != nil {
 			return err
 		}
 		items := []File{f}
@@ -510,7 +522,10 @@ func (s *Service) Delete(ctx context.Context, p *app.Principal, id string) error
 	if err := s.checkLock(ctx, p, f.ID); err != nil {
 		return err
 	}
-	return s.store.InTx(ctx, func(ctx context.Context) error {
+	return s.writeTx(ctx, func(ctx context.Context) error {
+		if err := s.checkLock(ctx, p, f.ID); err != nil {
+			return err
+		}
 		if err := s.purge(ctx, f); err != nil {
 			return err
 		}
@@ -673,15 +688,15 @@ func (s *Service) RestoreVersion(ctx context.Context, p *app.Principal, id, vers
 		return File{}, err
 	}
 	var out File
-	err = s.store.InTx(ctx, func(ctx context.Context) error {
+	err = s.writeTx(ctx, func(ctx context.Context) error {
 		cur, err := s.store.File(ctx, id)
 		if err != nil {
 			return err
 		}
-		if err := s.quota(ctx, p, v.SizeBytes); err != nil {
-			return err
+		if cur.Status == StatusPending {
+			return app.Errorf(app.EConflict, "The upload of %q is not confirmed yet.", cur.Name)
 		}
-		out, err = s.addVersion(ctx, p, cur, v.MimeType, v.ContentHash, v.SizeBytes)
+		out, err = s.commitContent(ctx, p, cur, cur.Name, v.MimeType, v.ContentHash, v.SizeBytes)
 		return err
 	})
 	if err != nil {

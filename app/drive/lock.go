@@ -17,7 +17,9 @@ import (
 // metadata, trash, delete) and, for a folder, additions to it are refused with
 // locked (423) unless the caller holds the lock: over REST the lock's owner
 // passes; a door that asks for strict checking (WebDAV) must also present the
-// lock token, which it puts in the context with WithLockTokens.
+// lock token, which it puts in the context with WithLockTokens; a door that
+// holds no lock by its user (a shared link, a resumable upload, the editor)
+// holds only what it proved to hold (the editor: its WOPI lock id).
 //
 // This file also holds the few helpers of the file mount that are rules rather
 // than protocol: path resolution, dead properties, timestamps and the combined
@@ -86,6 +88,10 @@ type lockTokensKey struct{}
 type submittedTokens struct {
 	tokens []string
 	strict bool
+	// anonymous: the caller's user does not hold the user's locks (a shared
+	// link writes as its creator, an upload may finish long after it began):
+	// only held locks are held.
+	anonymous bool
 	// held are editor locks the caller proved to hold by their WOPI lock id:
 	// an editor session is shared by everyone editing the document, so such a
 	// lock is held whoever took it.
@@ -114,6 +120,14 @@ func WithLockTokens(ctx context.Context, tokens ...string) context.Context {
 func WithStrictLocks(ctx context.Context) context.Context {
 	st, _ := ctx.Value(lockTokensKey{}).(submittedTokens)
 	st.strict = true
+	return context.WithValue(ctx, lockTokensKey{}, st)
+}
+
+// withoutUserLocks returns ctx in which the caller holds no lock by being its
+// owner: writes through a shared link, resumable uploads and the editor.
+func withoutUserLocks(ctx context.Context) context.Context {
+	st, _ := ctx.Value(lockTokensKey{}).(submittedTokens)
+	st.anonymous = true
 	return context.WithValue(ctx, lockTokensKey{}, st)
 }
 
@@ -165,28 +179,57 @@ func (s *Service) LockWith(ctx context.Context, p *app.Principal, fileID string,
 	if f.Status == StatusPending || f.TrashedAt != nil {
 		return Lock{}, app.Errorf(app.EConflict, "Only live, confirmed items can be locked.")
 	}
+	var l Lock
+	err = s.store.InTx(ctx, func(ctx context.Context) error {
+		l, err = s.addLock(ctx, p, f, r)
+		return err
+	})
+	if err != nil {
+		return Lock{}, err
+	}
+	return l, nil
+}
+
+// addLock takes lock r on f for p inside a transaction: any live lock on f,
+// above it or, for a deep lock, below it that r cannot share with → locked.
+func (s *Service) addLock(ctx context.Context, p *app.Principal, f File, r LockRequest) (Lock, error) {
 	if r.Kind == "" {
 		r.Kind = LockKindWebDAV
 	}
 	now := s.clock.Now()
 	l := Lock{FileID: f.ID, Token: LockTokenPrefix + app.NewID(), OwnerID: p.UserID, Kind: r.Kind, OwnerInfo: r.OwnerInfo,
 		Shared: r.Shared, Deep: r.Deep && f.IsFolder, ExpiresAt: now.Add(lockTTL(r.TTL)), CreatedAt: now}
-	err = s.store.InTx(ctx, func(ctx context.Context) error {
-		held, err := s.store.LocksOn(ctx, f.ID, l.Deep, now)
-		if err != nil {
-			return err
-		}
-		for _, h := range held {
-			if !h.Shared || !l.Shared {
-				return lockedError(f, h)
-			}
-		}
-		return s.store.AddLock(ctx, l)
-	})
+	held, err := s.store.LocksOn(ctx, f.ID, l.Deep, now)
 	if err != nil {
 		return Lock{}, err
 	}
-	return l, nil
+	for _, h := range held {
+		if !h.Shared || !l.Shared {
+			return Lock{}, lockedError(f, h)
+		}
+	}
+	return l, s.store.AddLock(ctx, l)
+}
+
+// PutLocked locks the item named req.Name in folder req.ParentID (a LOCK on
+// an unmapped URL): when there is none it is created empty (Put) and locked
+// in the same transaction, so that a refused lock leaves no file, event or
+// tombstone behind. It returns the item, the lock and whether it was created.
+func (s *Service) PutLocked(ctx context.Context, p *app.Principal, req PutRequest, r LockRequest) (File, Lock, bool, error) {
+	var l Lock
+	req.Size, req.Body, req.FileID, req.keepExisting = 0, strings.NewReader(""), "", true
+	f, created, err := s.put(ctx, p, req, func(ctx context.Context, f File, created bool) error {
+		if !created && (f.Status == StatusPending || f.TrashedAt != nil) {
+			return app.Errorf(app.EConflict, "Only live, confirmed items can be locked.")
+		}
+		var err error
+		l, err = s.addLock(ctx, p, f, r)
+		return err
+	})
+	if err != nil {
+		return File{}, Lock{}, false, err
+	}
+	return f, l, created, nil
 }
 
 // Refresh extends a live lock of the caller's by ttl (see LockRequest.TTL);
@@ -355,7 +398,8 @@ func (s *Service) lockHeld(ctx context.Context, p *app.Principal, fileID string,
 	// enough; every locked item must be held.
 	held := map[string]bool{}
 	for _, l := range locks {
-		if slices.Contains(st.held, l.Token) || (l.OwnerID == p.UserID && (!st.strict || slices.Contains(st.tokens, l.Token))) {
+		if slices.Contains(st.held, l.Token) ||
+			(!st.anonymous && l.OwnerID == p.UserID && (!st.strict || slices.Contains(st.tokens, l.Token))) {
 			held[l.FileID] = true
 		}
 	}
@@ -477,7 +521,7 @@ func (s *Service) PropPatch(ctx context.Context, p *app.Principal, fileID string
 			return app.Errorf(app.EPayloadTooLarge, "A property name is at most 255 bytes and its value at most 64 KiB.")
 		}
 	}
-	return s.store.InTx(ctx, func(ctx context.Context) error {
+	return s.writeTx(ctx, func(ctx context.Context) error {
 		if err := s.checkLock(ctx, p, fileID); err != nil {
 			return err
 		}
@@ -508,7 +552,7 @@ func (s *Service) SetModified(ctx context.Context, p *app.Principal, fileID stri
 	if _, err := s.access(ctx, p, fileID, PermEdit); err != nil {
 		return File{}, err
 	}
-	err := s.store.InTx(ctx, func(ctx context.Context) error {
+	err := s.writeTx(ctx, func(ctx context.Context) error {
 		f, err := s.store.File(ctx, fileID)
 		if err != nil {
 			return err
@@ -529,6 +573,42 @@ func (s *Service) SetModified(ctx context.Context, p *app.Principal, fileID stri
 		return File{}, err
 	}
 	return s.reload(ctx, p, fileID)
+}
+
+// MoveOver is MoveTo that first puts item replaceID (the item the move
+// replaces; "" for none) in the trash, all in one transaction: when the move
+// is refused the replaced item stays where it was (WebDAV MOVE with
+// Overwrite: T).
+func (s *Service) MoveOver(ctx context.Context, p *app.Principal, id, targetID, name, replaceID string) (File, error) {
+	var out File
+	err := s.writeTx(ctx, func(ctx context.Context) error {
+		if replaceID != "" {
+			if err := s.Trash(ctx, p, replaceID); err != nil {
+				return err
+			}
+		}
+		var err error
+		out, err = s.MoveTo(ctx, p, id, targetID, name)
+		return err
+	})
+	return out, err
+}
+
+// CopyOver is CopyTo that first puts item replaceID ("" for none) in the
+// trash, in one transaction (WebDAV COPY with Overwrite: T).
+func (s *Service) CopyOver(ctx context.Context, p *app.Principal, id, targetID, name string, shallow bool, replaceID string) (File, error) {
+	var out File
+	err := s.writeTx(ctx, func(ctx context.Context) error {
+		if replaceID != "" {
+			if err := s.Trash(ctx, p, replaceID); err != nil {
+				return err
+			}
+		}
+		var err error
+		out, err = s.CopyTo(ctx, p, id, targetID, name, shallow)
+		return err
+	})
+	return out, err
 }
 
 // MoveTo moves an item into targetID ("" is the root) under a new name in one
@@ -569,25 +649,30 @@ func (s *Service) CopyTo(ctx context.Context, p *app.Principal, id, targetID, na
 	if err != nil {
 		return File{}, err
 	}
+	// One transaction: a copy whose rename is refused leaves nothing behind.
 	var c File
-	if shallow && src.IsFolder {
-		c, err = s.CreateFolder(ctx, p, name, targetID)
-	} else {
-		// Copy puts an owner's copy beside the original when targetID is the
-		// root; it then moves to the root under its name.
-		beside := targetID == "" && src.OwnerID == p.UserID && src.Parent() != ""
-		if c, err = s.Copy(ctx, p, id, targetID); err == nil && (beside || c.Name != name) {
-			copyID := c.ID
-			if c, err = s.MoveTo(ctx, p, copyID, targetID, name); err != nil {
-				_ = s.Delete(context.WithoutCancel(ctx), p, copyID)
+	err = s.writeTx(ctx, func(ctx context.Context) error {
+		var err error
+		if shallow && src.IsFolder {
+			c, err = s.CreateFolder(ctx, p, name, targetID)
+		} else {
+			// Copy puts an owner's copy beside the original when targetID is
+			// the root; it then moves to the root under its name.
+			beside := targetID == "" && src.OwnerID == p.UserID && src.Parent() != ""
+			if c, err = s.Copy(ctx, p, id, targetID); err == nil && (beside || c.Name != name) {
+				c, err = s.MoveTo(ctx, p, c.ID, targetID, name)
 			}
 		}
-	}
+		if err != nil {
+			return err
+		}
+		if err := s.store.CopyDeadProps(ctx, src.ID, c.ID); err != nil {
+			return fmt.Errorf("copy properties: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
 		return File{}, err
-	}
-	if err := s.store.CopyDeadProps(ctx, src.ID, c.ID); err != nil {
-		return File{}, fmt.Errorf("copy properties: %w", err)
 	}
 	return c, nil
 }

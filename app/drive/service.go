@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"atrium/app"
@@ -103,6 +104,10 @@ type Service struct {
 
 	// digests is where fillDigests goes on.
 	digests digestCursor
+
+	// beforeWrite, in tests, runs between a change's early checks and its
+	// transaction (see export_test.go).
+	beforeWrite atomic.Pointer[func()]
 }
 
 // NewService returns the drive service.

@@ -277,6 +277,8 @@ func (s *Service) completeTus(ctx context.Context, p *app.Principal, u TusUpload
 		return TusUpload{}, err
 	}
 	owner := s.owner(p, parent)
+	// An upload holds no lock: it may end long after it began.
+	ctx = withoutUserLocks(ctx)
 	err = s.storeReferenced(ctx, hash, put, func(ctx context.Context) error {
 		_, err := s.store.LiveChild(ctx, owner, u.ParentID, NameKey(u.Name))
 		switch {
@@ -341,6 +343,7 @@ func (s *Service) ResolveTusUpload(ctx context.Context, p *app.Principal, id, st
 	}
 	owner := s.owner(p, parent)
 	var out File
+	ctx = withoutUserLocks(ctx)
 	err = s.referenced(ctx, blobName(u.ContentHash), func(ctx context.Context) error {
 		cur, err := s.store.TusUpload(ctx, id)
 		if err != nil {

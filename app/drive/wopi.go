@@ -326,6 +326,8 @@ func (s *Service) WOPIPutFile(ctx context.Context, es *EditorSession, w WOPIPut)
 	if err != nil {
 		return File{}, err
 	}
+	// The editor holds a lock by its WOPI lock id only, never by its user.
+	ctx = withoutUserLocks(ctx)
 	switch {
 	case ed != nil && ed.OwnerInfo == w.Lock:
 		ctx = withHeldLock(ctx, ed.Token)
@@ -411,7 +413,7 @@ func (s *Service) WOPIPutRelativeFile(ctx context.Context, es *EditorSession, r 
 	case app.ErrorCode(err) != app.ENotFound:
 		return File{}, "", err
 	}
-	f, _, err := s.Put(ctx, es.p, PutRequest{ParentID: parentID, Name: name, Size: r.Size, Body: r.Body})
+	f, _, err := s.Put(withoutUserLocks(ctx), es.p, PutRequest{ParentID: parentID, Name: name, Size: r.Size, Body: r.Body})
 	if err != nil {
 		return File{}, "", err
 	}

@@ -31,11 +31,14 @@ package dav
 
 import (
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"atrium/app"
+	"atrium/web/problem"
 )
 
 // Root is the mount point of the DAV doors.
@@ -202,25 +205,17 @@ func (h *Handler) servePrincipal(w http.ResponseWriter, r *http.Request, p *app.
 
 func (h reporter) methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
 	w.Header().Set("Allow", allow)
-	h.writeProblem(w, r, http.StatusMethodNotAllowed, "method_not_allowed", "The method "+r.Method+" is not allowed here.")
+	h.writeProblem(w, r, http.StatusMethodNotAllowed, app.EMethodNotAllowed, "The method "+r.Method+" is not allowed here.")
 }
 
-// statuses maps app error codes to HTTP statuses for the DAV doors.
-var statuses = map[string]int{
-	app.EUnauthorized: http.StatusUnauthorized, app.EForbidden: http.StatusForbidden,
-	app.EInsufficientScope: http.StatusForbidden, app.EFeatureNotInPlan: http.StatusForbidden,
-	app.ENoBoundUser: http.StatusForbidden, app.EReadOnly: http.StatusForbidden, app.ENotFound: http.StatusNotFound,
-	app.EConflict: http.StatusConflict, app.EPreconditionFailed: http.StatusPreconditionFailed,
-	app.EPayloadTooLarge: http.StatusRequestEntityTooLarge, app.EValidation: http.StatusBadRequest,
-	app.EBadRequest: http.StatusBadRequest, app.ELocked: http.StatusLocked,
-}
+// statuses are the DAV doors' own statuses (the rest is package problem's
+// table): a DAV client knows 400 for a request it got wrong, not 422.
+var statuses = map[string]int{app.EValidation: http.StatusBadRequest}
 
 // statusOf returns the HTTP status of an error.
 func statusOf(err error) int {
-	if s, ok := statuses[app.ErrorCode(err)]; ok {
-		return s
-	}
-	return http.StatusInternalServerError
+	st, _ := problem.Status(app.ErrorCode(err), statuses)
+	return st
 }
 
 // problem answers an error as application/problem+json.
@@ -233,6 +228,10 @@ func (h reporter) problem(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if code == app.EUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
 		w.Header().Set("WWW-Authenticate", `Basic realm="atrium", charset="UTF-8"`)
+	}
+	var ae *app.Error
+	if errors.As(err, &ae) && ae.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(ae.RetryAfter))
 	}
 	h.writeProblem(w, r, st, code, app.ErrorMessage(err))
 }

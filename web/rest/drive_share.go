@@ -114,7 +114,7 @@ func registerDriveShares(api huma.API, d Deps) {
 		return out(text), err
 	})
 	put := status(publicOp(http.MethodPut, "/drive/shared-link/{token}/content", "putSharedLinkContent", "Write a shared text file", tag), http.StatusOK)
-	put.Description = "Replaces the content of a text file shared by an `edit` link with the JSON string of the body (at most 1 MiB; larger → 413): a new version, created by the link's creator, within the organisation's quota (507), emitting `drive.file.updated`. A `view` link → 403. Returns the FileItem." + linkGoneDoc
+	put.Description = "Replaces the content of a text file shared by an `edit` link with the JSON string of the body (at most 1 MiB; larger → 413): a new version, created by the link's creator, within the organisation's quota (507), emitting `drive.file.updated`. A link holds no lock, not even its creator's: a file locked over WebDAV or open in the editor → 423 `locked`, until the lock is released or expires. A `view` link → 403. Returns the FileItem." + linkGoneDoc
 	put.MaxBodyBytes = 8 << 20
 	put.Errors = append(put.Errors, http.StatusForbidden)
 	huma.Register(api, errs(put, conflict, http.StatusRequestEntityTooLarge, http.StatusInsufficientStorage), func(ctx context.Context, in *struct {

@@ -178,7 +178,7 @@ func (q *request) mkcol() error {
 	if q.r.ContentLength > 0 || len(q.r.TransferEncoding) > 0 {
 		n, _ := io.Copy(io.Discard, io.LimitReader(q.r.Body, 1))
 		if n > 0 {
-			return app.Errorf("unsupported_media_type", "MKCOL takes no body.")
+			return app.Errorf(app.EUnsupportedMediaType, "MKCOL takes no body.")
 		}
 	}
 	if !res.parentOK {
@@ -203,11 +203,11 @@ func (q *request) destination() (*resource, error) {
 		return nil, app.Errorf(app.EBadRequest, "The Destination header is not a URL.")
 	}
 	if u.Host != "" && u.Host != q.r.Host {
-		return nil, app.Errorf("bad_gateway", "The destination is on another server.")
+		return nil, app.Errorf(app.EBadGateway, "The destination is on another server.")
 	}
 	_, rel, ok := splitMount(u.Path)
 	if !ok {
-		return nil, app.Errorf("bad_gateway", "The destination is outside the file mount.")
+		return nil, app.Errorf(app.EBadGateway, "The destination is outside the file mount.")
 	}
 	segs, err := segments(rel)
 	if err != nil {
@@ -260,20 +260,19 @@ func (q *request) copyMove(move bool) error {
 	if !dst.parentOK {
 		return app.Errorf(app.EConflict, "The destination folder does not exist.")
 	}
-	status := http.StatusCreated
+	status, replace := http.StatusCreated, ""
 	if dst.exists && !same {
 		if !overwrite {
 			return app.Errorf(app.EPreconditionFailed, "The destination exists and Overwrite is F.")
 		}
-		if err := q.h.drive.Trash(q.ctx, q.p, dst.file.ID); err != nil {
-			return err
-		}
-		status = http.StatusNoContent
+		status, replace = http.StatusNoContent, dst.file.ID
 	}
+	// One service call each: the destination goes to the trash in the
+	// transaction of the move or copy, or stays when that is refused.
 	if move {
-		_, err = q.h.drive.MoveTo(q.ctx, q.p, src.file.ID, dst.parentID, dst.name())
+		_, err = q.h.drive.MoveOver(q.ctx, q.p, src.file.ID, dst.parentID, dst.name(), replace)
 	} else {
-		_, err = q.h.drive.CopyTo(q.ctx, q.p, src.file.ID, dst.parentID, dst.name(), depth == "0")
+		_, err = q.h.drive.CopyOver(q.ctx, q.p, src.file.ID, dst.parentID, dst.name(), depth == "0", replace)
 	}
 	if err != nil {
 		return err

@@ -60,23 +60,24 @@ func (q *request) lock() error {
 		}
 	}
 	status := http.StatusOK
-	if !res.exists {
+	var l drive.Lock
+	if res.exists {
+		if l, err = q.h.drive.LockWith(q.ctx, q.p, res.file.ID, req); err != nil {
+			return err
+		}
+	} else {
 		if !res.parentOK {
 			return app.Errorf(app.EConflict, "The folder to lock %q in does not exist.", res.name())
 		}
-		f, _, err := q.h.drive.Put(q.ctx, q.p, drive.PutRequest{ParentID: res.parentID, Name: res.name(), Size: 0, Body: http.NoBody})
+		// One service call: the empty file and its lock, or neither.
+		f, lk, created, err := q.h.drive.PutLocked(q.ctx, q.p, drive.PutRequest{ParentID: res.parentID, Name: res.name()}, req)
 		if err != nil {
 			return err
 		}
-		res.exists, res.file, res.chain = true, f, append(res.chain, f)
-		status = http.StatusCreated
-	}
-	l, err := q.h.drive.LockWith(q.ctx, q.p, res.file.ID, req)
-	if err != nil {
-		if status == http.StatusCreated {
-			_ = q.h.drive.Delete(q.ctx, q.p, res.file.ID)
+		res.exists, res.file, res.chain, l = true, f, append(res.chain, f), lk
+		if created {
+			status = http.StatusCreated
 		}
-		return err
 	}
 	q.w.Header().Set("Lock-Token", "<"+l.Token+">")
 	return q.writeLock(status, l)

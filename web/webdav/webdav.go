@@ -52,6 +52,7 @@ import (
 
 	"atrium/app"
 	"atrium/app/drive"
+	"atrium/web/problem"
 )
 
 // Mount points.
@@ -172,7 +173,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = q.unlock()
 	default:
 		w.Header().Set("Allow", allow)
-		err = app.Errorf("method_not_allowed", "The method %s is not allowed here.", r.Method)
+		err = app.Errorf(app.EMethodNotAllowed, "The method %s is not allowed here.", r.Method)
 	}
 	if err != nil {
 		h.problem(w, r, err)
@@ -236,24 +237,15 @@ func (q *request) options() {
 	q.w.WriteHeader(http.StatusOK)
 }
 
-// statuses maps app error codes to the mount's HTTP statuses.
-var statuses = map[string]int{
-	app.EUnauthorized: http.StatusUnauthorized, app.EForbidden: http.StatusForbidden,
-	app.EInsufficientScope: http.StatusForbidden, app.EFeatureNotInPlan: http.StatusForbidden,
-	app.ENoBoundUser: http.StatusForbidden, app.EOrgSuspended: http.StatusForbidden, app.EReadOnly: http.StatusForbidden,
-	app.ENotFound: http.StatusNotFound, app.EConflict: http.StatusConflict,
-	app.EPreconditionFailed: http.StatusPreconditionFailed, app.EPayloadTooLarge: http.StatusRequestEntityTooLarge,
-	app.EValidation: http.StatusBadRequest, app.EBadRequest: http.StatusBadRequest, app.ELocked: http.StatusLocked,
-	app.EQuotaExceeded: http.StatusInsufficientStorage, app.EUnavailable: http.StatusServiceUnavailable,
-	"method_not_allowed": http.StatusMethodNotAllowed, "unsupported_media_type": http.StatusUnsupportedMediaType,
-	"bad_gateway": http.StatusBadGateway, "not_implemented": http.StatusNotImplemented,
-}
+// statuses are the mount's own statuses (the rest is package problem's
+// table): a client of WebDAV knows 400 for a request it got wrong, not 422.
+var statuses = map[string]int{app.EValidation: http.StatusBadRequest}
 
 // problem answers an error as application/problem+json.
 func (h *Handler) problem(w http.ResponseWriter, r *http.Request, err error) {
 	code := app.ErrorCode(err)
-	st, ok := statuses[code]
-	if !ok {
+	st, ok := problem.Status(code, statuses)
+	if !ok || st == http.StatusInternalServerError {
 		st, code = http.StatusInternalServerError, app.EInternal
 		if errors.Is(err, context.Canceled) || errors.Is(r.Context().Err(), context.Canceled) {
 			h.log.Info("webdav request abandoned", "method", r.Method, "path", r.URL.Path, "err", err)
@@ -287,5 +279,5 @@ func readOnly() error {
 
 func methodNotAllowed(w http.ResponseWriter, format string, args ...any) error {
 	w.Header().Set("Allow", allow)
-	return app.Errorf("method_not_allowed", format, args...)
+	return app.Errorf(app.EMethodNotAllowed, format, args...)
 }

@@ -30,6 +30,7 @@ import (
 
 	"atrium/app"
 	"atrium/app/drive"
+	"atrium/web/problem"
 )
 
 // Prefix is where the WOPI endpoints are mounted.
@@ -89,7 +90,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = h.fileOp(ctx, w, r, es, override)
 	default:
 		w.Header().Set("Allow", "GET, POST")
-		err = app.Errorf("method_not_allowed", "%s is not a WOPI operation here.", r.Method)
+		err = app.Errorf(app.EMethodNotAllowed, "%s is not a WOPI operation here.", r.Method)
 	}
 	if err != nil {
 		h.fail(w, r, err)
@@ -180,13 +181,13 @@ func (h *Handler) fileOp(ctx context.Context, w http.ResponseWriter, r *http.Req
 	case "PUT_RELATIVE":
 		return h.putRelative(ctx, w, r, es)
 	}
-	return app.Errorf("not_implemented", "The WOPI operation %q is not supported.", override)
+	return app.Errorf(app.ENotImplemented, "The WOPI operation %q is not supported.", override)
 }
 
 func (h *Handler) putRelative(ctx context.Context, w http.ResponseWriter, r *http.Request, es *drive.EditorSession) error {
 	suggested, relative := r.Header.Get("X-WOPI-SuggestedTarget"), r.Header.Get("X-WOPI-RelativeTarget")
 	if (suggested == "") == (relative == "") {
-		return app.Errorf("not_implemented", "PutRelativeFile takes exactly one of X-WOPI-SuggestedTarget and X-WOPI-RelativeTarget.")
+		return app.Errorf(app.ENotImplemented, "PutRelativeFile takes exactly one of X-WOPI-SuggestedTarget and X-WOPI-RelativeTarget.")
 	}
 	req := drive.WOPIRelative{Name: suggested, Body: r.Body, Size: r.ContentLength,
 		Overwrite: strings.EqualFold(r.Header.Get("X-WOPI-OverwriteRelativeTarget"), "true")}
@@ -210,22 +211,19 @@ func (h *Handler) putRelative(ctx context.Context, w http.ResponseWriter, r *htt
 	return writeJSON(w, map[string]string{"Name": f.Name, "Url": h.drive.WOPISrc(f.ID) + "?access_token=" + tok})
 }
 
-// statuses maps app error codes to WOPI answers.
+// statuses are WOPI's own answers (the rest is package problem's table): an
+// editor knows 401 for any refusal of the token's user, 409 for a lock
+// (with X-WOPI-Lock), 413 for content it may not store, 400 for a bad request.
 var statuses = map[string]int{
-	app.EUnauthorized:      http.StatusUnauthorized,
 	app.EForbidden:         http.StatusUnauthorized,
 	app.EInsufficientScope: http.StatusUnauthorized,
 	app.EFeatureNotInPlan:  http.StatusUnauthorized,
-	app.ENotFound:          http.StatusNotFound,
-	app.EConflict:          http.StatusConflict,
+	app.ENoBoundUser:       http.StatusUnauthorized,
+	app.EOrgSuspended:      http.StatusUnauthorized,
+	app.EReadOnly:          http.StatusUnauthorized,
 	app.ELocked:            http.StatusConflict,
-	app.EBadRequest:        http.StatusBadRequest,
 	app.EValidation:        http.StatusBadRequest,
-	app.EPayloadTooLarge:   http.StatusRequestEntityTooLarge,
 	app.EQuotaExceeded:     http.StatusRequestEntityTooLarge,
-	"method_not_allowed":   http.StatusMethodNotAllowed,
-	"not_implemented":      http.StatusNotImplemented,
-	app.EUnavailable:       http.StatusServiceUnavailable,
 }
 
 // fail answers an error the WOPI way: the status, X-WOPI-Lock on a lock
@@ -252,8 +250,8 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	code := app.ErrorCode(err)
-	st, ok := statuses[code]
-	if !ok {
+	st, ok := problem.Status(code, statuses)
+	if !ok || st == http.StatusInternalServerError {
 		st = http.StatusInternalServerError
 		if errors.Is(err, context.Canceled) || errors.Is(r.Context().Err(), context.Canceled) {
 			h.log.Info("wopi request abandoned", "method", r.Method, "path", r.URL.Path, "err", err)

@@ -1,0 +1,12 @@
+package drive
+
+// SetBeforeWrite makes s run fn between the early checks of every change and
+// the transaction that writes it (nil: nothing), so that a test can change
+// the world in between.
+func SetBeforeWrite(s *Service, fn func()) {
+	if fn == nil {
+		s.beforeWrite.Store(nil)
+		return
+	}
+	s.beforeWrite.Store(&fn)
+}

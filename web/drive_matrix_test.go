@@ -1,0 +1,277 @@
+package web_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"atrium/app"
+	"atrium/app/drive"
+	"atrium/app/identity"
+	"atrium/web/webtest"
+)
+
+// txtDiscovery is an editor that edits text files (the matrix writes one file
+// through every door, the link's text editor and WOPI included).
+const txtDiscovery = `<?xml version="1.0" encoding="utf-8"?>
+<wopi-discovery><net-zone name="external-http">
+ <app name="writer"><action default="true" name="edit" ext="txt" urlsrc="EDITOR/browser/dist/cool.html?"/></app>
+</net-zone></wopi-discovery>`
+
+// matrixWorld: ann's folder Box holds f.txt at version 2 ("v2") and is shared
+// with bob for editing; ann writes through every door while a condition holds.
+type matrixWorld struct {
+	s        *webtest.Server
+	ann, bob davUser
+	box, f   driveFile
+}
+
+// snapshot is what a refused write must leave as it was: the drive's rows,
+// the events and the sync feed.
+func (w matrixWorld) snapshot(t *testing.T) string {
+	t.Helper()
+	var parts []string
+	for _, q := range []string{`SELECT COUNT(*) FROM outbox`, `SELECT COUNT(*) FROM drive_tombstones`,
+		`SELECT COALESCE(SUM(seq), 0) FROM drive_seq`, `SELECT COUNT(*) FROM drive_versions`,
+		`SELECT COUNT(*) FROM drive_files WHERE status = 'active'`, `SELECT COUNT(*) FROM drive_files WHERE trashed_at IS NOT NULL`} {
+		parts = append(parts, fmt.Sprint(scalar(t, w.s, q)))
+	}
+	return strings.Join(parts, " ")
+}
+
+func scalar(t *testing.T, s *webtest.Server, q string) int64 {
+	t.Helper()
+	db := openRO(t, s)
+	defer db.Close()
+	var n int64
+	if err := db.QueryRow(q).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// The matrix of the issue: a write refused by a condition is refused with the
+// same app error through every door (WOPI in its protocol's terms) and
+// changes nothing: content, versions, items, events, sync feed.
+func TestDriveWriteMatrix(t *testing.T) {
+	t.Parallel()
+	type prep = map[string]string
+	type door struct {
+		name    string
+		prepare func(t *testing.T, w matrixWorld, wopiLock bool) prep
+		do      func(w matrixWorld, p prep) *webtest.Response
+		wopi    bool
+	}
+	over := func() map[string]string {
+		return map[string]string{"Destination": "/api/v1/webdav/Box/f.txt", "Overwrite": "T"}
+	}
+	doors := []door{
+		{name: "REST confirm",
+			prepare: func(t *testing.T, w matrixWorld, _ bool) prep {
+				var tk uploadTicket
+				w.ann.rest.ok(201, "POST", "/api/v1/drive/upload", map[string]any{"name": "f.txt", "parent_id": w.box.ID, "size": 5}, &tk)
+				if res := putURL(t, tk.UploadURL, "text/plain", []byte("ann's")); res.StatusCode != 200 {
+					t.Fatalf("PUT upload: %d", res.StatusCode)
+				}
+				return prep{"id": tk.File.ID}
+			},
+			do: func(w matrixWorld, p prep) *webtest.Response {
+				return w.s.Do(webtest.Request{Method: "POST", Path: "/api/v1/drive/" + p["id"] + "/confirm", Token: w.ann.creds.Token})
+			}},
+		{name: "WebDAV PUT",
+			do: func(w matrixWorld, _ prep) *webtest.Response {
+				return w.s.Do(davReq(w.ann, "PUT", "/Box/f.txt", nil, "ann's"))
+			}},
+		{name: "MOVE over",
+			prepare: func(t *testing.T, w matrixWorld, _ bool) prep {
+				w.ann.want(201, "PUT", "/src.txt", nil, "ann's")
+				return nil
+			},
+			do: func(w matrixWorld, _ prep) *webtest.Response {
+				return w.s.Do(davReq(w.ann, "MOVE", "/src.txt", over(), nil))
+			}},
+		{name: "COPY onto",
+			prepare: func(t *testing.T, w matrixWorld, _ bool) prep {
+				w.ann.want(201, "PUT", "/src.txt", nil, "ann's")
+				return nil
+			},
+			do: func(w matrixWorld, _ prep) *webtest.Response {
+				return w.s.Do(davReq(w.ann, "COPY", "/src.txt", over(), nil))
+			}},
+		{name: "TUS complete",
+			prepare: func(t *testing.T, w matrixWorld, _ bool) prep {
+				tc := tusClient{t: t, s: w.s, tok: w.ann.creds.Token}
+				return prep{"path": tc.create(tusMeta("filename", "t.txt", "parent_id", w.box.ID), 5)}
+			},
+			do: func(w matrixWorld, p prep) *webtest.Response {
+				return w.s.Do(webtest.Request{Method: "PATCH", Path: p["path"], Token: w.ann.creds.Token, Body: []byte("ann's"),
+					Header: map[string]string{"Tus-Resumable": "1.0.0", "Upload-Offset": "0", "Content-Type": "application/offset+octet-stream"}})
+			}},
+		{name: "TUS resolve overwrite",
+			prepare: func(t *testing.T, w matrixWorld, _ bool) prep {
+				tc := tusClient{t: t, s: w.s, tok: w.ann.creds.Token}
+				up := tc.create(tusMeta("filename", "f.txt", "parent_id", w.box.ID), 5)
+				webtest.Check(t, tc.patch(up, 0, []byte("ann's")), webtest.Scenario{Status: 204, Headers: map[string]string{"Atrium-Upload-Status": "conflict"}})
+				return prep{"id": strings.TrimPrefix(up, "/api/v1/drive/tus/")}
+			},
+			do: func(w matrixWorld, p prep) *webtest.Response {
+				return w.s.Do(webtest.Request{Method: "POST", Path: "/api/v1/drive/tus/" + p["id"] + "/resolve?strategy=overwrite", Token: w.ann.creds.Token})
+			}},
+		{name: "WOPI PutFile", wopi: true,
+			prepare: func(t *testing.T, w matrixWorld, wopiLock bool) prep {
+				var es editSession
+				w.ann.rest.ok(200, "GET", "/api/v1/drive/"+w.f.ID+"/edit-url", nil, &es)
+				if wopiLock {
+					wantWOPI(t, wopiCall(w.s, "POST", w.f.ID, "", es.AccessToken, wopiOp("LOCK", "X-WOPI-Lock", "W1"), nil), 200, nil)
+				}
+				return prep{"tok": es.AccessToken}
+			},
+			do: func(w matrixWorld, p prep) *webtest.Response {
+				return wopiCall(w.s, "POST", w.f.ID, "contents", p["tok"], wopiOp("PUT", "X-WOPI-Lock", "W1"), "ann's")
+			}},
+		{name: "link write",
+			prepare: func(t *testing.T, w matrixWorld, _ bool) prep {
+				return prep{"tok": linkToken(t, w.s, w.ann.rest.share(w.f.ID, map[string]any{"create_link": true, "permission": "edit"}))}
+			},
+			do: func(w matrixWorld, p prep) *webtest.Response {
+				return w.s.Do(webtest.Request{Method: "PUT", Path: "/api/v1/drive/shared-link/" + p["tok"] + "/content", Body: json.RawMessage(`"ann's"`)})
+			}},
+		{name: "version restore",
+			prepare: func(t *testing.T, w matrixWorld, _ bool) prep {
+				var vs []struct {
+					ID      string `json:"id"`
+					Version int    `json:"version"`
+				}
+				w.ann.rest.ok(200, "GET", "/api/v1/drive/"+w.f.ID+"/versions", nil, &vs)
+				for _, v := range vs {
+					if v.Version == 1 {
+						return prep{"v": v.ID}
+					}
+				}
+				t.Fatalf("versions %+v", vs)
+				return nil
+			},
+			do: func(w matrixWorld, p prep) *webtest.Response {
+				return w.s.Do(webtest.Request{Method: "POST", Path: "/api/v1/drive/" + w.f.ID + "/versions/" + p["v"] + "/restore", Token: w.ann.creds.Token})
+			}},
+	}
+	bobLocks := func(folder bool) func(t *testing.T, w matrixWorld) {
+		return func(t *testing.T, w matrixWorld) {
+			bob := &app.Principal{OrgID: w.bob.creds.OrganizationID, UserID: w.bob.creds.UserID, Features: []string{"drive"},
+				Scopes: app.NewScopes(app.ScopeDriveRead, app.ScopeDriveWrite)}
+			id := w.f.ID
+			if folder {
+				id = w.box.ID
+			}
+			if _, err := w.s.Main.Drive.Lock(context.Background(), bob, id, drive.LockKindWebDAV, "bob", 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	conditions := []struct {
+		name     string
+		apply    func(t *testing.T, w matrixWorld)
+		status   int
+		code     string
+		wopi     int  // WOPI's status
+		wopiLock bool // the editor holds its lock (else another's lock stands in its way)
+		notApply []string
+		// except are doors that answer otherwise, by design: status and code.
+		except map[string][2]any
+	}{
+		{name: "locked file", apply: bobLocks(false), status: 423, code: app.ELocked, wopi: 409,
+			notApply: []string{"TUS complete"}}, // a new name is not under the file's lock
+		{name: "deep-locked folder", apply: bobLocks(true), status: 423, code: app.ELocked, wopi: 409},
+		{name: "over quota", status: 507, code: app.EQuotaExceeded, wopi: 413, wopiLock: true,
+			apply: func(t *testing.T, w matrixWorld) {
+				// The organisation's stored bytes fill every plan's quota.
+				if _, err := w.s.Main.DB.Exec(context.Background(), `UPDATE drive_usage SET bytes = bytes + (8 << 40)`); err != nil {
+					t.Fatal(err)
+				}
+			},
+			notApply: []string{"MOVE over"}}, // a move adds no bytes
+		{name: "suspended organisation", status: 403, code: app.EOrgSuspended, wopi: 401, wopiLock: true,
+			// A link of a suspended organisation is gone, like a revoked one:
+			// an anonymous caller learns nothing about the organisation.
+			except: map[string][2]any{"link write": {404, app.ENotFound}},
+			apply: func(t *testing.T, w matrixWorld) {
+				if err := w.s.Main.Identity.SetOrgStatus(context.Background(), "", w.ann.creds.OrganizationID, identity.OrgSuspended); err != nil {
+					t.Fatal(err)
+				}
+			}},
+	}
+	editor := httptest.NewServer(nil)
+	editor.Config.Handler = http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "text/xml")
+		rw.Write([]byte(strings.ReplaceAll(txtDiscovery, "EDITOR", editor.URL)))
+	})
+	t.Cleanup(editor.Close)
+	for _, c := range conditions {
+		for _, d := range doors {
+			skip := false
+			for _, n := range c.notApply {
+				skip = skip || n == d.name
+			}
+			if skip {
+				continue
+			}
+			t.Run(c.name+"/"+d.name, func(t *testing.T) {
+				t.Parallel()
+				s := webtest.New(t, withEditor(editor.URL))
+				w := matrixWorld{s: s, ann: newDavUser(t, s, "Matrix Org", "ann@example.test", "admin"),
+					bob: newDavUser(t, s, "Matrix Org", "bob@example.test", "member")}
+				w.ann.want(201, "MKCOL", "/Box", nil, nil)
+				w.ann.want(201, "PUT", "/Box/f.txt", map[string]string{"Content-Type": "text/plain"}, "v1")
+				w.ann.want(204, "PUT", "/Box/f.txt", map[string]string{"Content-Type": "text/plain"}, "v2")
+				w.box = w.ann.rest.list("/api/v1/drive/browse").Items[0]
+				w.f = w.ann.rest.list("/api/v1/drive/browse/" + w.box.ID).Items[0]
+				share(t, s, w.ann, w.box.ID, w.bob.creds.UserID, "edit")
+				var p prep
+				if d.prepare != nil {
+					p = d.prepare(t, w, c.wopiLock)
+				}
+				c.apply(t, w)
+				before := w.snapshot(t)
+				res := d.do(w, p)
+				if d.wopi {
+					if res.StatusCode != c.wopi {
+						t.Fatalf("WOPI: %d %s, want %d", res.StatusCode, res.Body, c.wopi)
+					}
+					if c.code == app.ELocked && len(res.Header.Values("X-WOPI-Lock")) != 1 {
+						t.Fatalf("WOPI lock refusal without X-WOPI-Lock: %v", res.Header)
+					}
+				} else if e, ok := c.except[d.name]; ok {
+					webtest.Check(t, res, webtest.Scenario{Status: e[0].(int), Problem: e[1].(string)})
+				} else {
+					webtest.Check(t, res, webtest.Scenario{Status: c.status, Problem: c.code})
+				}
+				if after := w.snapshot(t); after != before {
+					t.Fatalf("a refused write changed the drive: %s → %s", before, after)
+				}
+				var content string
+				db := openRO(t, s)
+				defer db.Close()
+				if err := db.QueryRow(`SELECT version || ':' || content_hash || ':' || name FROM drive_files WHERE id = ?`, w.f.ID).Scan(&content); err != nil {
+					t.Fatal(err)
+				}
+				if want := fmt.Sprintf("2:%s:f.txt", w.f.ContentHash); content != want {
+					t.Fatalf("f.txt is %s, want %s", content, want)
+				}
+			})
+		}
+	}
+}
+
+func openRO(t *testing.T, s *webtest.Server) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+s.Main.DB.Path()+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
