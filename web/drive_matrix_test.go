@@ -195,6 +195,14 @@ func TestDriveWriteMatrix(t *testing.T) {
 				}
 			},
 			notApply: []string{"MOVE over"}}, // a move adds no bytes
+		{name: "trashed parent", status: 409, code: app.EConflict, wopi: 409, wopiLock: true,
+			apply: func(t *testing.T, w matrixWorld) {
+				w.ann.rest.ok(204, "POST", "/api/v1/drive/"+w.box.ID+"/trash", nil, nil)
+			},
+			// A resumable upload names its folder by id: a trashed one is not
+			// found (as when it is announced); a link to a trashed item is gone.
+			except: map[string][2]any{"TUS complete": {404, app.ENotFound}, "TUS resolve overwrite": {404, app.ENotFound},
+				"link write": {404, app.ENotFound}}},
 		{name: "suspended organisation", status: 403, code: app.EOrgSuspended, wopi: 401, wopiLock: true,
 			// A link of a suspended organisation is gone, like a revoked one:
 			// an anonymous caller learns nothing about the organisation.

@@ -361,6 +361,9 @@ func (s *Service) commitContentAt(ctx context.Context, p *app.Principal, target 
 		}
 		return s.store.File(ctx, target.ID)
 	}
+	if target.TrashedAt != nil {
+		return File{}, app.Errorf(app.EConflict, "%q is in the trash; restore it to change its content.", target.Name)
+	}
 	if err := s.checkLock(ctx, p, target.ID); err != nil {
 		return File{}, err
 	}
