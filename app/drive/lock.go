@@ -580,23 +580,22 @@ func (s *Service) SetModified(ctx context.Context, p *app.Principal, fileID stri
 // is refused the replaced item stays where it was (WebDAV MOVE with
 // Overwrite: T).
 func (s *Service) MoveOver(ctx context.Context, p *app.Principal, id, targetID, name, replaceID string) (File, error) {
-	var out File
-	err := s.writeTx(ctx, func(ctx context.Context) error {
-		if replaceID != "" {
-			if err := s.Trash(ctx, p, replaceID); err != nil {
-				return err
-			}
-		}
-		var err error
-		out, err = s.MoveTo(ctx, p, id, targetID, name)
-		return err
+	return s.replacing(ctx, p, replaceID, func(ctx context.Context) (File, error) {
+		return s.MoveTo(ctx, p, id, targetID, name)
 	})
-	return out, err
 }
 
 // CopyOver is CopyTo that first puts item replaceID ("" for none) in the
 // trash, in one transaction (WebDAV COPY with Overwrite: T).
 func (s *Service) CopyOver(ctx context.Context, p *app.Principal, id, targetID, name string, shallow bool, replaceID string) (File, error) {
+	return s.replacing(ctx, p, replaceID, func(ctx context.Context) (File, error) {
+		return s.CopyTo(ctx, p, id, targetID, name, shallow)
+	})
+}
+
+// replacing puts item replaceID ("" for none) in the trash and runs place, in
+// one transaction.
+func (s *Service) replacing(ctx context.Context, p *app.Principal, replaceID string, place func(context.Context) (File, error)) (File, error) {
 	var out File
 	err := s.writeTx(ctx, func(ctx context.Context) error {
 		if replaceID != "" {
@@ -605,7 +604,7 @@ func (s *Service) CopyOver(ctx context.Context, p *app.Principal, id, targetID, 
 			}
 		}
 		var err error
-		out, err = s.CopyTo(ctx, p, id, targetID, name, shallow)
+		out, err = place(ctx)
 		return err
 	})
 	return out, err
