@@ -17,20 +17,7 @@ TMP="$(mktemp -d "${BENCH_DIR:-/tmp}/atrium-transfer.XXXXXX")"
 
 echo "== machine: $(nproc) CPU(s), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(go version | cut -d' ' -f3)"
 echo "== disk: $(df -h "$TMP" | awk 'NR==2 { print $1, $2 }')"
-go build -trimpath -ldflags "-s -w" -o "$TMP/atrium" ./cmd/atrium || die "go build"
-BIN="$TMP/atrium"
-
-DATA="$TMP/data"
-PORT=$(free_port) || die "no free port"
-BASE="http://127.0.0.1:$PORT"
-boot=$("$BIN" bootstrap --data "$DATA" --json) || die "atrium bootstrap"
-TOKEN=$(printf '%s' "$boot" | sed -n 's/.*"token":"\([^"]*\)".*/\1/p')
-"$BIN" serve --data "$DATA" --listen "127.0.0.1:$PORT" >"$TMP/serve.log" 2>&1 &
-SERVER_PID=$!
-for _ in $(seq 500); do
-  [ "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/readyz")" = 200 ] && break
-  sleep 0.02
-done
+start_atrium
 
 SRC="$TMP/src.bin"
 BYTES=$((SIZE_MIB * 1048576))

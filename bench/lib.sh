@@ -42,3 +42,25 @@ sample_rss() {
     sleep 0.05
   done
 }
+
+# start_atrium: builds the release binary and serves a fresh data directory on
+# a free loopback port, with an operator bootstrapped first; sets BIN, DATA,
+# PORT, BASE, TOKEN (the operator's token) and SERVER_PID, and returns once
+# /readyz answers.
+start_atrium() {
+  go build -trimpath -ldflags "-s -w" -o "$TMP/atrium" ./cmd/atrium || die "go build"
+  BIN="$TMP/atrium"
+  DATA="$TMP/data"
+  PORT=$(free_port) || die "no free port"
+  BASE="http://127.0.0.1:$PORT"
+  local boot
+  boot=$("$BIN" bootstrap --data "$DATA" --json) || die "atrium bootstrap"
+  TOKEN=$(printf '%s' "$boot" | sed -n 's/.*"token":"\([^"]*\)".*/\1/p')
+  "$BIN" serve --data "$DATA" --listen "127.0.0.1:$PORT" >"$TMP/serve.log" 2>&1 &
+  SERVER_PID=$!
+  for _ in $(seq 500); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/readyz")" = 200 ] && return 0
+    sleep 0.02
+  done
+  die "atrium did not become ready (log: $TMP/serve.log)"
+}

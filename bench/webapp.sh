@@ -20,19 +20,8 @@ TMP="$(mktemp -d "${BENCH_DIR:-/tmp}/atrium-webapp.XXXXXX")"
 command -v "${CHROMIUM:-/usr/bin/chromium}" >/dev/null || die "chromium is not installed (apt-get install chromium)"
 (cd interop/browser && npm ci --no-audit --no-fund --prefer-offline --loglevel=error) || die "npm ci in interop/browser"
 echo "== machine: $(nproc) CPU(s), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(go version | cut -d' ' -f3)"
-go build -trimpath -ldflags "-s -w" -o "$TMP/atrium" ./cmd/atrium || die "go build"
-BIN="$TMP/atrium"
-DATA="$TMP/data"
-PORT=$(free_port) || die "no free port"
-BASE="http://127.0.0.1:$PORT"
-boot=$("$BIN" bootstrap --data "$DATA" --json) || die "atrium bootstrap"
-ADMIN=$(printf '%s' "$boot" | sed -n 's/.*"token":"\([^"]*\)".*/\1/p')
-"$BIN" serve --data "$DATA" --listen "127.0.0.1:$PORT" >"$TMP/serve.log" 2>&1 &
-SERVER_PID=$!
-for _ in $(seq 500); do
-  [ "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/readyz")" = 200 ] && break
-  sleep 0.02
-done
+start_atrium
+ADMIN=$TOKEN
 
 # A person with an account password: invited to a customer organisation, the
 # invitation accepted.
