@@ -1,6 +1,7 @@
 // Shared set-up of the browser tests: Debian's chromium, headless, driven by
 // playwright-core; a page that records console errors; axe-core on a page.
 import fs from 'node:fs'
+import { execFileSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import assert from 'node:assert/strict'
 import { chromium } from 'playwright-core'
@@ -61,13 +62,28 @@ export async function axe (page, what) {
 // signIn opens path signed in as the pages' person (PAGES_EMAIL, whose
 // invitation the suite accepted with PAGES_PASSWORD), through the sign-in page.
 export async function signIn (browser, path = '/', opts = {}) {
+  return signInAs(browser, process.env.PAGES_EMAIL, process.env.PAGES_PASSWORD, path, opts)
+}
+
+// signInAs opens path in a fresh context signed in as email with password,
+// through the sign-in page.
+export async function signInAs (browser, email, password, path = '/', opts = {}) {
   const page = await newPage(browser, opts)
   await page.goto(base + path)
-  await page.getByLabel('Email').fill(process.env.PAGES_EMAIL)
-  await page.getByLabel('Password', { exact: true }).fill(process.env.PAGES_PASSWORD)
+  await page.getByLabel('Email').fill(email)
+  await page.getByLabel('Password', { exact: true }).fill(password)
   await page.getByRole('button', { name: 'Sign in' }).click()
   await page.waitForURL(u => !u.pathname.startsWith('/signin'))
   return page
+}
+
+// mailLink returns the newest link to base + prefix (such as '/invite/') in
+// the mails Atrium wrote to the address to (`atrium mail list`), or ''.
+export function mailLink (to, prefix = '/invite/') {
+  const out = execFileSync(process.env.ATRIUM_BIN, ['mail', 'list', '--data', process.env.ATRIUM_DATA, '--json'], { encoding: 'utf8' })
+  const re = new RegExp(base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '[0-9A-Za-z_-]+', 'g')
+  const links = JSON.parse(out).filter(m => m.to === to).flatMap(m => m.body.match(re) || [])
+  return links.length ? links[links.length - 1] : ''
 }
 
 // screenshot saves a picture of the page when SCREENSHOTS names a folder.

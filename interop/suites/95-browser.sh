@@ -23,10 +23,20 @@ BR_PAGES_INVITE=$(br_invite "$BR_PAGES_EMAIL")
 curl -fsS -H 'Content-Type: application/json' -d "{\"password\":\"$BR_PAGES_PASSWORD\"}" \
   "$ATRIUM_URL/api/v1/invitations/${BR_PAGES_INVITE##*/}/accept" >/dev/null
 
+# More fixtures: a page's tests may add interop/browser/fixtures/<page>.sh,
+# sourced here, that makes what its *.test.mjs needs and exports it (node
+# inherits the environment; br_api, br_invite and BR_ORG are at hand).
+# browser.mjs has signInAs and mailLink for people made there.
+for fixture in interop/browser/fixtures/*.sh; do
+  [ -f "$fixture" ] || continue
+  # shellcheck source=/dev/null
+  source "$fixture"
+done
+export ATRIUM_URL ATRIUM_BIN="$BIN" ATRIUM_DATA="$DATA_DIR" ADMIN_TOKEN="$BR_ADMIN_TOKEN" BR_ORG \
+  INVITE_URL="$BR_INVITE" USER_EMAIL="$BR_EMAIL" PAGES_EMAIL="$BR_PAGES_EMAIL" PAGES_PASSWORD="$BR_PAGES_PASSWORD"
+
 check "chromium is installed" command -v chromium
 check "npm ci installs playwright-core and axe-core" bash -c "cd interop/browser && npm ci --no-audit --no-fund --prefer-offline --loglevel=error"
 check "the invitation mails have links" test -n "$BR_INVITE" -a -n "$BR_PAGES_INVITE"
 check "browser tests (node --test interop/browser)" bash -c \
-  "cd interop/browser && ATRIUM_URL='$ATRIUM_URL' INVITE_URL='$BR_INVITE' USER_EMAIL='$BR_EMAIL' \
-   PAGES_EMAIL='$BR_PAGES_EMAIL' PAGES_PASSWORD='$BR_PAGES_PASSWORD' SCREENSHOTS=\"\${SCREENSHOTS:-}\" \
-   node --test --test-concurrency=1 --test-reporter=spec *.test.mjs 2>&1"
+  "cd interop/browser && SCREENSHOTS=\"\${SCREENSHOTS:-}\" node --test --test-concurrency=1 --test-reporter=spec *.test.mjs 2>&1"
