@@ -37,6 +37,7 @@ type DB struct {
 	Clock  app.Clock
 	log    *slog.Logger // nil: slow transactions are not logged
 	cp     *checkpointer
+	cm     *committer
 }
 
 var _ app.TxRunner = (*DB)(nil)
@@ -69,6 +70,7 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	db.cm = startCommitter(db)
 	return db, nil
 }
 
@@ -156,6 +158,9 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Close closes the connections; the WAL is checkpointed by SQLite on the last close.
 func (db *DB) Close() error {
+	if db.cm != nil {
+		db.cm.close()
+	}
 	var cpErr error
 	if db.cp != nil {
 		cpErr = db.cp.close()
@@ -178,46 +183,30 @@ type querier interface {
 
 // InTx runs fn in a write transaction carried by the context; a nested call joins
 // it. The transaction commits when fn returns nil and rolls back otherwise (or on
-// panic).
-func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context) error) (err error) {
-	if _, ok := ctx.Value(txKey{}).(*sql.Tx); ok {
+// panic, which InTx then raises again). Transactions that arrive together share
+// one commit (see committer); InTx returns once the change is durable.
+func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context) error) error {
+	if _, ok := ctx.Value(txKey{}).(*txState); ok {
 		return fn(ctx)
 	}
-	t0 := time.Now()
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin transaction: %w", err)
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			tx.Rollback()
-			panic(p)
-		}
-	}()
-	t1 := time.Now()
-	if err := fn(context.WithValue(ctx, txKey{}, tx)); err != nil {
-		tx.Rollback()
-		return err
-	}
-	t2 := time.Now()
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	if d := time.Since(t1); d >= slowTx && db.log != nil {
-		// Every other write waits for this one: say where it came from.
-		db.log.Warn("slow write transaction", "held_ms", d.Milliseconds(), "commit_ms", time.Since(t2).Milliseconds(),
-			"waited_ms", t1.Sub(t0).Milliseconds(), "caller", callers(2, 3))
-	}
-	return nil
+	return db.cm.run(ctx, fn)
 }
 
 // callers names n frames of the stack from skip (file:line, innermost first).
 func callers(skip, n int) string {
 	pc := make([]uintptr, n)
-	frames := runtime.CallersFrames(pc[:runtime.Callers(skip+1, pc)])
+	return framesOf(pc[:runtime.Callers(skip+1, pc)])
+}
+
+// framesOf names the frames of pc (file:line, innermost first).
+func framesOf(pc []uintptr) string {
+	frames := runtime.CallersFrames(pc)
 	var b strings.Builder
 	for {
 		f, more := frames.Next()
+		if f.PC == 0 && f.File == "" {
+			return b.String()
+		}
 		if b.Len() > 0 {
 			b.WriteString(" < ")
 		}
@@ -233,14 +222,14 @@ const slowTx = 100 * time.Millisecond
 
 // InTransaction reports whether ctx carries a transaction.
 func InTransaction(ctx context.Context) bool {
-	_, ok := ctx.Value(txKey{}).(*sql.Tx)
+	_, ok := ctx.Value(txKey{}).(*txState)
 	return ok
 }
 
 // read returns the transaction of ctx, or the reader pool.
 func (db *DB) read(ctx context.Context) querier {
-	if tx, ok := ctx.Value(txKey{}).(*sql.Tx); ok {
-		return stmtTx{tx: tx, cache: db.ws}
+	if st, ok := ctx.Value(txKey{}).(*txState); ok {
+		return stmtTx{st: st, cache: db.ws}
 	}
 	return db.rs
 }
@@ -248,8 +237,8 @@ func (db *DB) read(ctx context.Context) querier {
 // write returns the transaction of ctx, or the writer (a single statement is its
 // own transaction).
 func (db *DB) write(ctx context.Context) querier {
-	if tx, ok := ctx.Value(txKey{}).(*sql.Tx); ok {
-		return stmtTx{tx: tx, cache: db.ws}
+	if st, ok := ctx.Value(txKey{}).(*txState); ok {
+		return stmtTx{st: st, cache: db.ws}
 	}
 	return db.ws
 }

@@ -90,31 +90,42 @@ func (s *stmtDB) close() {
 	clear(s.stmts)
 }
 
+// prepare prepares the statements of queries that are not cached yet.
+func (s *stmtDB) prepare(queries []string) {
+	for _, q := range queries {
+		s.stmt(context.Background(), q)
+	}
+}
+
 // stmtTx runs a transaction's queries through the writer's prepared statements
 // when they exist. It never prepares one: that needs the writer's only
-// connection, which the transaction holds; such queries run unprepared.
+// connection, which the transaction holds; such queries run unprepared, and
+// are prepared when the transaction is over (txState.misses).
 type stmtTx struct {
-	tx    *sql.Tx
+	st    *txState
 	cache *stmtDB
 }
 
 func (t stmtTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	if st := t.cache.cached(query); st != nil {
-		return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+		return t.st.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
-	return t.tx.ExecContext(ctx, query, args...)
+	t.st.missed(query)
+	return t.st.tx.ExecContext(ctx, query, args...)
 }
 
 func (t stmtTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	if st := t.cache.cached(query); st != nil {
-		return t.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+		return t.st.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	}
-	return t.tx.QueryContext(ctx, query, args...)
+	t.st.missed(query)
+	return t.st.tx.QueryContext(ctx, query, args...)
 }
 
 func (t stmtTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	if st := t.cache.cached(query); st != nil {
-		return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+		return t.st.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 	}
-	return t.tx.QueryRowContext(ctx, query, args...)
+	t.st.missed(query)
+	return t.st.tx.QueryRowContext(ctx, query, args...)
 }

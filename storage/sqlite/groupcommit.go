@@ -1,0 +1,247 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// Group commit. Every write transaction (InTx) runs on the one writer
+// connection, in turn. With synchronous=FULL each commit waits for the disk
+// (an fsync of the log), so when writes arrive together they would each wait
+// for their own. Instead one goroutine, the committer, runs the transactions:
+// it takes the one that arrived and every other already waiting (up to
+// maxGroup), runs each in a SAVEPOINT of one transaction — a failing one is
+// rolled back to its savepoint alone, the others are unaffected — and commits
+// them with one fsync. Each caller returns once the commit that holds its
+// change is durable, exactly as with a transaction of its own; only the wait
+// for the disk is shared. A lone write is not delayed: the committer never
+// waits for company.
+//
+// A transaction's function runs with its caller's context values but not its
+// cancellation: the driver answers a cancelled statement by interrupting
+// SQLite, which rolls back the whole transaction, the group's other changes
+// with it. A change whose client has gone is finished (it was going to be, a
+// moment later) or, when its context ended before it started, not begun.
+
+// maxGroup bounds the transactions committed together.
+const maxGroup = 64
+
+// txJob is one InTx call waiting for the committer.
+type txJob struct {
+	ctx    context.Context
+	fn     func(ctx context.Context) error
+	queued time.Time
+	caller [3]uintptr // where InTx was called, for the slow-transaction log
+	done   chan txResult
+}
+
+type txResult struct {
+	err   error
+	panic any // fn panicked: InTx panics with it in the caller
+	stack []byte
+}
+
+// committer runs the write transactions.
+type committer struct {
+	db   *DB
+	jobs chan *txJob
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+func startCommitter(db *DB) *committer {
+	c := &committer{db: db, jobs: make(chan *txJob), stop: make(chan struct{})}
+	c.wg.Add(1)
+	go c.loop()
+	return c
+}
+
+// errClosed answers InTx after Close.
+var errClosed = errors.New("database is closed")
+
+// run hands fn to the committer and waits for its result.
+func (c *committer) run(ctx context.Context, fn func(ctx context.Context) error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	j := &txJob{ctx: ctx, fn: fn, queued: time.Now(), done: make(chan txResult, 1)}
+	runtime.Callers(3, j.caller[:])
+	select {
+	case c.jobs <- j:
+	case <-ctx.Done():
+		return fmt.Errorf("begin transaction: %w", ctx.Err())
+	case <-c.stop:
+		return errClosed
+	}
+	r := <-j.done
+	if r.panic != nil {
+		panic(fmt.Sprintf("%v [in a write transaction; its stack:\n%s]", r.panic, r.stack))
+	}
+	return r.err
+}
+
+func (c *committer) loop() {
+	defer c.wg.Done()
+	group := make([]*txJob, 0, maxGroup)
+	for {
+		select {
+		case <-c.stop:
+			return
+		case j := <-c.jobs:
+			group = append(group[:0], j)
+		}
+	more:
+		for len(group) < maxGroup {
+			select {
+			case j := <-c.jobs:
+				group = append(group, j)
+			default:
+				break more
+			}
+		}
+		misses := c.commit(group)
+		clear(group)
+		// Once the callers have their answers, while the connection is free.
+		c.db.ws.prepare(misses)
+	}
+}
+
+// commit runs group in one transaction and tells each job its result; it
+// returns the queries the transaction ran unprepared.
+func (c *committer) commit(group []*txJob) (misses []string) {
+	results := make([]txResult, len(group))
+	defer func() {
+		for i, j := range group {
+			j.done <- results[i]
+		}
+	}()
+	live := group[:0:0]
+	for i, j := range group {
+		if err := j.ctx.Err(); err != nil {
+			results[i].err = fmt.Errorf("begin transaction: %w", err)
+			continue
+		}
+		live = append(live, j)
+	}
+	if len(live) == 0 {
+		return
+	}
+	db := c.db
+	t0 := time.Now()
+	tx, err := db.w.BeginTx(context.Background(), nil)
+	if err != nil {
+		for i := range results {
+			if results[i].err == nil {
+				results[i].err = fmt.Errorf("begin transaction: %w", err)
+			}
+		}
+		return
+	}
+	st := &txState{tx: tx}
+	alone := len(live) == 1
+	committed := 0
+	for i, j := range group {
+		if results[i].err != nil {
+			continue
+		}
+		if !alone {
+			if _, err := tx.Exec("SAVEPOINT grp"); err != nil {
+				results[i].err = fmt.Errorf("begin transaction: savepoint: %w", err)
+				continue
+			}
+		}
+		results[i] = runJob(j, st)
+		if alone {
+			if results[i].err != nil || results[i].panic != nil {
+				tx.Rollback()
+				return
+			}
+			committed++
+			break
+		}
+		if results[i].err != nil || results[i].panic != nil {
+			if _, err := tx.Exec("ROLLBACK TO grp"); err != nil {
+				// The transaction is broken: nothing of the group commits.
+				tx.Rollback()
+				for k := range results {
+					if results[k].err == nil && results[k].panic == nil {
+						results[k].err = fmt.Errorf("roll back a failed change of the group: %w", err)
+					}
+				}
+				return
+			}
+		} else {
+			committed++
+		}
+		if _, err := tx.Exec("RELEASE grp"); err != nil {
+			tx.Rollback()
+			for k := range results {
+				if results[k].err == nil && results[k].panic == nil {
+					results[k].err = fmt.Errorf("release savepoint: %w", err)
+				}
+			}
+			return
+		}
+	}
+	if committed == 0 {
+		tx.Rollback()
+		return
+	}
+	t1 := time.Now()
+	if err := tx.Commit(); err != nil {
+		for i := range results {
+			if results[i].err == nil && results[i].panic == nil {
+				results[i].err = fmt.Errorf("commit: %w", err)
+			}
+		}
+		return
+	}
+	if d := time.Since(t0); d >= slowTx && db.log != nil {
+		// Every other write waits for this one: say where it came from.
+		db.log.Warn("slow write transaction", "held_ms", d.Milliseconds(), "commit_ms", time.Since(t1).Milliseconds(),
+			"waited_ms", t0.Sub(group[0].queued).Milliseconds(), "group", len(live), "caller", framesOf(group[0].caller[:]))
+	}
+	return st.misses
+}
+
+// runJob runs one job's function in the transaction, catching a panic.
+func runJob(j *txJob, st *txState) (r txResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			buf := make([]byte, 16<<10)
+			r = txResult{panic: p, stack: buf[:runtime.Stack(buf, false)]}
+		}
+	}()
+	return txResult{err: j.fn(context.WithValue(context.WithoutCancel(j.ctx), txKey{}, st))}
+}
+
+// close stops the committer once the group under way is done; later InTx
+// calls answer errClosed.
+func (c *committer) close() {
+	close(c.stop)
+	c.wg.Wait()
+}
+
+// txState is the transaction a context carries.
+type txState struct {
+	tx *sql.Tx
+	// misses are queries the transaction ran unprepared (the cache had no
+	// statement for them, and preparing one needs the connection the
+	// transaction holds): they are prepared once it is over.
+	mu     sync.Mutex
+	misses []string
+}
+
+// missed records that query ran unprepared.
+func (st *txState) missed(query string) {
+	st.mu.Lock()
+	if len(st.misses) < 64 {
+		st.misses = append(st.misses, query)
+	}
+	st.mu.Unlock()
+}
