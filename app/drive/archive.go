@@ -165,8 +165,8 @@ func (s *Service) startRestore(ctx context.Context, f File) (*RestoreInfo, error
 	err := func() error {
 		// Under refMu: once the file is restoring the collector counts its head,
 		// so it cannot delete the blob the restore is about to write.
-		s.refMu.Lock()
-		defer s.refMu.Unlock()
+		s.refMu.RLock()
+		defer s.refMu.RUnlock()
 		return s.store.InTx(ctx, func(ctx context.Context) error {
 			var err error
 			if cur, err = s.store.File(ctx, f.ID); err != nil {

@@ -192,8 +192,8 @@ func (s *Service) referenced(ctx context.Context, hash string, fn func(ctx conte
 // own copy) cannot lose it to the collector before fn commits the reference.
 // An error of put is returned as a *PutError.
 func (s *Service) storeReferenced(ctx context.Context, hash string, put func() error, fn func(ctx context.Context) error) error {
-	s.refMu.Lock()
-	defer s.refMu.Unlock()
+	s.refMu.RLock()
+	defer s.refMu.RUnlock()
 	if put != nil {
 		if err := put(); err != nil {
 			return &PutError{Err: err}

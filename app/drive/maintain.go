@@ -169,6 +169,13 @@ func (s *Service) collect(ctx context.Context, now time.Time) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if len(hashes) == 0 {
+		return 0, nil
+	}
+	if !s.lockForCollect(ctx) {
+		return 0, nil // writers all along: the next round tries again
+	}
+	defer s.refMu.Unlock()
 	n := 0
 	for _, h := range hashes {
 		deleted, err := s.collectOne(ctx, h)
@@ -182,9 +189,47 @@ func (s *Service) collect(ctx context.Context, now time.Time) (int, error) {
 	return n, nil
 }
 
-func (s *Service) collectOne(ctx context.Context, h string) (bool, error) {
+// collectPatience is how long a round of the collector waits for a moment
+// without writers between their blob and its reference; collectStarvedRounds
+// is how many such rounds in a row it gives up before it queues for refMu
+// (new writers then wait for the uploads under way to finish).
+const (
+	collectPatience      = 10 * time.Second
+	collectStarvedRounds = 60
+)
+
+// lockForCollect takes refMu's write lock for the collector: it tries for
+// collectPatience without queueing (a queued write lock would hold up every
+// new writer behind an upload that streams for minutes), and only after
+// collectStarvedRounds fruitless rounds waits its turn. False: not taken.
+func (s *Service) lockForCollect(ctx context.Context) bool {
+	deadline := time.Now().Add(collectPatience)
+	for {
+		if s.refMu.TryLock() {
+			s.collectStarved.Store(0)
+			return true
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	rounds := s.collectStarved.Add(1)
+	if rounds < collectStarvedRounds {
+		s.log.Info("blob collector: uploads under way the whole time, trying next round", "rounds", rounds)
+		return false
+	}
+	s.log.Warn("blob collector: uploads under way for many rounds, waiting for them to finish", "rounds", rounds)
 	s.refMu.Lock()
-	defer s.refMu.Unlock()
+	s.collectStarved.Store(0)
+	return true
+}
+
+// collectOne deletes blob h unless it is in use again; the caller holds refMu.
+func (s *Service) collectOne(ctx context.Context, h string) (bool, error) {
 	used, err := s.store.HashInUse(ctx, h)
 	if err != nil {
 		return false, err

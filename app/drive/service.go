@@ -91,10 +91,16 @@ type Service struct {
 	opts   Options
 
 	// refMu orders "a blob gained a reference" against "the collector deletes
-	// an unreferenced blob": a writer checks the blob exists and commits its
-	// reference under it, the collector re-checks references and deletes under
-	// it, so a deduplicated Put can never lose its bytes to the collector.
-	refMu sync.Mutex
+	// an unreferenced blob": writers, any number at once, store a blob, check
+	// it exists and commit its reference under its read lock; the collector
+	// re-checks references and deletes under its write lock, so a deduplicated
+	// Put can never lose its bytes to the collector. The collector never
+	// queues for the write lock while an upload streams (that would stop every
+	// new writer behind the one upload): see lockForCollect.
+	refMu sync.RWMutex
+	// collectStarved counts the collector's rounds in a row that found
+	// writers holding refMu throughout.
+	collectStarved atomic.Int32
 
 	// lastStrays is when findStrays last walked the blob store.
 	strayMu    sync.Mutex

@@ -52,6 +52,9 @@ type Store struct {
 	dir     string
 	objects string
 	tmp     string
+	// fanout holds the fan-out directories ("hhhh" of objects/hh/hh) known
+	// to exist durably.
+	fanout sync.Map
 }
 
 // copyBufferSize is the size of the chunks Put reads and writes.
@@ -194,7 +197,8 @@ func (s *Store) Put(ctx context.Context, r io.Reader, limit int64) (Object, erro
 	}
 	// Absent (or, should a disk fault have damaged it, of the wrong size: the
 	// rename below replaces it with the good copy).
-	if err := s.ensureFanout(obj.Hash); err != nil {
+	syncFanout, err := s.ensureFanout(obj.Hash)
+	if err != nil {
 		return Object{}, fmt.Errorf("blob put: %w", err)
 	}
 	if err := os.Rename(tmp, final); err != nil {
@@ -205,6 +209,9 @@ func (s *Store) Put(ctx context.Context, r io.Reader, limit int64) (Object, erro
 		// The object is visible but perhaps not durable: report failure so the
 		// caller does not record it; an unreferenced object is harmless.
 		return Object{}, fmt.Errorf("blob put: sync object dir: %w", err)
+	}
+	if err := syncFanout(); err != nil {
+		return Object{}, fmt.Errorf("blob put: %w", err)
 	}
 	return obj, nil
 }
@@ -249,7 +256,8 @@ func (s *Store) Adopt(path, hash string, size int64) (Object, error) {
 		}
 		return obj, nil
 	}
-	if err := s.ensureFanout(hash); err != nil {
+	syncFanout, err := s.ensureFanout(hash)
+	if err != nil {
 		return Object{}, fmt.Errorf("blob adopt: %w", err)
 	}
 	if err := os.Rename(path, final); err != nil {
@@ -260,6 +268,9 @@ func (s *Store) Adopt(path, hash string, size int64) (Object, error) {
 	}
 	if err := SyncDir(dir); err != nil {
 		return Object{}, fmt.Errorf("blob adopt: sync object dir: %w", err)
+	}
+	if err := syncFanout(); err != nil {
+		return Object{}, fmt.Errorf("blob adopt: %w", err)
 	}
 	return obj, nil
 }
@@ -353,23 +364,43 @@ func copyChunks(ctx context.Context, f *os.File, h io.Writer, r io.Reader, bufs 
 	}
 }
 
-// ensureFanout creates the two fan-out directories of hash when missing, fsyncing
-// each parent so the new directory entries survive a crash.
-func (s *Store) ensureFanout(hash string) error {
+// ensureFanout creates the two fan-out directories of hash when missing and
+// returns the function that makes them durable, to be called once the object
+// is renamed into place and its directory synced: on file systems with one
+// journal (ext4, xfs) that sync has written the new directories too, and the
+// two syncs left find nothing to do — one wait for the disk, not three.
+func (s *Store) ensureFanout(hash string) (syncNew func() error, err error) {
+	done := func() error { return nil }
+	if _, ok := s.fanout.Load(hash[:4]); ok {
+		return done, nil
+	}
 	d1 := filepath.Join(s.objects, hash[:2])
 	d2 := filepath.Join(d1, hash[2:4])
 	if _, err := os.Stat(d2); err == nil {
-		return nil
+		// Made by an earlier process (synced then) or by a concurrent Put,
+		// which syncs it before it returns; syncing again costs nothing.
+		return s.syncFanout(hash, d1), nil
 	}
 	for _, d := range []string{d1, d2} {
 		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("create fan-out dir: %w", err)
-		}
-		if err := SyncDir(filepath.Dir(d)); err != nil {
-			return fmt.Errorf("sync fan-out dir: %w", err)
+			return nil, fmt.Errorf("create fan-out dir: %w", err)
 		}
 	}
-	return nil
+	return s.syncFanout(hash, d1), nil
+}
+
+// syncFanout returns the function that syncs the fan-out directory d1 and the
+// objects directory, then remembers hash's fan-out as durable.
+func (s *Store) syncFanout(hash, d1 string) func() error {
+	return func() error {
+		for _, d := range []string{d1, s.objects} {
+			if err := SyncDir(d); err != nil {
+				return fmt.Errorf("sync fan-out dir: %w", err)
+			}
+		}
+		s.fanout.Store(hash[:4], struct{}{})
+		return nil
+	}
 }
 
 // Open opens the object hash for reading. The caller closes the file.
