@@ -160,6 +160,7 @@ func TestWebDAVOverwriteIsAtomic(t *testing.T) {
 	if _, err := s.Main.DB.Exec(context.Background(), `UPDATE plans SET quota_bytes = 100 WHERE slug = 'enterprise'`); err != nil {
 		t.Fatal(err)
 	}
+	s.Main.Identity.CredentialsChanged() // credentials carry the quota
 	outbox, tombstones := rows(t, s, "outbox"), rows(t, s, "drive_tombstones")
 	over := map[string]string{"Destination": "/api/v1/webdav/b.txt", "Overwrite": "T"}
 	s.Run(t, []webtest.Scenario{

@@ -315,6 +315,7 @@ func TestDriveShareLink(t *testing.T) {
 		if _, err := s.Main.DB.Exec(context.Background(), `UPDATE plans SET quota_bytes = ? WHERE slug = 'enterprise'`, n); err != nil {
 			t.Fatal(err)
 		}
+		s.Main.Identity.CredentialsChanged() // credentials carry the quota
 	}
 	setQuota(10)
 	webtest.Check(t, pub("PUT", editTok+"/content", "more than the quota allows"), webtest.Scenario{Status: 507, Problem: "quota_exceeded"})

@@ -495,7 +495,8 @@ func TestDriveQuotaBoundary(t *testing.T) {
 	if _, err := s.Main.DB.Exec(ctx, `UPDATE plans SET quota_bytes = 100 WHERE slug = 'enterprise'`); err != nil {
 		t.Fatal(err)
 	}
-	tok := s.Token("ann@example.test") // a fresh token sees the new quota
+	s.Main.Identity.CredentialsChanged() // credentials carry the quota
+	tok := s.Token("ann@example.test")   // a fresh token sees the new quota
 	c.tok = tok
 	c.upload("a.bin", "", "application/octet-stream", make([]byte, 60))
 	webtest.Check(t, c.do("POST", "/api/v1/drive/upload", map[string]any{"name": "b.bin", "size": 41}), webtest.Scenario{Status: 507, Problem: "quota_exceeded"})

@@ -294,6 +294,7 @@ func TestTusQuota(t *testing.T) {
 	if _, err := s.Main.DB.Exec(ctx, `UPDATE plans SET quota_bytes = 100 WHERE slug = 'enterprise'`); err != nil {
 		t.Fatal(err)
 	}
+	s.Main.Identity.CredentialsChanged() // credentials carry the quota
 	tc.tok = s.Token("ann@example.test") // a fresh token sees the new quota
 	c.tok = tc.tok
 	// At creation, when the length is known.

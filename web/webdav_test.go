@@ -415,6 +415,7 @@ func TestWebDAVPutLimits(t *testing.T) {
 	if _, err := s.Main.DB.Exec(context.Background(), `UPDATE plans SET quota_bytes = 100 WHERE slug = 'enterprise'`); err != nil {
 		t.Fatal(err)
 	}
+	s.Main.Identity.CredentialsChanged() // credentials carry the quota
 	webtest.Check(t, s.Do(davReq(ann, "PUT", "/full.bin", nil, strings.Repeat("x", 200))), webtest.Scenario{Status: 507, Problem: "quota_exceeded"})
 	if res := ann.do("GET", "/full.bin", nil, nil); res.StatusCode != 404 {
 		t.Fatalf("GET after refused PUT: %d", res.StatusCode)

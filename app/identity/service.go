@@ -410,7 +410,14 @@ func (s *Service) touch(ctx context.Context, cred Credential, now time.Time) {
 // DAV doors). Account passwords are not accepted there.
 func (s *Service) AuthenticateBasic(ctx context.Context, email, password string) (*app.Principal, error) {
 	h := s.hash(normalizeAppPassword(password))
-	cred, err := s.store.AppPasswordCredential(ctx, strings.TrimSpace(email), h)
+	email = strings.TrimSpace(email)
+	now := s.clock.Now()
+	key := "basic\x00" + email + "\x00" + string(h)
+	if p, ok := s.cache.get(key, now); ok {
+		return p, nil
+	}
+	gen := s.cache.gen.Load()
+	cred, err := s.store.AppPasswordCredential(ctx, email, h)
 	if app.ErrorCode(err) == app.ENotFound {
 		if p := strings.TrimSpace(password); strings.HasPrefix(p, PATPrefix) || strings.HasPrefix(p, SPTokenPrefix) {
 			return nil, app.Errorf(app.EUnauthorized, "The password is an access token, not an app password: send the token as Authorization: Bearer <token>, or sign in with an app password.")
@@ -425,7 +432,10 @@ func (s *Service) AuthenticateBasic(ctx context.Context, email, password string)
 	}
 	p, err := s.principal(cred, app.NewScopes(app.RoleScopes(cred.User.RoleSlug, cred.Org.ResellerDepth >= 1)...))
 	if err == nil {
-		s.touch(ctx, cred, s.clock.Now())
+		s.touch(ctx, cred, now)
+		if cred.ExpiresAt == nil || cred.ExpiresAt.Sub(now) > authCacheTTL {
+			s.cache.put(key, p, gen, now)
+		}
 	}
 	return p, err
 }

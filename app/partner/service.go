@@ -1016,6 +1016,7 @@ func (s *Service) ChangePlan(ctx context.Context, p *app.Principal, orgID, planS
 	if err != nil {
 		return OrgSubscription{}, err
 	}
+	s.ids.CredentialsChanged() // the plan's features and quota come with every credential of the organisation
 	return s.subscription(ctx, orgID)
 }
 
