@@ -10,7 +10,7 @@ func TestPasswordHash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(h, "$argon2id$v=19$m=65536,t=3,p=2$") {
+	if !strings.HasPrefix(h, "$argon2id$v=19$m=19456,t=2,p=1$") {
 		t.Fatalf("hash %q", h)
 	}
 	h2, _ := HashPassword("correct horse battery")
@@ -26,6 +26,9 @@ func TestPasswordHash(t *testing.T) {
 		{"empty hash", "", "correct horse battery", false},
 		{"malformed hash", "$argon2id$v=19$garbage", "correct horse battery", false},
 		{"other algorithm", strings.Replace(h, "argon2id", "argon2i", 1), "correct horse battery", false},
+		// Made with the parameters of before (64 MiB, 3 passes, 2 lanes): hashes
+		// keep theirs, so passwords set then still verify.
+		{"older parameters", "$argon2id$v=19$m=65536,t=3,p=2$MDEyMzQ1Njc4OWFiY2RlZg$qoglYg7enBv91VctITWG2E/ZQv1U9p/3KxNV7gOMG9E", "correct horse battery", true},
 	}
 	for _, tt := range tests {
 		if got := VerifyPassword(tt.hash, tt.pw); got != tt.ok {

@@ -70,10 +70,6 @@ type SignInInput struct {
 // errBadSignIn is the one answer to an unknown address or a wrong password.
 var errBadSignIn = app.Errorf(app.EUnauthorized, "The e-mail address or password is not valid.")
 
-// dummyHash is verified against when the address is unknown, so that an unknown
-// address costs the same time as a wrong password.
-var dummyHash, _ = HashPassword("not-a-password-of-anyone")
-
 // SignIn checks an e-mail address and account password and starts a session.
 // It returns the session's secret (the cookie's value). An unknown address or a
 // wrong password is unauthorized (the same answer for both); a suspended or not
@@ -82,7 +78,7 @@ var dummyHash, _ = HashPassword("not-a-password-of-anyone")
 func (s *Service) SignIn(ctx context.Context, in SignInInput) (string, Session, error) {
 	u, err := s.store.UserByEmail(ctx, strings.TrimSpace(in.Email))
 	if app.ErrorCode(err) == app.ENotFound || strings.TrimSpace(in.Email) == "" {
-		VerifyPassword(dummyHash, in.Password)
+		VerifyPassword(dummyHash(), in.Password)
 		return "", Session{}, errBadSignIn
 	}
 	if err != nil {
@@ -93,7 +89,7 @@ func (s *Service) SignIn(ctx context.Context, in SignInInput) (string, Session, 
 		return "", Session{}, err
 	}
 	if hash == "" {
-		VerifyPassword(dummyHash, in.Password)
+		VerifyPassword(dummyHash(), in.Password)
 		return "", Session{}, errBadSignIn
 	}
 	if !VerifyPassword(hash, in.Password) {

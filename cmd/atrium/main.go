@@ -23,6 +23,10 @@ import (
 	"atrium/web"
 )
 
+// serveMemoryLimit is serve's soft limit of the Go runtime's memory unless
+// GOMEMLIMIT sets one (see docs/operations.md).
+const serveMemoryLimit = 48 << 20
+
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
@@ -82,6 +86,12 @@ func newServeCmd() *cobra.Command {
 			cfg, err := loadFor(cmd)
 			if err != nil {
 				return err
+			}
+			if os.Getenv("GOMEMLIMIT") == "" {
+				// A soft limit: the collector works harder as the Go heap nears
+				// it (it never refuses memory), so a small machine's server gives
+				// back what a burst took instead of growing to twice its peak.
+				debug.SetMemoryLimit(serveMemoryLimit)
 			}
 			log := wire.NewLogger(cfg, cmd.ErrOrStderr())
 			for _, w := range cfg.Warnings {
