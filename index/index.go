@@ -74,7 +74,15 @@ func (d Dir) config(live bool) map[string]any {
 	if t <= 0 {
 		t = 2 * time.Second
 	}
-	return map[string]any{"bolt_timeout": t.String(), "unsafe_batch": live}
+	c := map[string]any{"bolt_timeout": t.String(), "unsafe_batch": live}
+	if live {
+		// Nothing waits for the live index's segments to reach the disk, so
+		// the persister may nap and let the segments of a busy moment merge
+		// in memory: one write and fsync of the index every few seconds
+		// rather than a few per batch, on the disk the drive's writes wait for.
+		c["scorchPersisterOptions"] = map[string]any{"PersisterNapTimeMSec": 3000, "PersisterNapUnderNumFiles": 1000}
+	}
+	return c
 }
 
 // Open opens the existing index.
