@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -48,10 +49,11 @@ type txResult struct {
 
 // committer runs the write transactions.
 type committer struct {
-	db   *DB
-	jobs chan *txJob
-	stop chan struct{}
-	wg   sync.WaitGroup
+	db      *DB
+	jobs    chan *txJob
+	pending atomic.Int32 // callers waiting to hand their job over
+	stop    chan struct{}
+	wg      sync.WaitGroup
 }
 
 func startCommitter(db *DB) *committer {
@@ -71,11 +73,14 @@ func (c *committer) run(ctx context.Context, fn func(ctx context.Context) error)
 	}
 	j := &txJob{ctx: ctx, fn: fn, queued: time.Now(), done: make(chan txResult, 1)}
 	runtime.Callers(3, j.caller[:])
+	c.pending.Add(1)
 	select {
 	case c.jobs <- j:
 	case <-ctx.Done():
+		c.pending.Add(-1)
 		return fmt.Errorf("begin transaction: %w", ctx.Err())
 	case <-c.stop:
+		c.pending.Add(-1)
 		return errClosed
 	}
 	r := <-j.done
@@ -93,12 +98,14 @@ func (c *committer) loop() {
 		case <-c.stop:
 			return
 		case j := <-c.jobs:
+			c.pending.Add(-1)
 			group = append(group[:0], j)
 		}
 	more:
 		for len(group) < maxGroup {
 			select {
 			case j := <-c.jobs:
+				c.pending.Add(-1)
 				group = append(group, j)
 			default:
 				break more
@@ -219,6 +226,9 @@ func runJob(j *txJob, st *txState) (r txResult) {
 	}()
 	return txResult{err: j.fn(context.WithValue(context.WithoutCancel(j.ctx), txKey{}, st))}
 }
+
+// waiting returns how many callers wait to hand their transaction over.
+func (c *committer) waiting() int { return int(c.pending.Load()) }
 
 // close stops the committer once the group under way is done; later InTx
 // calls answer errClosed.

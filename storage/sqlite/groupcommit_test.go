@@ -1,0 +1,144 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestGroupCommit: transactions that arrive together share a commit, yet each
+// keeps its own outcome — a failing or panicking one leaves no trace, the
+// others all commit — and each caller returns only once its change is
+// committed.
+func TestGroupCommit(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "atrium.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(ctx, `CREATE TABLE gc_test (k TEXT PRIMARY KEY, v INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+
+	// Hold the committer in one transaction while the others queue, so that
+	// they are taken as one group.
+	release := make(chan struct{})
+	holding := make(chan struct{})
+	held := make(chan error, 1)
+	go func() {
+		held <- db.InTx(ctx, func(ctx context.Context) error {
+			close(holding)
+			<-release
+			_, err := db.Exec(ctx, `INSERT INTO gc_test (k, v) VALUES ('held', 0)`)
+			return err
+		})
+	}()
+	<-holding
+
+	const n = 40
+	errs := make([]error, n)
+	panics := make([]any, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { panics[i] = recover() }()
+			errs[i] = db.InTx(ctx, func(ctx context.Context) error {
+				if _, err := db.Exec(ctx, `INSERT INTO gc_test (k, v) VALUES (?, ?)`, fmt.Sprint("k", i), i); err != nil {
+					return err
+				}
+				switch i % 10 {
+				case 3:
+					return errors.New("refused") // rolled back to its savepoint
+				case 7:
+					panic("boom") // likewise, and raised again in the caller
+				case 5:
+					// A duplicate key: the statement fails, the caller sees it.
+					_, err := db.Exec(ctx, `INSERT INTO gc_test (k, v) VALUES (?, ?)`, fmt.Sprint("k", i), i)
+					return err
+				}
+				return nil
+			})
+			if errs[i] == nil {
+				// Committed: a reader sees it at once.
+				var v int
+				if err := db.r.QueryRowContext(ctx, `SELECT v FROM gc_test WHERE k = ?`, fmt.Sprint("k", i)).Scan(&v); err != nil || v != i {
+					errs[i] = fmt.Errorf("committed but not visible: %v %d", err, v)
+				}
+			}
+		}()
+	}
+	// Let them queue, then release the first.
+	for db.cm.waiting() < n {
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	wg.Wait()
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		var want string
+		switch i % 10 {
+		case 3:
+			want = "refused"
+		case 5:
+			want = "UNIQUE"
+		}
+		switch {
+		case i%10 == 7:
+			if panics[i] == nil || !strings.Contains(fmt.Sprint(panics[i]), "boom") {
+				t.Errorf("%d: panic %v, want boom raised in the caller", i, panics[i])
+			}
+		case want == "" && errs[i] != nil:
+			t.Errorf("%d: %v", i, errs[i])
+		case want != "" && (errs[i] == nil || !strings.Contains(errs[i].Error(), want)):
+			t.Errorf("%d: error %v, want %q", i, errs[i], want)
+		}
+		var count int
+		if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM gc_test WHERE k = ?`, fmt.Sprint("k", i)).Scan(&count); err != nil {
+			t.Fatal(err)
+		}
+		if kept := want == "" && i%10 != 7; (count == 1) != kept {
+			t.Errorf("%d: %d rows, kept %v", i, count, kept)
+		}
+	}
+
+	t.Run("a cancelled context does not begin", func(t *testing.T) {
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		ran := false
+		err := db.InTx(cctx, func(context.Context) error { ran = true; return nil })
+		if !errors.Is(err, context.Canceled) || ran {
+			t.Fatalf("err %v, ran %v", err, ran)
+		}
+	})
+	t.Run("nested calls join", func(t *testing.T) {
+		err := db.InTx(ctx, func(ctx context.Context) error {
+			return db.InTx(ctx, func(ctx context.Context) error {
+				_, err := db.Exec(ctx, `INSERT INTO gc_test (k, v) VALUES ('nested', 1)`)
+				return err
+			})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("closed", func(t *testing.T) {
+		db2, err := Open(ctx, filepath.Join(t.TempDir(), "atrium.db"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db2.Close()
+		if err := db2.InTx(ctx, func(context.Context) error { return nil }); !errors.Is(err, errClosed) {
+			t.Fatalf("InTx after Close: %v", err)
+		}
+	})
+}
