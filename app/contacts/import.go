@@ -22,9 +22,9 @@ const (
 
 // BookImportResult reports a book import.
 type BookImportResult struct {
-	Created   int             `json:"created" doc:"Cards added as new contacts."`
-	Updated   int             `json:"updated" doc:"Cards whose UID was already in the book: that contact was replaced by the card."`
-	Unchanged int             `json:"unchanged" doc:"Cards identical to the contact of the book with their UID: nothing written."`
+	Created   int                 `json:"created" doc:"Cards added as new contacts."`
+	Updated   int                 `json:"updated" doc:"Cards whose UID was already in the book: that contact was replaced by the card."`
+	Unchanged int                 `json:"unchanged" doc:"Cards identical to the contact of the book with their UID: nothing written."`
 	Failed    []BookImportFailure `json:"failed" doc:"Cards not imported, with why (at most 1000 listed; failed_count counts them all)."`
 	// FailedCount counts every failed card, listed or not.
 	FailedCount int `json:"failed_count"`
