@@ -407,9 +407,12 @@
       layout(timed, day).forEach(function (it) {
         var b = eventButton(it.ev, day, true);
         b.classList.add("cal-tg-ev");
+        var t = b.querySelector(".cal-ev-time");
         if (it.b - it.a < 45) { // one line: the start and the title
           b.classList.add("short");
-          b.querySelector(".cal-ev-time").textContent = it.a > 0 ? fmtTime.format(span(it.ev).start) : "…";
+          t.textContent = it.a > 0 ? fmtTime.format(span(it.ev).start) : "…";
+        } else { // the title first, then the times
+          b.querySelector(".cal-ev-title").after(t);
         }
         b.style.top = (it.a / 14.4) + "%";
         b.style.height = ((it.b - it.a) / 14.4) + "%";
