@@ -163,7 +163,7 @@ test('the week and day views are hourly grids: an event sits in its hour, sized 
 
   // Clicking an empty slot opens a new event at that time.
   const c = await box(view().locator('.cal-tg-col'))
-  await page.mouse.click(c.right - 5, (await box(row(17))).top + 5)
+  await page.mouse.click(c.right - 5, (await box(row(17))).top + 15) // below the 17:00 line
   await page.getByRole('dialog').getByRole('heading', { name: 'New event' }).waitFor()
   assert.equal(await page.getByLabel('Start', { exact: true }).inputValue(), `${l.today}T17:00`)
   await button('Cancel').click()
