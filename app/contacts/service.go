@@ -337,12 +337,18 @@ func (s *Service) CreateContact(ctx context.Context, p *app.Principal, bookID st
 			return err
 		}
 		c.Seq = seq
-		if err := s.store.InsertContact(ctx, c); err != nil {
-			return err
-		}
-		return s.record(ctx, p, "contact.created", "contact", c.ID, nil)
+		return s.insertContact(ctx, p, c)
 	})
 	return c, err
+}
+
+// insertContact stores a new contact and records it: the step every created
+// contact goes through (CreateContact, Import).
+func (s *Service) insertContact(ctx context.Context, p *app.Principal, c ContactDetail) error {
+	if err := s.store.InsertContact(ctx, c); err != nil {
+		return err
+	}
+	return s.record(ctx, p, "contact.created", "contact", c.ID, nil)
 }
 
 // UpdateContact changes the fields of a contact present in the patch. ifMatch,

@@ -120,6 +120,64 @@ test('New event makes an event shown in the view; it can be edited', async () =>
   noProblems(page)
 })
 
+test('the week and day views are hourly grids: an event sits in its hour, sized by its length, overlaps side by side', async () => {
+  const l = await local()
+  await button('Week').click()
+  await loaded()
+  const grid = view().locator('.cal-tg')
+  await grid.waitFor()
+  assert.equal(await view().locator('.cal-tg-col').count(), 7, 'a column per day')
+  assert.equal(await view().locator('.cal-tg-hour').count(), 24, 'an hour per row')
+  // The grid opens at working hours, not at midnight.
+  await page.waitForFunction(() => document.querySelector('#cal-view .cal-tg-scroll').scrollTop > 0)
+  await newEvent('Grid one', `${l.today}T09:00`, `${l.today}T10:30`)
+  await newEvent('Grid two', `${l.today}T09:30`, `${l.today}T10:00`)
+  const one = view().getByRole('button', { name: /Grid one/ })
+  const two = view().getByRole('button', { name: /Grid two/ })
+  await one.waitFor()
+  await two.waitFor()
+  const box = async loc => loc.evaluate(e => { const r = e.getBoundingClientRect(); return { top: r.top, bottom: r.bottom, left: r.left, right: r.right, height: r.height, off: e.offsetTop } })
+  const row = h => view().locator(`.cal-tg-hour[data-hour="${h}"]`)
+  const [r8, r9, r10, r11, b1, b2] = await Promise.all([row(8), row(9), row(10), row(11)].map(box).concat([box(one), box(two)]))
+  const hour = r9.top - r8.top
+  assert.ok(b1.top > r8.top, `Grid one (top ${b1.top}) is below the 8:00 row (${r8.top})`)
+  // offsetTop: within the grid, without the labels' nudge upwards.
+  assert.ok(Math.abs(b1.off - r9.off) < 2, `Grid one starts at the 9:00 line (${b1.off} vs ${r9.off})`)
+  assert.ok(b1.bottom > r10.top && b1.bottom < r11.top, 'an hour and a half tall')
+  assert.ok(Math.abs(b1.height - 1.5 * hour) < 4, `height ${b1.height} for 1.5 h of ${hour} px`)
+  assert.ok(b2.left >= b1.right - 2 || b1.left >= b2.right - 2, 'overlapping events stand side by side')
+  assert.equal(await one.evaluate(e => e.closest('.cal-tg-col').dataset.day), l.today, 'in today\'s column')
+  assert.equal(await view().locator('.cal-tg-now:not([hidden])').count(), 1, 'the current time line')
+  await axe(page, 'the week grid with events')
+  await screenshot(page, 'calendar-week-grid')
+
+  await button('Day').click()
+  await loaded()
+  assert.equal(await view().locator('.cal-tg-col').count(), 1, 'the day is one column')
+  await two.waitFor()
+  const d1 = await box(view().getByRole('button', { name: /Grid one/ }))
+  const d9 = await box(row(9))
+  assert.ok(Math.abs(d1.off - d9.off) < 2, `in the day view too, at 9:00 (${d1.off} vs ${d9.off})`)
+  await axe(page, 'the day grid')
+  await screenshot(page, 'calendar-day-grid')
+
+  // Clicking an empty slot opens a new event at that time.
+  const c = await box(view().locator('.cal-tg-col'))
+  await page.mouse.click(c.right - 5, (await box(row(17))).top + 15) // below the 17:00 line
+  await page.getByRole('dialog').getByRole('heading', { name: 'New event' }).waitFor()
+  assert.equal(await page.getByLabel('Start', { exact: true }).inputValue(), `${l.today}T17:00`)
+  await button('Cancel').click()
+  for (const t of ['Grid one', 'Grid two']) {
+    await view().getByRole('button', { name: new RegExp(t) }).click()
+    await page.getByRole('dialog').getByRole('heading', { name: 'Edit event' }).waitFor()
+    await button('Delete').click()
+    await button('Yes, delete').click()
+    await page.getByRole('dialog').waitFor({ state: 'hidden' })
+    await view().getByRole('button', { name: new RegExp(t) }).waitFor({ state: 'detached' })
+  }
+  noProblems(page)
+})
+
 test('a weekly event shows several occurrences in the month; one occurrence is deleted alone', async () => {
   const l = await local()
   await button('Month').click()

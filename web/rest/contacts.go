@@ -1,13 +1,17 @@
 package rest
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"net/url"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humagin"
 
 	"atrium/app"
 	"atrium/app/contacts"
@@ -76,6 +80,26 @@ func vcardResponse(o huma.Operation) huma.Operation {
 			"text/vcard": {Schema: &huma.Schema{Type: "string"}}}},
 	}
 	return o
+}
+
+// nonEmptyBody answers an empty request body with 422 naming the body (huma
+// refuses a missing raw body with 400, before the handler could).
+func nonEmptyBody(api huma.API, msg string) func(huma.Context, func(huma.Context)) {
+	return func(ctx huma.Context, next func(huma.Context)) {
+		if gc := humagin.Unwrap(ctx); gc != nil && gc.Request.Body != nil {
+			br := bufio.NewReader(gc.Request.Body)
+			if _, err := br.Peek(1); err == io.EOF {
+				_ = huma.WriteErr(api, ctx, http.StatusUnprocessableEntity, "body: "+msg,
+					&huma.ErrorDetail{Location: "body", Message: msg})
+				return
+			}
+			gc.Request.Body = struct {
+				io.Reader
+				io.Closer
+			}{br, gc.Request.Body}
+		}
+		next(ctx)
+	}
 }
 
 func registerContacts(api huma.API, d Deps) {
@@ -209,6 +233,35 @@ func registerContacts(api huma.API, d Deps) {
 			UserID string `path:"user_id" maxLength:"200"`
 		}) (*vcardFile, error) {
 			return vcardOut(svc.ExportDirectoryEntry(ctx, principal(ctx), in.UserID))
+		})
+	// Book export and import: Atrium extensions outside the stable v1 contract,
+	// routed but not published (docs/api-extensions.md).
+	exp := vcardResponse(errs(op(http.MethodGet, "/contacts/books/{book_id}/export", "exportAddressBook", "Export an address book as one vCard file", tag, rd), http.StatusNotFound))
+	exp.Description = "Every contact of the book, by display name, as one `text/vcard` file of vCard 4.0 cards, each as the per-contact export writes it " +
+		"(a card stored as 3.0 is converted; properties Atrium does not model are kept). The file is named after the book."
+	exp.Hidden = true
+	huma.Register(api, exp,
+		func(ctx context.Context, in *BookPath) (*vcardFile, error) {
+			return vcardOut(svc.ExportBook(ctx, principal(ctx), in.BookID))
+		})
+	imp := errs(status(op(http.MethodPost, "/contacts/books/{book_id}/import", "importAddressBook", "Import a vCard file into an address book", tag, wr), http.StatusOK),
+		http.StatusNotFound, http.StatusRequestEntityTooLarge)
+	imp.Description = "The body is a `text/vcard` file of one or more cards (vCard 3.0 or 4.0), at most 10 MiB (else 413) and 10000 cards (else 422). " +
+		"Each card is checked as a created contact is and kept whole (properties Atrium does not model stay). A card keeps its UID (one without gets one); " +
+		"a card whose UID is already that of a contact of the book replaces it (`updated`, or `unchanged` when identical: importing the same file twice changes nothing). " +
+		"Cards fail on their own and are listed in `failed` with their `index` in the file (from 0) and the reason; the others are added together. " +
+		"A body that is not a vCard file (empty, or not starting with BEGIN:VCARD) → 422 and nothing changes."
+	imp.Hidden = true
+	imp.MaxBodyBytes = contacts.MaxImportBytes
+	imp.BodyReadTimeout = 2 * time.Minute
+	imp.Middlewares = huma.Middlewares{nonEmptyBody(api, "is not a vCard file (it must start with BEGIN:VCARD)")}
+	huma.Register(api, imp,
+		func(ctx context.Context, in *struct {
+			BookPath
+			RawBody []byte `contentType:"text/vcard" required:"false"`
+		}) (*body[contacts.BookImportResult], error) {
+			r, err := svc.Import(ctx, principal(ctx), in.BookID, in.RawBody)
+			return out(r), err
 		})
 	huma.Register(api, vcardResponse(errs(op(http.MethodGet, "/contacts/books/{book_id}/{contact_id}/export", "exportContact", "Export a contact as vCard", tag, rd), http.StatusNotFound)),
 		func(ctx context.Context, in *ContactPath) (*vcardFile, error) {

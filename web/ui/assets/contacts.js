@@ -376,146 +376,89 @@
     }, function () { $("delete-error").textContent = problemText(networkError()); $("delete-error").hidden = false; });
   }
 
-  // ---- Import ----
+  // ---- Export and import of the whole book, done by the server ----
+
+  var maxImportBytes = 10 * 1024 * 1024;
+
+  function exportBook() {
+    var a = document.createElement("a");
+    a.href = api + "/books/" + encodeURIComponent(list.dataset.book) + "/export";
+    a.download = "";
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+  }
 
   function importFile() {
     var input = $("import-file");
     var file = input.files && input.files[0];
     if (!file) { return; }
     var out = $("import-summary");
+    var btn = $("import-book");
+    if (file.size > maxImportBytes) {
+      summary(file.name, null, "The file is larger than 10 MiB: split it and import the parts.");
+      input.value = "";
+      return;
+    }
     out.textContent = "Importing " + file.name + "…";
-    file.text().then(function (text) {
-      var cards = parseVCards(text);
-      var done = 0, failed = [];
-      var next = function (i) {
-        if (i >= cards.length) { return Promise.resolve(); }
-        var c = cards[i];
-        if (c.error) { failed.push({ name: c.name || ("card " + (i + 1)), why: c.error }); return next(i + 1); }
-        return call("POST", api + "/books/" + encodeURIComponent(list.dataset.book), c.body).then(function (r) {
-          if (r.ok) { done++; } else {
-            var e = r.body && r.body.errors && r.body.errors[0];
-            failed.push({ name: c.name || ("card " + (i + 1)), why: e ? e.location.replace(/^body\./, "") + " " + e.message : problemText(r) });
-          }
-          return next(i + 1);
-        });
-      };
-      return next(0).then(function () { summary(file.name, cards.length, done, failed); });
-    }).catch(function () { alertList("The file could not be read."); })
-      .finally(function () { input.value = ""; });
+    btn.disabled = true;
+    fetch(api + "/books/" + encodeURIComponent(list.dataset.book) + "/import", {
+      method: "POST", credentials: "same-origin", body: file,
+      headers: { "Content-Type": "text/vcard", "X-CSRF-Token": csrf, "Accept": "application/json, application/problem+json" }
+    }).then(function (res) {
+      return res.text().then(function (t) {
+        var data = null;
+        try { data = t ? JSON.parse(t) : null; } catch (e) { data = null; }
+        return { status: res.status, ok: res.ok, body: data };
+      });
+    }, networkError).then(function (r) {
+      if (r.ok && r.body) { summary(file.name, r.body, ""); } else { summary(file.name, null, problemText(r)); }
+    }).finally(function () { btn.disabled = false; input.value = ""; });
   }
 
-  function summary(name, total, done, failed) {
+  // summary shows the outcome of an import: res is the server's BookImportResult,
+  // or null with why the file was refused.
+  function summary(name, res, refused) {
     var out = $("import-summary");
     out.textContent = "";
     var box = document.createElement("div");
-    box.className = "flash " + (failed.length ? "err" : "ok");
+    var failed = res ? res.failed_count : 0;
+    box.className = "flash " + (!res || failed ? "err" : "ok");
     var p = document.createElement("p");
-    p.textContent = total === 0 ? name + " holds no vCards." :
-      "Imported " + done + " of " + total + (total === 1 ? " contact" : " contacts") + " from " + name + "." +
-      (failed.length ? " " + failed.length + " could not be imported:" : "");
+    if (!res) {
+      p.textContent = name + " was not imported: " + refused;
+    } else {
+      var done = res.created + res.updated + res.unchanged, total = done + failed;
+      var parts = [];
+      if (res.created) { parts.push(res.created + " new"); }
+      if (res.updated) { parts.push(res.updated + " updated"); }
+      if (res.unchanged) { parts.push(res.unchanged + " unchanged"); }
+      p.textContent = "Imported " + done + " of " + total + (total === 1 ? " contact" : " contacts") + " from " + name + "." +
+        (parts.length ? " (" + parts.join(", ") + ")" : "") +
+        (failed ? " " + failed + " could not be imported:" : "");
+    }
     box.appendChild(p);
-    if (failed.length) {
+    if (res && res.failed.length) {
       var ul = document.createElement("ul");
-      failed.slice(0, 50).forEach(function (f) {
+      res.failed.slice(0, 50).forEach(function (f) {
         var li = document.createElement("li");
-        li.textContent = f.name + ": " + f.why;
+        li.textContent = "Card " + (f.index + 1) + (f.uid ? " (" + f.uid + ")" : "") + ": " + f.reason;
         ul.appendChild(li);
       });
       box.appendChild(ul);
+      if (res.failed_count > 50) {
+        var more = document.createElement("p");
+        more.textContent = "and " + (res.failed_count - 50) + " more.";
+        box.appendChild(more);
+      }
     }
-    if (done) {
+    if (res && res.created + res.updated > 0) {
       var a = document.createElement("a");
       a.href = location.pathname + location.search;
       a.textContent = "Show the imported contacts";
       box.appendChild(a);
     }
     out.appendChild(box);
-  }
-
-  // ---- vCard files, read in the browser: each card becomes a ContactCreate ----
-
-  // splitEsc splits a vCard value at unescaped sep characters.
-  function splitEsc(v, sep) {
-    var out = [], cur = "";
-    for (var i = 0; i < v.length; i++) {
-      var ch = v.charAt(i);
-      if (ch === "\\" && i + 1 < v.length) { cur += ch + v.charAt(i + 1); i++; continue; }
-      if (ch === sep) { out.push(cur); cur = ""; continue; }
-      cur += ch;
-    }
-    out.push(cur);
-    return out;
-  }
-  function unescapeText(v) {
-    return v.replace(/\\([\\,;nN])/g, function (_, c) { return c === "n" || c === "N" ? "\n" : c; });
-  }
-  // typeOf picks the first of the known types among a property's TYPE parameters.
-  function typeOf(params, known) {
-    for (var i = 0; i < params.length; i++) {
-      if (known.indexOf(params[i]) >= 0) { return params[i]; }
-    }
-    return "other";
-  }
-
-  function parseVCards(text) {
-    var lines = text.replace(/\r\n?/g, "\n").replace(/\n[ \t]/g, "").split("\n");
-    var cards = [], card = null;
-    lines.forEach(function (line) {
-      if (/^begin:vcard\s*$/i.test(line)) {
-        card = { name: "", body: { first_name: "", last_name: "", display_name: "", emails: [], phones: [], addresses: [], organization: "", job_title: "", birthday: "", notes: "" } };
-        return;
-      }
-      if (!card) { return; }
-      if (/^end:vcard\s*$/i.test(line)) {
-        var b = card.body;
-        card.name = b.display_name || (b.first_name + " " + b.last_name).trim() || b.organization || (b.emails[0] || {}).value || "";
-        cards.push(card);
-        card = null;
-        return;
-      }
-      var colon = -1, quoted = false;
-      for (var i = 0; i < line.length; i++) {
-        var ch = line.charAt(i);
-        if (ch === '"') { quoted = !quoted; } else if (ch === ":" && !quoted) { colon = i; break; }
-      }
-      if (colon < 0) { return; }
-      var head = line.slice(0, colon).split(";"), value = line.slice(colon + 1);
-      var prop = head[0].replace(/^.*\./, "").toUpperCase();
-      var types = [];
-      head.slice(1).forEach(function (p) {
-        var eq = p.indexOf("=");
-        var k = eq < 0 ? "TYPE" : p.slice(0, eq).toUpperCase(), v = eq < 0 ? p : p.slice(eq + 1);
-        if (k === "TYPE") { v.replace(/"/g, "").split(",").forEach(function (t) { types.push(t.trim().toLowerCase()); }); }
-      });
-      var b = card.body;
-      var parts;
-      switch (prop) {
-        case "FN": b.display_name = unescapeText(value).trim(); break;
-        case "N":
-          parts = splitEsc(value, ";").map(unescapeText);
-          b.last_name = (parts[0] || "").trim(); b.first_name = (parts[1] || "").trim();
-          break;
-        case "EMAIL": if (value.trim()) { b.emails.push({ type: typeOf(types, ["home", "work", "other"]), value: unescapeText(value).trim() }); } break;
-        case "TEL":
-          value = unescapeText(value).trim().replace(/^tel:/i, "");
-          if (value) { b.phones.push({ type: typeOf(types, ["cell", "home", "work", "fax", "pager", "other"]), value: value }); }
-          break;
-        case "ORG": b.organization = unescapeText(splitEsc(value, ";")[0]).trim(); break;
-        case "TITLE": b.job_title = unescapeText(value).trim(); break;
-        case "NOTE": b.notes = unescapeText(value).trim(); break;
-        case "BDAY":
-          var m = /^(\d{4})-?(\d{2})-?(\d{2})/.exec(value.trim());
-          if (m) { b.birthday = m[1] + "-" + m[2] + "-" + m[3]; }
-          break;
-        case "ADR":
-          parts = splitEsc(value, ";").map(function (x) { return unescapeText(x).trim(); });
-          var a = { type: typeOf(types, ["home", "work", "other"]), street: [parts[0], parts[1], parts[2]].filter(Boolean).join(", "),
-            city: parts[3] || "", region: parts[4] || "", postal_code: parts[5] || "", country: parts[6] || "" };
-          if (a.street + a.city + a.region + a.postal_code + a.country) { b.addresses.push(a); }
-          break;
-      }
-    });
-    return cards;
   }
 
   // addFromDirectory copies a person of the directory into the default book.
@@ -572,5 +515,7 @@
     if ($("delete-book")) { $("delete-book").addEventListener("click", function () { deleteBook($("delete-book")); }); }
     if ($("move-form")) { $("move-form").addEventListener("submit", move); }
     $("import-file").addEventListener("change", importFile);
+    $("import-book").addEventListener("click", function () { $("import-file").click(); });
+    $("export-book").addEventListener("click", exportBook);
   });
 })();
