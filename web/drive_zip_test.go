@@ -172,3 +172,34 @@ func TestDriveFolderZipLimit(t *testing.T) {
 		t.Error("a refused archive sent zip bytes")
 	}
 }
+
+// The web app's Download of a folder: the same archive with the session
+// cookie; signed out → sign-in; a refusal is a page, not a broken archive.
+func TestWebAppDriveFolderZip(t *testing.T) {
+	s := webtest.New(t)
+	fx := newDriveFixture(t, s, "zipper@example.test")
+	b := newBrowser(t, s)
+	b.mustSignIn("zipper@example.test", testPassword)
+	p := b.get("/drive/" + fx.folderID + "/download.zip")
+	if p.StatusCode != 200 || p.Header.Get("Content-Type") != "application/zip" ||
+		!strings.HasPrefix(p.Header.Get("Content-Disposition"), `attachment; filename="Reports & <b>plans.zip"`) {
+		t.Fatalf("zip page: %d %q %q", p.StatusCode, p.Header.Get("Content-Type"), p.Header.Get("Content-Disposition"))
+	}
+	zr, err := zip.NewReader(strings.NewReader(p.Body), int64(len(p.Body)))
+	if err != nil {
+		t.Fatalf("not a zip: %v", err)
+	}
+	var got []string
+	for _, f := range zr.File {
+		got = append(got, f.Name)
+	}
+	if want := "Reports & <b>plans/ " + "Reports & <b>plans/" + evilFile; strings.Join(got, " ") != want {
+		t.Errorf("entries %q, want %q", got, want)
+	}
+	if p := b.get("/drive/" + fx.fileID + "/download.zip"); p.StatusCode != 409 || !strings.Contains(p.Body, "is a file, not a folder") {
+		t.Errorf("zip of a file: %d", p.StatusCode)
+	}
+	if p := newBrowser(t, s).get("/drive/" + fx.folderID + "/download.zip"); p.StatusCode != 303 || !strings.HasPrefix(p.Header.Get("Location"), "/signin?next=") {
+		t.Errorf("signed out: %d %q", p.StatusCode, p.Header.Get("Location"))
+	}
+}

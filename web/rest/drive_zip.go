@@ -32,6 +32,7 @@ func registerDriveZip(api huma.API, d Deps) {
 	zo.Responses = zipResponses()
 	// An Atrium extension outside the stable v1 contract: routed, not published (spec §1, §9).
 	zo.Hidden = true
+	longStream(&zo)
 	huma.Register(api, errs(zo, nf, conflict), func(ctx context.Context, in *FilePath) (*huma.StreamResponse, error) {
 		z, err := s.DownloadFolderZip(ctx, principal(ctx), in.FileID)
 		if err != nil {
@@ -44,6 +45,7 @@ func registerDriveZip(api huma.API, d Deps) {
 	lz.Description = "Streams the folder a link shares, or `folder_id` inside it, as `application/zip`. " + rule + linkGoneDoc
 	lz.Responses = zipResponses()
 	lz.Hidden = true
+	longStream(&lz)
 	huma.Register(api, errs(lz, conflict), func(ctx context.Context, in *struct {
 		LinkPath
 		FolderID string `query:"folder_id" maxLength:"200" doc:"A folder inside the shared folder. The shared folder itself when absent."`
@@ -55,6 +57,13 @@ func registerDriveZip(api huma.API, d Deps) {
 		return streamZip(z), nil
 	})
 }
+
+// longStream exempts an operation whose answer is a long stream from the
+// request timeout, as the server exempts operations taking large bodies
+// (web/limits.go deadline): a big archive takes longer than a minute to send,
+// and a client that stops reading is cut off by the I/O idle timeout instead.
+// The operation takes no body; the limit only marks it.
+func longStream(o *huma.Operation) { o.MaxBodyBytes = 2 << 20 }
 
 func zipResponses() map[string]*huma.Response {
 	return map[string]*huma.Response{"200": {Description: "The folder as a ZIP archive.",

@@ -134,13 +134,14 @@
     folder: function (it) {
       var a = ["rename", "move", "copy", "favorite", "delete"];
       if (!it.folder) { a.splice(3, 0, "versions"); }
-      a.unshift(it.folder ? "open" : "download");
+      a.unshift("download");
+      if (it.folder) { a.unshift("open"); }
       if (viewable(it)) { a.unshift("view"); }
       if (it.perm === "owner" || it.perm === "") { a.splice(1, 0, "share"); }
       return a;
     },
     search: function (it) { return showActs.folder(it); },
-    shared: function (it) { return (viewable(it) ? ["view"] : []).concat([it.folder ? "open" : "download", "copy"]); },
+    shared: function (it) { return (viewable(it) ? ["view"] : []).concat(it.folder ? ["open", "download", "copy"] : ["download", "copy"]); },
     trash: function () { return ["restore", "purge"]; }
   };
   function menuItems() { return Array.prototype.slice.call(menu.querySelectorAll("button:not([hidden])")); }
@@ -303,8 +304,11 @@
   var actions = {
     open: function (it) { location.href = "/drive/" + encodeURIComponent(it.id); },
     download: function (it) {
-      // The server answers with a redirect to a fresh presigned URL.
-      var a = el("a", { href: "/drive/" + encodeURIComponent(it.id) + "/download", download: it.name });
+      // A file: the server answers with a redirect to a fresh presigned URL.
+      // A folder: the server streams it as a ZIP archive.
+      var a = it.folder ?
+        el("a", { href: "/drive/" + encodeURIComponent(it.id) + "/download.zip", download: it.name + ".zip" }) :
+        el("a", { href: "/drive/" + encodeURIComponent(it.id) + "/download", download: it.name });
       document.body.appendChild(a);
       a.click();
       a.remove();
