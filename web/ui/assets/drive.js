@@ -676,7 +676,18 @@
         when.appendChild(el("time", { datetime: v.created_at }, new Date(v.created_at).toLocaleString()));
         tr.appendChild(when);
         var act = el("td", { "class": "act" });
+        var dl = el("button", { type: "button", "class": "secondary small", "aria-label": "Download version " + v.version }, "Download");
+        dl.addEventListener("click", function () {
+          call("GET", api + "/" + encodeURIComponent(versionsItem.id) + "/versions/" + encodeURIComponent(v.id) + "/download").then(function (l) {
+            var a = el("a", { href: l.url, download: versionsItem.name });
+            document.body.appendChild(a);
+            a.click();
+            a.remove();
+          }, function (err) { showError(versionsDlg, err.message); });
+        });
+        act.appendChild(dl);
         if (!v.is_head) {
+          act.appendChild(document.createTextNode(" "));
           var b = el("button", { type: "button", "class": "secondary small", "aria-label": "Restore version " + v.version }, "Restore");
           b.addEventListener("click", function () {
             call("POST", api + "/" + encodeURIComponent(versionsItem.id) + "/versions/" + encodeURIComponent(v.id) + "/restore").then(function () {
