@@ -128,6 +128,7 @@ AREAS = [
     ("thumbnail", "Thumbnails (issue 9): web BenchmarkDriveThumbnail12MP"),
     ("blob", "Blob store (figure only): storage/blob BenchmarkPut"),
     ("radicale", "CardDAV/CalDAV against Radicale (issue 10): bench/radicale.sh"),
+    ("webapp", "Web app, the drive page: bench/webapp.sh"),
     ("soak", "Soak (issue 10): bench/soak.sh"),
 ]
 
@@ -155,6 +156,10 @@ NOTES = {
                 "at a time, on loopback, each server on its own temporary storage. Radicale writes one file per item and "
                 "fsyncs it, and answers a sync-collection by walking its whole collection; Atrium keeps a change sequence "
                 "per collection in SQLite.",
+    "webapp": "Chromium (Debian's, headless) on the same two cores as the server, on loopback. \"List shown\" is the first "
+              "contentful paint of the navigation (the list is in the HTML), from the navigation's start: the load of the page, "
+              "or the click on a sort header or on Next; the click-to-last-row wall time is among the other figures. Asset "
+              "weights are gzip -6 of each response body of a fresh load (the server sends them uncompressed).",
     "soak": "Open loop: requests are scheduled at a fixed rate and latency is measured from the scheduled instant, so a stall "
             "counts fully. The working set is bounded (created contacts, events and files are deleted past a ring of 200; "
             "WebDAV PUTs overwrite 50 names), while the database keeps growing with the audit log, outbox, versions and "
@@ -253,12 +258,41 @@ def other_lines(step):
     for line in text.splitlines():
         if re.search(r"\s(PASS|MISS)$", line) or line.startswith("==") or not line.strip():
             continue
-        if step in ("foundation", "transfer", "tus", "radicale") and re.match(r"^\S.*\s{2,}\S", line):
+        if step in ("foundation", "transfer", "tus", "radicale", "webapp") and re.match(r"^\S.*\s{2,}\S", line):
             keep.append(re.sub(r"\s{2,}", ": ", line.strip(), count=1))
         elif step == "soak" and re.match(r"^(soak achieved|server )", line):
             keep.append(re.sub(r"\s{2,}", ": ", line.strip(), count=1))
     return keep
 
+
+# ---- the previous document (KEEP_PREVIOUS=1) -----------------------------------------
+# previous: step → the lines of its section in the existing document;
+# previous_machine: the lines of its Machine section.
+previous, previous_machine, previous_extra = {}, None, {}
+if os.environ.get("KEEP_PREVIOUS") == "1" and os.path.exists(md_path):
+    with open(md_path, encoding="utf-8") as f:
+        old_lines = f.read().splitlines()
+    sections, cur = {}, None
+    for l in old_lines:
+        if l.startswith("## "):
+            cur = l[3:].strip()
+            sections[cur] = []
+        if cur is not None:
+            sections[cur].append(l)
+    by_title = {t: st for st, t in AREAS}
+    after = "Machine"  # sections written by hand stay after the section they followed
+    for t, lines in sections.items():
+        while lines and not lines[-1].strip():
+            lines.pop()
+        lines.append("")
+        if t == "Machine":
+            previous_machine = lines
+        elif t in by_title:
+            previous[by_title[t]] = lines
+            after = by_title[t]
+        else:
+            previous_extra.setdefault(after, []).extend(lines)
+    quick = quick or old_lines[:1] != ["# Benchmarks"]
 
 # ---- the document ---------------------------------------------------------------------
 md = []
@@ -273,27 +307,53 @@ if quick:
               f"a {index_docs:,}-document search index instead of 100,000, a {machine.get('soak', '?')} soak, and other work on the "
               "machine: the figures show that every step runs and parses, not where Atrium stands. Targets were set for the full run.")
     md.append("")
-md.append("## Machine")
-md.append("")
-md.append("| | |")
-md.append("|---|---|")
-for k in ("date", "cpu", "cores", "memory", "kernel", "os", "go", "commit", "disk", "load_start", "load_end", "soak"):
-    if k in machine:
-        md.append(f"| {k.replace('_', ' ')} | {machine[k]} |")
-md.append("")
-md.append("Load average is `/proc/loadavg` (1, 5, 15 min) when the run started and ended; each step's own is in its section.")
-md.append("")
+if previous_machine is not None:
+    md.extend(previous_machine)
+    md.extend(previous_extra.get("Machine", []))
+else:
+    md.append("## Machine")
+    md.append("")
+    md.append("| | |")
+    md.append("|---|---|")
+    for k in ("date", "cpu", "cores", "memory", "kernel", "os", "go", "commit", "disk", "load_start", "load_end", "soak"):
+        if k in machine:
+            md.append(f"| {k.replace('_', ' ')} | {machine[k]} |")
+    md.append("")
+    md.append("Load average is `/proc/loadavg` (1, 5, 15 min) when the run started and ended; each step's own is in its section.")
+    md.append("")
 
 summary = {"PASS": 0, "MISS": 0}
 misses = []
+only = [x for x in os.environ.get("ONLY", "").split(",") if x]
+previous_step = None
 for step, title in AREAS:
+    md.extend(previous_extra.get(previous_step, []))
+    previous_step = step
     st = status(step)
+    if previous and only and step not in only:
+        st = None  # an old raw output in bench/out is not this run's
+    if st is None and step in previous:
+        # KEEP_PREVIOUS (report.sh --only): a step not run keeps its section
+        # of the previous document, figures and verdicts.
+        md.extend(previous[step])
+        for l in previous[step]:
+            m = re.match(r"^\| (.*?) \| .* \| (PASS|MISS) \|$", l)
+            if m:
+                summary[m[2]] += 1
+                if m[2] == "MISS":
+                    misses.append(f"{title.split(':')[0]}: {m[1]}")
+        continue
     md.append(f"## {title}")
     md.append("")
     if st is None:
         md.append("Not run in this report.")
         md.append("")
         continue
+    if previous_machine is not None:
+        md.append(f"Run on its own on {machine.get('date', '?')} (commit {machine.get('commit', '?')}, load at the start "
+                  f"{machine.get('load_start', '?')}, at the end {machine.get('load_end', '?')}); the machine table above is the "
+                  "previous full report's.")
+        md.append("")
     md.append(f"Ran {st.get('seconds', '?')} s; load at its end {st.get('load', '?').replace(',', ', ')}; raw output `bench/out/{step}.txt`.")
     md.append("")
     rows = go_rows(step) if step in GO_SPECS else script_rows(step)
@@ -334,6 +394,7 @@ for step, title in AREAS:
             md.append("```")
             md.append("")
 
+md.extend(previous_extra.get(previous_step, []))
 md.insert(4 if not quick else 6, f"**{summary['PASS']} PASS, {summary['MISS']} MISS.**" + (" Misses: " + "; ".join(misses) + "." if misses else ""))
 md.insert(5 if not quick else 7, "")
 with open(md_path, "w", encoding="utf-8") as f:

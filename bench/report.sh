@@ -9,7 +9,8 @@
 #   bash bench/report.sh --quick            # a trial: short benchtimes, smaller files, 2,000-document
 #                                           # index, 1-minute soak (about 10-15 minutes)
 #   bash bench/report.sh --soak-duration 20m
-#   bash bench/report.sh --only radicale,soak   # some steps (names: see STEPS below), same report
+#   bash bench/report.sh --only radicale,soak   # some steps (names: see STEPS below); the other
+#                                           # sections of docs/benchmarks.md are kept as they are
 # Exits non-zero only when the report cannot be written; a step that fails is
 # reported as such.
 set -uo pipefail
@@ -41,18 +42,20 @@ if [ "$QUICK" = 1 ]; then
   INDEX_DOCS=2000
   export WRK_DURATION=5s STARTS=3 BENCHTIME=1s
   TRANSFER_MIB=256 DAV_ITEMS=2000 DAV_GET=256 DAV_PUT=128 DAV_RUNS=1 RAD_N=1000 RAD_RUNS=1
+  WEB_ITEMS=1000 WEB_BIG=2000 WEB_RUNS=3
 else
   SOAK_DURATION="${SOAK_DURATION:-10m}"
   BT_FAST=1s; BT_SLOW=1s; BT_ONE=1x; BT_THUMB=10x; BT_INDEX=300x; BT_HOOKS=20000x
   INDEX_DOCS=100000
   TRANSFER_MIB=1024 DAV_ITEMS=10000 DAV_GET=1024 DAV_PUT=512 DAV_RUNS=3 RAD_N=1000 RAD_RUNS=3
+  WEB_ITEMS=1000 WEB_BIG=10000 WEB_RUNS=5
 fi
 # Soak windows: a minute, or a sixth of a short soak.
 soak_secs=$(python3 -c "import re,sys; m=re.fullmatch(r'(\d+)(s|m|h)','$SOAK_DURATION'); sys.exit(1) if not m else print(int(m[1])*{'s':1,'m':60,'h':3600}[m[2]])") ||
   { echo "--soak-duration: use e.g. 90s, 10m, 1h" >&2; exit 2; }
 if [ "$soak_secs" -ge 300 ]; then SOAK_WINDOW=1m; else SOAK_WINDOW="$((soak_secs / 6))s"; fi
 
-STEPS="foundation partner webhooks contacts calendar drive thumbnail index blob transfer tus webdav radicale soak"
+STEPS="foundation partner webhooks contacts calendar drive thumbnail index blob transfer tus webdav radicale webapp soak"
 want() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
 
 machine() {
@@ -101,9 +104,11 @@ step transfer env SIZE_MIB="$TRANSFER_MIB" bash bench/drive-transfer.sh
 step tus env SIZE_MIB="$TRANSFER_MIB" bash bench/tus.sh
 step webdav env ITEMS="$DAV_ITEMS" GET_MB="$DAV_GET" PUT_MB="$DAV_PUT" RUNS="$DAV_RUNS" bash bench/webdav.sh
 step radicale env N="$RAD_N" RUNS="$RAD_RUNS" bash bench/radicale.sh
+step webapp env ITEMS="$WEB_ITEMS" BIG_ITEMS="$WEB_BIG" RUNS="$WEB_RUNS" bash bench/webapp.sh
 step soak bash bench/soak.sh --duration "$SOAK_DURATION" --window "$SOAK_WINDOW"
 echo "load_end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/machine.txt"
 
-python3 bench/report.py "$OUT" "$OUT_MD" "$STEPS" "$INDEX_DOCS" || { echo "report: cannot write $OUT_MD" >&2; exit 1; }
+# With --only, the steps not run keep their sections of the existing report.
+ONLY="$ONLY" KEEP_PREVIOUS=$([ -n "$ONLY" ] && echo 1 || echo 0) python3 bench/report.py "$OUT" "$OUT_MD" "$STEPS" "$INDEX_DOCS" || { echo "report: cannot write $OUT_MD" >&2; exit 1; }
 echo "== wrote $OUT_MD"
 grep -c '| MISS' "$OUT_MD" | xargs -I{} echo "   {} MISS rows"

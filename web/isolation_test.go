@@ -177,6 +177,8 @@ var isoHidden = []isoOp{
 	{method: "PATCH", path: "/api/v1/calendar/calendars/{cal_id}", params: []string{"cal_id"}, scopes: []string{app.ScopeCalendarWrite}},
 	{method: "DELETE", path: "/api/v1/calendar/calendars/{cal_id}", params: []string{"cal_id"}, scopes: []string{app.ScopeCalendarWrite}},
 	{method: "POST", path: "/api/v1/drive/{file_id}/archive", params: []string{"file_id"}, scopes: []string{app.ScopeAdmin}},
+	{method: "GET", path: "/api/v1/drive/{file_id}/download.zip", params: []string{"file_id"}, scopes: []string{app.ScopeDriveRead}},
+	{method: "GET", path: "/api/v1/drive/shared-link/{token}/download.zip", params: []string{"token"}},
 }
 
 // isoOperations reads every operation of the document, with its path
@@ -233,16 +235,17 @@ func isoOperations(t *testing.T, doc []byte) []isoOp {
 
 // isoPublic are the operations that need no credential by design, and why.
 var isoPublic = map[string]string{
-	"OPTIONS /api/v1/drive/tus/":                     "tus discovery: protocol capabilities only",
-	"GET /api/v1/drive/shared-link/{token}":          "the link token is the credential (spec §5.4)",
-	"GET /api/v1/drive/shared-link/{token}/download": "the link token is the credential (spec §5.4)",
-	"GET /api/v1/drive/shared-link/{token}/preview":  "the link token is the credential (spec §5.4)",
-	"GET /api/v1/drive/shared-link/{token}/content":  "the link token is the credential (spec §5.4)",
-	"PUT /api/v1/drive/shared-link/{token}/content":  "the link token is the credential; needs an edit link",
-	"GET /api/v1/drive/shared-link/{token}/edit-url": "the link token is the credential; needs an edit link",
-	"GET /api/v1/drive/{file_id}/preview":            "the single-use preview token is the credential (spec §5.4)",
-	"POST /api/v1/invitations/{token}/accept":        "the e-mailed invitation token is the credential",
-	"POST /api/v1/password-resets/{token}/accept":    "the e-mailed reset token is the credential",
+	"OPTIONS /api/v1/drive/tus/":                         "tus discovery: protocol capabilities only",
+	"GET /api/v1/drive/shared-link/{token}":              "the link token is the credential (spec §5.4)",
+	"GET /api/v1/drive/shared-link/{token}/download":     "the link token is the credential (spec §5.4)",
+	"GET /api/v1/drive/shared-link/{token}/download.zip": "the link token is the credential (a folder link's ZIP)",
+	"GET /api/v1/drive/shared-link/{token}/preview":      "the link token is the credential (spec §5.4)",
+	"GET /api/v1/drive/shared-link/{token}/content":      "the link token is the credential (spec §5.4)",
+	"PUT /api/v1/drive/shared-link/{token}/content":      "the link token is the credential; needs an edit link",
+	"GET /api/v1/drive/shared-link/{token}/edit-url":     "the link token is the credential; needs an edit link",
+	"GET /api/v1/drive/{file_id}/preview":                "the single-use preview token is the credential (spec §5.4)",
+	"POST /api/v1/invitations/{token}/accept":            "the e-mailed invitation token is the credential",
+	"POST /api/v1/password-resets/{token}/accept":        "the e-mailed reset token is the credential",
 }
 
 // isoReq is the rest of a request: what would make it valid for A.
@@ -420,6 +423,7 @@ var isoRequests = map[string]func(f isoIDs) isoReq{
 	"POST /api/v1/drive/{file_id}/confirm":       nil,
 	"GET /api/v1/drive/{file_id}/detail":         nil,
 	"GET /api/v1/drive/{file_id}/download":       nil,
+	"GET /api/v1/drive/{file_id}/download.zip":   nil,
 	"GET /api/v1/drive/{file_id}/restore-status": nil,
 	"POST /api/v1/drive/{file_id}/archive":       nil,
 	"GET /api/v1/drive/{file_id}/thumbnail":      func(isoIDs) isoReq { return isoReq{query: "size=256"} },
@@ -819,6 +823,8 @@ func (w *isoWorld) param(name, path string) (string, bool) {
 		return isoOccurrence, true
 	case name == "folder_id":
 		k = "folder"
+	case name == "file_id" && strings.HasSuffix(path, "/download.zip"):
+		k = "folder" // the ZIP of a folder
 	case name == "file_id":
 		k = "file"
 	case name == "share_id":

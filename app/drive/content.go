@@ -712,7 +712,7 @@ func (s *Service) Download(ctx context.Context, p *app.Principal, id string) (Li
 
 func (s *Service) downloadLink(f File, inline bool) (Link, error) {
 	if f.IsFolder {
-		return Link{}, app.Errorf(app.EConflict, "%q is a folder; download its files one by one.", f.Name)
+		return Link{}, app.Errorf(app.EConflict, "%q is a folder; download it as a ZIP archive: download.zip instead of download.", f.Name)
 	}
 	if f.Status == StatusPending {
 		return Link{}, app.Errorf(app.EConflict, "The upload of %q is not confirmed yet.", f.Name)

@@ -110,6 +110,9 @@ test('Preview shows a text file; an overwrite makes a version that restores', as
   await versions.getByRole('button', { name: 'Restore version 1' }).click()
   await page.getByRole('status').filter({ hasText: `Version 1 of “${second}” is restored.` }).waitFor()
   await versions.getByRole('button', { name: 'Restore version 2' }).waitFor()
+  const [old] = await Promise.all([page.waitForEvent('download'), versions.getByRole('button', { name: 'Download version 2' }).click()])
+  assert.equal(old.suggestedFilename(), second)
+  assert.equal(fs.readFileSync(await old.path(), 'utf8'), 'third words')
   await axe(page, 'the versions dialog')
   await versions.getByRole('button', { name: 'Close' }).click()
   noProblems(page)
@@ -155,6 +158,78 @@ test('the grid view shows thumbnails of images; Preview shows the image', async 
   await img.waitFor()
   await page.waitForFunction(name => { const i = document.querySelector('#view-body img'); return i && i.complete && i.naturalWidth > 0 }, image)
   await view.getByRole('button', { name: 'Close' }).click()
+  noProblems(page)
+})
+
+// tinyPdf is a valid PDF of one page per text (Helvetica, not embedded).
+function tinyPdf (texts) {
+  const objs = ['<< /Type /Catalog /Pages 2 0 R >>', '', '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>']
+  const kids = []
+  for (const t of texts) {
+    const pageNo = objs.length + 1
+    kids.push(`${pageNo} 0 R`)
+    const stream = `BT /F1 28 Tf 30 90 Td (${t}) Tj ET`
+    objs.push(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 200] /Resources << /Font << /F1 3 0 R >> >> /Contents ${pageNo + 1} 0 R >>`)
+    objs.push(`<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`)
+  }
+  objs[1] = `<< /Type /Pages /Kids [${kids.join(' ')}] /Count ${texts.length} >>`
+  let out = '%PDF-1.4\n'
+  const offsets = objs.map((o, i) => { const at = out.length; out += `${i + 1} 0 obj\n${o}\nendobj\n`; return at })
+  const xref = out.length
+  out += `xref\n0 ${objs.length + 1}\n0000000000 65535 f \n` + offsets.map(o => String(o).padStart(10, '0') + ' 00000 n \n').join('')
+  out += `trailer\n<< /Size ${objs.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`
+  return Buffer.from(out, 'latin1')
+}
+
+test('Preview shows a PDF page by page (pdf.js, loaded only then)', async () => {
+  const name = `leaflet-${stamp}.pdf`
+  const loaded = []
+  page.on('request', r => { if (r.url().includes('/assets/vendor/pdf')) loaded.push(r.url()) })
+  await page.locator('input[type=file]').first().setInputFiles({ name, mimeType: 'application/pdf', buffer: tinyPdf(['First page', 'Second page']) })
+  await row(name).waitFor()
+  assert.deepEqual(loaded, [], 'pdf.js loads with the page')
+  await page.getByRole('button', { name: `Actions for ${name}` }).click()
+  await page.getByRole('menuitem', { name: 'Preview' }).click()
+  const view = page.getByRole('dialog', { name })
+  await view.getByText('Page 1 of 2').waitFor()
+  await view.locator('canvas.pdf-page[data-page="1"]').waitFor()
+  assert.ok(loaded.some(u => u.endsWith('/pdf.min.mjs')) && loaded.some(u => u.endsWith('/pdf.worker.min.mjs')), `loaded ${loaded}`)
+  // Page 1 is drawn: the canvas has dark pixels (the text) on white.
+  const dark = await page.evaluate(() => {
+    const c = document.querySelector('canvas.pdf-page')
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data
+    let n = 0
+    for (let i = 0; i < d.length; i += 4) if (d[i] < 100 && d[i + 3] > 200) n++
+    return n
+  })
+  assert.ok(dark > 50, `dark pixels on page 1: ${dark}`)
+  assert.equal(await view.getByRole('button', { name: 'Previous page' }).isDisabled(), true)
+  await screenshot(page, 'drive-pdf')
+  await axe(page, 'the PDF viewer')
+  await view.getByRole('button', { name: 'Next page' }).click()
+  await view.getByText('Page 2 of 2').waitFor()
+  await view.locator('canvas.pdf-page[data-page="2"]').waitFor()
+  // The disabled Next hands the focus to Previous; the keyboard turns pages.
+  assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Previous page')
+  await view.locator('.pdf-sheet').focus()
+  await page.keyboard.press('ArrowLeft')
+  await view.getByText('Page 1 of 2').waitFor()
+  await view.getByRole('button', { name: 'Close' }).click()
+  noProblems(page)
+})
+
+test('Download of a folder saves it as a ZIP archive', async () => {
+  const album = `album-${stamp}`
+  await page.getByRole('button', { name: `Actions for ${album}` }).click()
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('menuitem', { name: 'Download' }).click()
+  ])
+  assert.equal(download.suggestedFilename(), `${album}.zip`)
+  const file = await download.path()
+  const bytes = fs.readFileSync(file)
+  assert.equal(bytes.subarray(0, 2).toString('latin1'), 'PK')
+  for (const entry of [`${album}/a.txt`, `${album}/deep/b.txt`]) assert.ok(bytes.includes(Buffer.from(entry)), `no ${entry} in the archive`)
   noProblems(page)
 })
 

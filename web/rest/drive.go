@@ -149,7 +149,7 @@ func registerDrive(api huma.API, d Deps) {
 	dl := status(op(http.MethodGet, "/drive/{file_id}/download", "downloadFile", "Get a download URL", tag, read), http.StatusOK)
 	dl.Description = "Returns `{url, expires_at}`: a presigned URL (no bearer needed) serving the content with `Range` support, valid 15 minutes. " +
 		"An archived file answers 202 `{status: \"restoring\", file_id, restore_status_url, retry_after_seconds}` and is restored in the background; " +
-		"follow `restore-status` and download again once it is ready."
+		"follow `restore-status` and download again once it is ready. A folder → 409 (Atrium streams a folder as a ZIP archive at `GET /drive/{file_id}/download.zip`, an extension: docs/api-extensions.md)."
 	dl.Responses = downloadResponses(api)
 	huma.Register(api, errs(dl, nf, http.StatusConflict), func(ctx context.Context, in *FilePath) (*downloadOutput, error) {
 		l, info, err := s.DownloadOrRestore(ctx, principal(ctx), in.FileID)

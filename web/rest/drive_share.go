@@ -87,7 +87,7 @@ func registerDriveShares(api huma.API, d Deps) {
 		return out(l), err
 	})
 	dl := status(publicOp(http.MethodGet, "/drive/shared-link/{token}/download", "downloadSharedLink", "Download through a shared link", tag), http.StatusOK)
-	dl.Description = "`{url, expires_at}`: a presigned URL (15 minutes) of the shared file, or of `file_id` inside a shared folder. A folder → 409." + linkGoneDoc
+	dl.Description = "`{url, expires_at}`: a presigned URL (15 minutes) of the shared file, or of `file_id` inside a shared folder. A folder → 409 (Atrium streams a shared folder as a ZIP archive at `/drive/shared-link/{token}/download.zip`, an extension: docs/api-extensions.md)." + linkGoneDoc
 	huma.Register(api, errs(dl, conflict), func(ctx context.Context, in *struct {
 		LinkPath
 		LinkFileQuery

@@ -60,6 +60,7 @@ func Register(api huma.API, d Deps) {
 		registerDriveSync(api, d)
 		registerDriveShares(api, d)
 		registerDriveArchive(api, d)
+		registerDriveZip(api, d)
 		registerDrivePreviews(api, d)
 		registerDriveEditor(api, d)
 		registerDriveSearch(api, d)

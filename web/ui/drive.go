@@ -263,6 +263,50 @@ func (u *UI) driveDownload(w http.ResponseWriter, r *http.Request, v *viewer) {
 	http.Redirect(w, r, l.URL, http.StatusSeeOther)
 }
 
+// driveZip streams a folder as a ZIP archive (the service's
+// DownloadFolderZip, as the REST download.zip); a refusal (too many items, not
+// a folder) is a page saying why, sent before any byte of the archive.
+func (u *UI) driveZip(w http.ResponseWriter, r *http.Request, v *viewer) {
+	z, err := u.cfg.Drive.DownloadFolderZip(r.Context(), v.P, r.PathValue("id"))
+	if err != nil {
+		u.fail(w, r, v, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/zip")
+	w.Header().Set("Content-Disposition", zipDisposition(z.Name))
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	if err := z.WriteTo(r.Context(), w); err != nil {
+		if r.Context().Err() == nil {
+			u.log.Error("folder zip cut short", "path", r.URL.Path, "err", err)
+		}
+		// A truncated archive must not pass for a whole one.
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// zipDisposition names an attachment: an ASCII fallback and the UTF-8 name
+// (RFC 6266).
+func zipDisposition(name string) string {
+	name = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == '/' || r == '\\' {
+			return '_'
+		}
+		return r
+	}, name)
+	ascii := strings.Map(func(r rune) rune {
+		if r > 0x7e || r == '"' || r == '%' {
+			return '_'
+		}
+		return r
+	}, name)
+	cd := `attachment; filename="` + ascii + `"`
+	if ascii != name {
+		cd += "; filename*=UTF-8''" + url.PathEscape(name)
+	}
+	return cd
+}
+
 func page2(v *viewer, d driveData) page {
 	title := d.Heading
 	if d.View == "folder" && d.FolderID == "" {

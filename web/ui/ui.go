@@ -104,6 +104,7 @@ var Routes = []Route{
 	{http.MethodGet, "/drive/search"},
 	{http.MethodGet, "/drive/:id"},
 	{http.MethodGet, "/drive/:id/download"},
+	{http.MethodGet, "/drive/:id/download.zip"},
 	{http.MethodGet, "/contacts"},
 	{http.MethodGet, "/contacts/directory"},
 	{http.MethodGet, "/calendar"},
@@ -167,6 +168,7 @@ func New(cfg Config) *UI {
 		m.HandleFunc("GET /drive/search", u.signed(u.driveSearch))
 		m.HandleFunc("GET /drive/{id}", u.signed(u.driveFolderPage))
 		m.HandleFunc("GET /drive/{id}/download", u.signed(u.driveDownload))
+		m.HandleFunc("GET /drive/{id}/download.zip", u.signed(u.driveZip))
 	}
 	m.HandleFunc("GET /contacts", u.signed(u.contactsPage))
 	m.HandleFunc("GET /contacts/directory", u.signed(u.contactsDirectory))

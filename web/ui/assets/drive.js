@@ -99,7 +99,8 @@
   // Images the server previews, and text shown as is.
   var previewImages = ["image/jpeg", "image/png", "image/gif", "image/webp", "image/tiff", "image/bmp"];
   function isText(mime) { return /^text\//.test(mime) || mime === "application/json" || mime === "application/xml"; }
-  function viewable(it) { return !it.folder && (previewImages.indexOf(it.mime) >= 0 || isText(it.mime)); }
+  function isPdf(mime) { return mime === "application/pdf"; }
+  function viewable(it) { return !it.folder && (previewImages.indexOf(it.mime) >= 0 || isText(it.mime) || isPdf(it.mime)); }
   // focusRow puts the focus back on a row's menu button after a change (the
   // list was replaced), or on the heading when the row is gone.
   function focusRow(id) {
@@ -134,13 +135,14 @@
     folder: function (it) {
       var a = ["rename", "move", "copy", "favorite", "delete"];
       if (!it.folder) { a.splice(3, 0, "versions"); }
-      a.unshift(it.folder ? "open" : "download");
+      a.unshift("download");
+      if (it.folder) { a.unshift("open"); }
       if (viewable(it)) { a.unshift("view"); }
       if (it.perm === "owner" || it.perm === "") { a.splice(1, 0, "share"); }
       return a;
     },
     search: function (it) { return showActs.folder(it); },
-    shared: function (it) { return (viewable(it) ? ["view"] : []).concat([it.folder ? "open" : "download", "copy"]); },
+    shared: function (it) { return (viewable(it) ? ["view"] : []).concat(it.folder ? ["open", "download", "copy"] : ["download", "copy"]); },
     trash: function () { return ["restore", "purge"]; }
   };
   function menuItems() { return Array.prototype.slice.call(menu.querySelectorAll("button:not([hidden])")); }
@@ -303,8 +305,11 @@
   var actions = {
     open: function (it) { location.href = "/drive/" + encodeURIComponent(it.id); },
     download: function (it) {
-      // The server answers with a redirect to a fresh presigned URL.
-      var a = el("a", { href: "/drive/" + encodeURIComponent(it.id) + "/download", download: it.name });
+      // A file: the server answers with a redirect to a fresh presigned URL.
+      // A folder: the server streams it as a ZIP archive.
+      var a = it.folder ?
+        el("a", { href: "/drive/" + encodeURIComponent(it.id) + "/download.zip", download: it.name + ".zip" }) :
+        el("a", { href: "/drive/" + encodeURIComponent(it.id) + "/download", download: it.name });
       document.body.appendChild(a);
       a.click();
       a.remove();
@@ -544,6 +549,7 @@
       }, function (err) { viewBody.replaceChildren(); showError(viewDlg, err.message); });
       return;
     }
+    if (isPdf(it.mime)) { showPdf(it); return; }
     call("POST", api + "/" + id + "/preview-token").then(function (t) {
       var img = el("img", { src: t.preview_url, alt: it.name, "class": "view-image" });
       img.addEventListener("error", function () { showError(viewDlg, "The preview could not be made. Download the file instead."); img.remove(); });
@@ -551,7 +557,100 @@
     }, function (err) { viewBody.replaceChildren(); showError(viewDlg, err.message); });
   }
   document.getElementById("view-download").addEventListener("click", function () { actions.download(viewItem); });
-  viewDlg.addEventListener("close", function () { viewBody.replaceChildren(); });
+  viewDlg.addEventListener("close", function () { closePdf(); viewBody.replaceChildren(); });
+
+  // ---- the PDF viewer: pdf.js (web/ui/assets/vendor, see
+  // scripts/refresh-web-vendor.sh), loaded the first time a PDF is opened ----
+  var pdfjsLoad = null, pdf = null;
+  function loadPdfjs() {
+    if (!pdfjsLoad) {
+      pdfjsLoad = import("/assets/vendor/pdf.min.mjs").then(function (m) {
+        m.GlobalWorkerOptions.workerSrc = "/assets/vendor/pdf.worker.min.mjs";
+        return m;
+      });
+      pdfjsLoad.catch(function () { pdfjsLoad = null; });
+    }
+    return pdfjsLoad;
+  }
+  function closePdf() {
+    if (!pdf) { return; }
+    if (pdf.task) { pdf.task.destroy(); }
+    pdf = null;
+  }
+  function showPdf(it) {
+    closePdf();
+    var mine = pdf = { page: 1, pages: 0, doc: null, task: null, rendering: null, item: it };
+    call("GET", api + "/" + encodeURIComponent(it.id) + "/download").then(function (l) {
+      return loadPdfjs().then(function (pdfjs) {
+        if (pdf !== mine) { return null; }
+        // No eval (pdf.js 5+ has none), no WebAssembly (the page's CSP has no
+        // 'wasm-unsafe-eval'): its JavaScript decoders; fonts a PDF does not
+        // embed are drawn with system fonts.
+        mine.task = pdfjs.getDocument({ url: l.url, useWasm: false, useSystemFonts: true, enableXfa: false, isEvalSupported: false });
+        return mine.task.promise;
+      }, function () { throw new Error("The PDF viewer could not be loaded. Download the file instead."); });
+    }).then(function (doc) {
+      if (!doc || pdf !== mine) { return; }
+      mine.doc = doc;
+      mine.pages = doc.numPages;
+      var bar = el("div", { "class": "pdf-bar" });
+      mine.prev = el("button", { type: "button", "class": "secondary small", id: "pdf-prev" }, "Previous page");
+      mine.count = el("span", { id: "pdf-count", "class": "pdf-count", "aria-live": "polite" });
+      mine.next = el("button", { type: "button", "class": "secondary small", id: "pdf-next" }, "Next page");
+      bar.append(mine.prev, mine.count, mine.next);
+      mine.canvas = el("canvas", { "class": "pdf-page", role: "img" });
+      mine.sheet = el("div", { "class": "pdf-sheet", tabindex: "0", "aria-label": "Pages of " + it.name + ": arrow keys turn the pages" });
+      mine.sheet.appendChild(mine.canvas);
+      viewBody.replaceChildren(bar, mine.sheet);
+      mine.prev.addEventListener("click", function () { turnPdf(mine, -1); });
+      mine.next.addEventListener("click", function () { turnPdf(mine, 1); });
+      mine.sheet.addEventListener("keydown", function (e) {
+        var d = { ArrowLeft: -1, PageUp: -1, ArrowRight: 1, PageDown: 1 }[e.key];
+        if (e.key === "Home") { d = 1 - mine.page; } else if (e.key === "End") { d = mine.pages - mine.page; }
+        if (d) { e.preventDefault(); turnPdf(mine, d); }
+      });
+      renderPdf(mine);
+    }).catch(function (err) {
+      if (pdf !== mine) { return; }
+      viewBody.replaceChildren();
+      var msg = err && err.name === "InvalidPDFException" ? "This file is not a PDF the viewer can read. Download it instead." : (err && err.message) || "The PDF could not be shown.";
+      showError(viewDlg, msg);
+    });
+  }
+  function turnPdf(v, d) {
+    var n = Math.min(v.pages, Math.max(1, v.page + d));
+    if (n === v.page) { return; }
+    v.page = n;
+    renderPdf(v);
+  }
+  function renderPdf(v) {
+    var n = v.page;
+    v.count.textContent = "Page " + n + " of " + v.pages;
+    v.canvas.setAttribute("aria-label", "Page " + n + " of " + v.pages + " of " + v.item.name);
+    // A disabled button cannot keep the focus: it moves to the other one.
+    var focused = document.activeElement;
+    v.prev.disabled = n <= 1;
+    v.next.disabled = n >= v.pages;
+    if (focused === v.prev && v.prev.disabled && !v.next.disabled) { v.next.focus(); }
+    if (focused === v.next && v.next.disabled && !v.prev.disabled) { v.prev.focus(); }
+    if (v.rendering) { v.rendering.cancel(); }
+    v.doc.getPage(n).then(function (page) {
+      if (pdf !== v || v.page !== n) { return; }
+      var base = page.getViewport({ scale: 1 });
+      var width = Math.max(320, v.sheet.clientWidth || 800) * (window.devicePixelRatio || 1);
+      var vp = page.getViewport({ scale: Math.min(4, width / base.width) });
+      v.canvas.width = Math.floor(vp.width);
+      v.canvas.height = Math.floor(vp.height);
+      v.rendering = page.render({ canvas: v.canvas, viewport: vp });
+      return v.rendering.promise.then(function () {
+        v.rendering = null;
+        v.canvas.dataset.page = String(n);
+      });
+    }).catch(function (err) {
+      if (err && err.name === "RenderingCancelledException") { return; }
+      if (pdf === v) { showError(viewDlg, "Page " + n + " could not be shown."); }
+    });
+  }
 
   // ---- versions ----
   var versionsDlg = document.getElementById("dlg-versions");
@@ -577,7 +676,18 @@
         when.appendChild(el("time", { datetime: v.created_at }, new Date(v.created_at).toLocaleString()));
         tr.appendChild(when);
         var act = el("td", { "class": "act" });
+        var dl = el("button", { type: "button", "class": "secondary small", "aria-label": "Download version " + v.version }, "Download");
+        dl.addEventListener("click", function () {
+          call("GET", api + "/" + encodeURIComponent(versionsItem.id) + "/versions/" + encodeURIComponent(v.id) + "/download").then(function (l) {
+            var a = el("a", { href: l.url, download: versionsItem.name });
+            document.body.appendChild(a);
+            a.click();
+            a.remove();
+          }, function (err) { showError(versionsDlg, err.message); });
+        });
+        act.appendChild(dl);
         if (!v.is_head) {
+          act.appendChild(document.createTextNode(" "));
           var b = el("button", { type: "button", "class": "secondary small", "aria-label": "Restore version " + v.version }, "Restore");
           b.addEventListener("click", function () {
             call("POST", api + "/" + encodeURIComponent(versionsItem.id) + "/versions/" + encodeURIComponent(v.id) + "/restore").then(function () {
