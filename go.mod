@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/MicahParks/keyfunc/v3 v3.9.0
 	github.com/blevesearch/bleve/v2 v2.6.1
+	github.com/boombuler/barcode v1.0.1-0.20190219062509-6c824513bacc
 	github.com/danielgtaylor/huma/v2 v2.37.2
 	github.com/deepteams/webp v1.2.5
 	github.com/emersion/go-ical v0.0.0-20250329121855-f41e73efc392
@@ -21,6 +22,7 @@ require (
 	github.com/knadh/koanf/providers/file v1.2.1
 	github.com/knadh/koanf/v2 v2.4.1
 	github.com/ledongthuc/pdf v0.0.0-20260907135840-6c8c28e0e8a0
+	github.com/pquerna/otp v1.5.0
 	github.com/pressly/goose/v3 v3.29.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/schollz/progressbar/v3 v3.19.1

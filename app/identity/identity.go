@@ -234,4 +234,37 @@ type Store interface {
 	DeleteOrgSessions(ctx context.Context, orgID string) error
 	// PruneSessions removes sessions last seen before idleBefore or expired at now.
 	PruneSessions(ctx context.Context, idleBefore, now time.Time) (int, error)
+
+	// TwoFactor returns a user's two-factor record (not_found when none).
+	TwoFactor(ctx context.Context, userID string) (TwoFactor, error)
+	// SetTwoFactorSecret stores a new, not yet confirmed secret of a user,
+	// replacing an unconfirmed one (conflict when two-factor sign-in is on).
+	SetTwoFactorSecret(ctx context.Context, userID, secret string, at time.Time) error
+	// EnableTwoFactor confirms a user's secret, with step as the last accepted
+	// step (not_found when no secret is set up).
+	EnableTwoFactor(ctx context.Context, userID string, step int64, at time.Time) error
+	// UseTwoFactorStep records step as a user's last accepted step when it is
+	// later than the last one; false: it is not (a replayed code).
+	UseTwoFactorStep(ctx context.Context, userID string, step int64) (bool, error)
+	// DeleteTwoFactor removes a user's secret and recovery codes.
+	DeleteTwoFactor(ctx context.Context, userID string) error
+	// SetRecoveryCodes replaces a user's recovery codes by these keyed hashes.
+	SetRecoveryCodes(ctx context.Context, userID string, hashes [][]byte, at time.Time) error
+	// UseRecoveryCode deletes the recovery code of a user with this keyed hash
+	// (not_found when there is none).
+	UseRecoveryCode(ctx context.Context, userID string, hash []byte) error
+	// RecoveryCodesLeft counts a user's unused recovery codes.
+	RecoveryCodesLeft(ctx context.Context, userID string) (int, error)
+
+	// CreateSignInChallenge stores the pending second step of a sign-in by the
+	// keyed hash of its token, and removes the expired ones.
+	CreateSignInChallenge(ctx context.Context, c SignInChallenge, hash []byte) error
+	// SignInChallenge finds a pending second step by the keyed hash of its token
+	// (not_found when none).
+	SignInChallenge(ctx context.Context, hash []byte) (SignInChallenge, error)
+	// FailSignInChallenge counts a failed code of a pending step.
+	FailSignInChallenge(ctx context.Context, hash []byte) error
+	// DeleteSignInChallenge removes a pending step; false: it was already gone
+	// (used by another request).
+	DeleteSignInChallenge(ctx context.Context, hash []byte) (bool, error)
 }

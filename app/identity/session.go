@@ -74,41 +74,106 @@ var errBadSignIn = app.Errorf(app.EUnauthorized, "The e-mail address or password
 // It returns the session's secret (the cookie's value). An unknown address or a
 // wrong password is unauthorized (the same answer for both); a suspended or not
 // yet active user is forbidden and a suspended organisation org_suspended (said
-// only to whoever knows the password).
+// only to whoever knows the password). An account with two-factor sign-in on
+// is unauthorized here: it signs in with BeginSignIn and CompleteSignIn.
 func (s *Service) SignIn(ctx context.Context, in SignInInput) (string, Session, error) {
-	u, err := s.store.UserByEmail(ctx, strings.TrimSpace(in.Email))
-	if app.ErrorCode(err) == app.ENotFound || strings.TrimSpace(in.Email) == "" {
-		VerifyPassword(dummyHash(), in.Password)
-		return "", Session{}, errBadSignIn
-	}
+	res, err := s.BeginSignIn(ctx, in)
 	if err != nil {
 		return "", Session{}, err
+	}
+	if res.Challenge != "" {
+		return "", Session{}, app.Errorf(app.EUnauthorized, "The account has two-factor sign-in on: it needs an authentication code as well.")
+	}
+	return res.Secret, res.Session, nil
+}
+
+// SignInResult is the outcome of the password step of a sign-in: a session
+// (Secret, Session), or, for an account with two-factor sign-in on, the token
+// of the pending second step (Challenge) and no session.
+type SignInResult struct {
+	Secret  string
+	Session Session
+	// Challenge is the secret token of the pending second step (the browser
+	// keeps it until the code is given); "" when a session was started.
+	Challenge string
+	// ChallengeExpiresAt is when the second step ends unused.
+	ChallengeExpiresAt time.Time
+}
+
+// BeginSignIn checks an e-mail address and account password (with the
+// answers of SignIn). Without two-factor sign-in it starts a session; with it,
+// it starts the pending second step only (CompleteSignIn ends it).
+func (s *Service) BeginSignIn(ctx context.Context, in SignInInput) (SignInResult, error) {
+	u, err := s.checkPassword(ctx, in.Email, in.Password)
+	if err != nil {
+		return SignInResult{}, err
+	}
+	if err := s.checkActive(ctx, u.ID); err != nil {
+		return SignInResult{}, err
+	}
+	on, err := s.TwoFactorOn(ctx, u.ID)
+	if err != nil {
+		return SignInResult{}, err
+	}
+	if on {
+		return s.startChallenge(ctx, u)
+	}
+	secret, ss, err := s.startSession(ctx, u, in.UserAgent, in.Address, nil)
+	return SignInResult{Secret: secret, Session: ss}, err
+}
+
+// checkPassword returns the user with e-mail address email whose account
+// password is password, else errBadSignIn (in the same time for an unknown
+// address).
+func (s *Service) checkPassword(ctx context.Context, email, password string) (User, error) {
+	u, err := s.store.UserByEmail(ctx, strings.TrimSpace(email))
+	if app.ErrorCode(err) == app.ENotFound || strings.TrimSpace(email) == "" {
+		VerifyPassword(dummyHash(), password)
+		return User{}, errBadSignIn
+	}
+	if err != nil {
+		return User{}, err
 	}
 	hash, err := s.store.PasswordHash(ctx, u.ID)
 	if err != nil {
-		return "", Session{}, err
+		return User{}, err
 	}
 	if hash == "" {
-		VerifyPassword(dummyHash(), in.Password)
-		return "", Session{}, errBadSignIn
+		VerifyPassword(dummyHash(), password)
+		return User{}, errBadSignIn
 	}
-	if !VerifyPassword(hash, in.Password) {
-		return "", Session{}, errBadSignIn
+	if !VerifyPassword(hash, password) {
+		return User{}, errBadSignIn
 	}
-	cred, err := s.store.UserCredential(ctx, u.ID)
+	return u, nil
+}
+
+// checkActive refuses a suspended or not yet active user (forbidden) and a
+// suspended organisation (org_suspended).
+func (s *Service) checkActive(ctx context.Context, userID string) error {
+	cred, err := s.store.UserCredential(ctx, userID)
 	if err != nil {
-		return "", Session{}, err
+		return err
 	}
-	if _, err := s.principal(cred, nil); err != nil {
-		return "", Session{}, err
-	}
+	_, err = s.principal(cred, nil)
+	return err
+}
+
+// startSession stores a new session of u and returns its secret; also, in the
+// same transaction, the audit entries of extra (the second step's).
+func (s *Service) startSession(ctx context.Context, u User, userAgent, address string, extra []app.AuditEntry) (string, Session, error) {
 	now := s.clock.Now()
-	ss := Session{ID: app.NewID(), UserID: u.ID, OrgID: u.OrgID, UserAgent: truncate(in.UserAgent, 256),
-		Address: truncate(in.Address, 64), CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(s.sessions.MaxAge)}
+	ss := Session{ID: app.NewID(), UserID: u.ID, OrgID: u.OrgID, UserAgent: truncate(userAgent, 256),
+		Address: truncate(address, 64), CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(s.sessions.MaxAge)}
 	secret := SessionPrefix + app.RandomHex(32)
-	err = s.store.InTx(ctx, func(ctx context.Context) error {
+	err := s.store.InTx(ctx, func(ctx context.Context) error {
 		if err := s.store.CreateSession(ctx, ss, s.hash(secret)); err != nil {
 			return err
+		}
+		for _, e := range extra {
+			if err := s.audit.Record(ctx, e); err != nil {
+				return err
+			}
 		}
 		return s.audit.Record(ctx, app.AuditEntry{Module: "identity", Action: "session.created", ActorID: u.ID,
 			TargetType: "session", TargetID: ss.ID, OrgID: u.OrgID, CreatedAt: now})

@@ -18,6 +18,7 @@ type Me struct {
 	Scopes             []string              `json:"scopes"`
 	Features           []string              `json:"features" doc:"Plan features of the organisation."`
 	ServicePrincipalID string                `json:"service_principal_id,omitempty"`
+	TwoFactor          bool                  `json:"two_factor" doc:"Whether the user signs in to the web app with a second factor (an authentication code after the password). App passwords and tokens need none. False without a user."`
 }
 
 // AuditPage is a page of audit entries.
@@ -32,6 +33,11 @@ func registerIdentity(api huma.API, d Deps) {
 				return nil, err
 			}
 			m := Me{Credential: p.Credential, User: u, Organization: o, Scopes: p.Scopes.List(), Features: p.Features, ServicePrincipalID: p.ServicePrincipalID}
+			if u != nil {
+				if m.TwoFactor, err = d.Identity.TwoFactorOn(ctx, u.ID); err != nil {
+					return nil, err
+				}
+			}
 			if m.Features == nil {
 				m.Features = []string{}
 			}

@@ -28,6 +28,8 @@ type settingsData struct {
 	Scopes       []scopeOption
 	TTLs         []ttlOption
 
+	TwoFactor twoFactorData
+
 	// Section names the form an error belongs to.
 	Section string
 }
@@ -54,6 +56,7 @@ var flashes = map[string]string{
 	"app-password-revoked": "The app password is revoked.",
 	"token-revoked":        "The token is revoked.",
 	"session-revoked":      "The session is signed out.",
+	"two-factor-off":       "Two-factor sign-in is off. You sign in with your password alone.",
 }
 
 // settingsPage loads the page's lists.
@@ -70,6 +73,9 @@ func (u *UI) settingsPage(r *http.Request, v *viewer) (settingsData, error) {
 		return d, err
 	}
 	if d.Sessions, err = ids.Sessions(ctx, v.P, pr); err != nil {
+		return d, err
+	}
+	if d.TwoFactor, err = u.twoFactorSection(r, v); err != nil {
 		return d, err
 	}
 	for _, sc := range v.P.Scopes.List() {

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -34,8 +35,11 @@ func (u *UI) signInPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	flash := ""
-	if r.URL.Query().Get("done") == "signed-out" {
+	switch r.URL.Query().Get("done") {
+	case "signed-out":
 		flash = "You are signed out."
+	case "expired":
+		flash = "The sign-in has expired. Sign in again with your password."
 	}
 	u.showSignIn(w, r, http.StatusOK, "", signInData{Next: next}, flash)
 }
@@ -70,7 +74,7 @@ func (u *UI) signIn(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	secret, _, err := u.cfg.Identity.SignIn(r.Context(), identity.SignInInput{Email: email, Password: r.PostFormValue("password"),
+	res, err := u.cfg.Identity.BeginSignIn(r.Context(), identity.SignInInput{Email: email, Password: r.PostFormValue("password"),
 		UserAgent: r.UserAgent(), Address: u.clientIP(r)})
 	if err != nil {
 		switch app.ErrorCode(err) {
@@ -89,10 +93,21 @@ func (u *UI) signIn(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	if res.Challenge != "" {
+		// Two-factor sign-in: no session until the code passes, and the
+		// failures of the account are not cleared by the password alone.
+		u.setChallenge(w, res.Challenge)
+		to := "/signin/code"
+		if d.Next != "" {
+			to += "?next=" + url.QueryEscape(d.Next)
+		}
+		http.Redirect(w, r, to, http.StatusSeeOther)
+		return
+	}
 	if u.cfg.Limiter != nil {
 		u.cfg.Limiter.Succeeded(r, email)
 	}
-	u.setSession(w, secret, u.cfg.Identity.SessionPolicy().MaxAge)
+	u.setSession(w, res.Secret, u.cfg.Identity.SessionPolicy().MaxAge)
 	next := d.Next
 	if next == "" {
 		next = homePath

@@ -88,6 +88,8 @@ var Routes = []Route{
 	{http.MethodGet, "/"},
 	{http.MethodGet, "/signin"},
 	{http.MethodPost, "/signin"},
+	{http.MethodGet, "/signin/code"},
+	{http.MethodPost, "/signin/code"},
 	{http.MethodPost, "/signout"},
 	{http.MethodGet, "/forgot"},
 	{http.MethodPost, "/forgot"},
@@ -98,6 +100,10 @@ var Routes = []Route{
 	{http.MethodPost, "/settings/tokens"},
 	{http.MethodPost, "/settings/tokens/:id/revoke"},
 	{http.MethodPost, "/settings/sessions/:id/revoke"},
+	{http.MethodPost, "/settings/two-factor/setup"},
+	{http.MethodPost, "/settings/two-factor/enable"},
+	{http.MethodPost, "/settings/two-factor/recovery-codes"},
+	{http.MethodPost, "/settings/two-factor/disable"},
 	{http.MethodGet, "/drive"},
 	{http.MethodGet, "/drive/shared"},
 	{http.MethodGet, "/drive/trash"},
@@ -151,6 +157,8 @@ func New(cfg Config) *UI {
 	m.HandleFunc("GET /{$}", u.home)
 	m.HandleFunc("GET /signin", u.signInPage)
 	m.HandleFunc("POST /signin", u.signIn)
+	m.HandleFunc("GET /signin/code", u.codePage)
+	m.HandleFunc("POST /signin/code", u.verifyCode)
 	m.HandleFunc("POST /signout", u.signed(u.signOut))
 	m.HandleFunc("GET /forgot", u.forgotPage)
 	m.HandleFunc("POST /forgot", u.forgot)
@@ -161,6 +169,10 @@ func New(cfg Config) *UI {
 	m.HandleFunc("POST /settings/tokens", u.signed(u.createToken))
 	m.HandleFunc("POST /settings/tokens/{id}/revoke", u.signed(u.revokeToken))
 	m.HandleFunc("POST /settings/sessions/{id}/revoke", u.signed(u.revokeSession))
+	m.HandleFunc("POST /settings/two-factor/setup", u.signed(u.setUpTwoFactor))
+	m.HandleFunc("POST /settings/two-factor/enable", u.signed(u.enableTwoFactor))
+	m.HandleFunc("POST /settings/two-factor/recovery-codes", u.signed(u.regenerateRecoveryCodes))
+	m.HandleFunc("POST /settings/two-factor/disable", u.signed(u.disableTwoFactor))
 	if cfg.Drive != nil {
 		m.HandleFunc("GET /drive", u.signed(u.driveRoot))
 		m.HandleFunc("GET /drive/shared", u.signed(u.driveShared))
@@ -365,6 +377,9 @@ var fieldLabels = map[string]string{
 	"body.label":            "Device name",
 	"body.name":             "Token name",
 	"body.ttl_seconds":      "Expires",
+	"body.code":             "Authentication code",
+	"body.proof":            "Authentication code or password",
+	"body.password":         "Account password",
 }
 
 // message is what a person reads of an app error.
