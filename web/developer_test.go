@@ -39,7 +39,9 @@ func TestServicePrincipalTokenRevoke(t *testing.T) {
 	otherSP := newSP(other.Token, "theirs")
 	otherID, _ := newToken(other.Token, otherSP)
 	path := "/api/v1/developer/service-principals/" + sp + "/tokens/"
-	me := func(tok string) webtest.Request { return webtest.Request{Method: "GET", Path: "/api/v1/me", Token: tok} }
+	me := func(tok string) webtest.Request {
+		return webtest.Request{Method: "GET", Path: "/api/v1/me", Token: tok}
+	}
 	s.Run(t, []webtest.Scenario{
 		{Name: "token works (and is cached)", Request: me(tok1), Status: 200},
 		{Name: "member may not revoke", Request: webtest.Request{Method: "DELETE", Path: path + id1, Token: member.Token}, Status: 403, Problem: "insufficient_scope"},
