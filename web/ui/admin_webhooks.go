@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -125,10 +127,10 @@ type deliveryChart struct {
 }
 
 const (
-	chartW    = 700
-	chartH    = 220
-	chartBase = 190 // the bars' baseline; day labels below it
-	chartTop  = 20
+	chartW    = 420
+	chartH    = 180
+	chartBase = 152 // the bars' baseline; day labels below it
+	chartTop  = 12
 )
 
 // buildChart counts the attempts of ds per UTC day over the last chartDays
@@ -205,6 +207,12 @@ func (u *UI) adminWebhook(w http.ResponseWriter, r *http.Request, v *viewer) {
 		u.fail(w, r, v, err)
 		return
 	}
+	for i := range ds {
+		for j := range ds[i].AttemptLog {
+			a := &ds[i].AttemptLog[j]
+			a.RequestBody = indentJSON(a.RequestBody)
+		}
+	}
 	d := webhookData{Section: "webhooks", Hook: sub, Deliveries: ds, Chart: buildChart(ds, time.Now()), Limit: deliveryLimit}
 	u.render(w, r, http.StatusOK, "webhook", page{Title: "Webhook deliveries", V: v, Data: d})
 }
@@ -250,4 +258,14 @@ func (u *UI) adminPrincipals(w http.ResponseWriter, r *http.Request, v *viewer) 
 	}
 	slices.Sort(d.Scopes)
 	u.render(w, r, http.StatusOK, "principals", page{Title: "Service principals", V: v, Data: d})
+}
+
+// indentJSON returns a JSON body indented for reading, or s as it is when it
+// is not JSON.
+func indentJSON(s string) string {
+	var b bytes.Buffer
+	if err := json.Indent(&b, []byte(s), "", "  "); err != nil {
+		return s
+	}
+	return b.String()
 }
