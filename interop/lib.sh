@@ -42,7 +42,11 @@ start_atrium() {
   DATA_DIR=$(mktemp -d)
   local port; port=$(free_port)
   ATRIUM_URL="http://127.0.0.1:$port"
-  "$bin" serve --data "$DATA_DIR" --listen "127.0.0.1:$port" >"$DATA_DIR/server.log" 2>&1 &
+  # Webhook receivers of the tests listen on loopback, which the server refuses
+  # by default; one attempt per delivery, so that a failed one can be replayed
+  # at once (the default schedule retries after 30 s).
+  ATRIUM_WEBHOOK_ALLOW_PRIVATE=true ATRIUM_WEBHOOK_RETRY_SCHEDULE=0s \
+    "$bin" serve --data "$DATA_DIR" --listen "127.0.0.1:$port" >"$DATA_DIR/server.log" 2>&1 &
   ATRIUM_PID=$!
   wait_ready "$ATRIUM_URL" "$DATA_DIR/server.log" >&2 && return 0
   echo "atrium did not become ready (its log is above)" >&2

@@ -18,7 +18,8 @@ func (s *Server) mountWebApp(e *gin.Engine) {
 		return
 	}
 	h := gin.WrapH(ui.New(ui.Config{PublicURL: s.cfg.PublicURL, Identity: s.cfg.Identity, Partner: s.cfg.Partner, Drive: s.cfg.Drive, Contacts: s.cfg.Contacts,
-		Log: s.log, Limiter: signInLimits{s}, ClientIP: s.clientIP}))
+		Log: s.log, Limiter: signInLimits{s}, ClientIP: s.clientIP,
+		Webhooks: s.cfg.Webhooks}))
 	for _, rt := range ui.Routes {
 		e.Handle(rt.Method, rt.Path, h)
 	}

@@ -90,13 +90,15 @@ func (s *Service) DeleteServicePrincipal(ctx context.Context, p *app.Principal, 
 	if err := requireDeveloper(p); err != nil {
 		return err
 	}
-	return s.store.InTx(ctx, func(ctx context.Context) error {
+	err := s.store.InTx(ctx, func(ctx context.Context) error {
 		if err := s.store.DeleteServicePrincipal(ctx, p.OrgID, id); err != nil {
 			return err
 		}
 		return s.audit.Record(ctx, app.AuditEntry{Module: "developer", Action: "service_principal.deleted", ActorID: p.UserID,
 			TargetType: "service_principal", TargetID: id, OrgID: p.OrgID, CreatedAt: s.clock.Now()})
 	})
+	s.CredentialsChanged()
+	return err
 }
 
 // CreateSPToken issues a token for a service principal and returns its secret
@@ -135,4 +137,23 @@ func (s *Service) SPTokens(ctx context.Context, p *app.Principal, spID string, p
 		return nil, err
 	}
 	return s.store.SPTokens(ctx, spID, pr)
+}
+
+// RevokeSPToken deletes a token of one of the caller's organisation's service
+// principals; it stops working at once (a JWT already minted from it by client
+// credentials lives until it expires).
+func (s *Service) RevokeSPToken(ctx context.Context, p *app.Principal, spID, id string) error {
+	sp, err := s.ServicePrincipal(ctx, p, spID)
+	if err != nil {
+		return err
+	}
+	err = s.store.InTx(ctx, func(ctx context.Context) error {
+		if err := s.store.DeleteSPToken(ctx, sp.ID, id); err != nil {
+			return err
+		}
+		return s.audit.Record(ctx, app.AuditEntry{Module: "developer", Action: "service_principal_token.revoked", ActorID: p.UserID,
+			TargetType: "service_principal", TargetID: sp.ID, OrgID: p.OrgID, CreatedAt: s.clock.Now()})
+	})
+	s.CredentialsChanged()
+	return err
 }

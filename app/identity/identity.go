@@ -185,6 +185,9 @@ type Store interface {
 	DeleteServicePrincipal(ctx context.Context, orgID, id string) error
 	CreateSPToken(ctx context.Context, t SPToken, hash []byte) error
 	SPTokens(ctx context.Context, spID string, p app.PageRequest) ([]SPToken, error)
+	// DeleteSPToken deletes a token of a service principal; not_found when the
+	// principal has no such token.
+	DeleteSPToken(ctx context.Context, spID, id string) error
 
 	// CredentialByHash finds a PAT (kind app.CredPAT) or service principal token
 	// (app.CredSPToken) by the keyed hash of its secret.

@@ -335,6 +335,18 @@ func (s IdentityStore) SPTokens(ctx context.Context, spID string, p app.PageRequ
 	return out, mapErr(rows.Err(), "service principal tokens")
 }
 
+// DeleteSPToken deletes a token of a service principal.
+func (s IdentityStore) DeleteSPToken(ctx context.Context, spID, id string) error {
+	res, err := s.write(ctx).ExecContext(ctx, `DELETE FROM service_principal_tokens WHERE service_principal_id = ? AND id = ?`, spID, id)
+	if err != nil {
+		return mapErr(err, "service principal token")
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return app.Errorf(app.ENotFound, "The service principal has no token %s.", id)
+	}
+	return nil
+}
+
 // credCols reads a user (possibly absent), its organisation and the plan.
 const credCols = `u.id, u.organization_id, u.email, u.first_name, u.last_name, u.role_slug, u.status, u.created_at, u.updated_at,
 	` + orgCols + `, COALESCE(p.slug, ''), COALESCE(p.name, ''), COALESCE(p.features, '[]'),

@@ -35,6 +35,12 @@ type SPPath struct {
 	ID string `path:"id"`
 }
 
+// SPTokenPath is the path of one token of a service principal.
+type SPTokenPath struct {
+	SPPath
+	TokenID string `path:"token_id"`
+}
+
 func registerDeveloper(api huma.API, d Deps) {
 	const tag = "Developer"
 	huma.Register(api, idempotent(op(http.MethodPost, "/developer/service-principals", "createServicePrincipal", "Create a service principal", tag, app.ScopeDeveloper)),
@@ -78,4 +84,9 @@ func registerDeveloper(api huma.API, d Deps) {
 			}, func(t identity.SPToken) string { return t.ID })
 			return out(pg), err
 		})
+	rv := errs(op(http.MethodDelete, "/developer/service-principals/{id}/tokens/{token_id}", "revokeServicePrincipalToken", "Revoke a service principal's token", tag, app.ScopeDeveloper), http.StatusNotFound)
+	rv.Description = "Deletes the token: it stops working at once (401). A JWT already obtained with it by client credentials lives until it expires (one hour at most). Another principal's or organisation's token is 404."
+	huma.Register(api, rv, func(ctx context.Context, in *SPTokenPath) (*struct{}, error) {
+		return nil, d.Identity.RevokeSPToken(ctx, principal(ctx), in.ID, in.TokenID)
+	})
 }

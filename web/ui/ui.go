@@ -28,6 +28,7 @@ import (
 	"atrium/app/drive"
 	"atrium/app/identity"
 	"atrium/app/partner"
+	"atrium/app/webhooks"
 )
 
 //go:embed templates/*.html
@@ -72,6 +73,8 @@ type Config struct {
 	Drive *drive.Service
 	// Contacts serves the contacts page; nil: the page says it is unavailable.
 	Contacts *contacts.Service
+	// Webhooks serves the admin's webhooks page; nil: the page answers 404.
+	Webhooks *webhooks.Service
 	Log      *slog.Logger
 	// Limiter counts failed sign-ins; nil: no limit.
 	Limiter SignInLimiter
@@ -114,6 +117,9 @@ var Routes = []Route{
 	{http.MethodGet, "/contacts"},
 	{http.MethodGet, "/contacts/directory"},
 	{http.MethodGet, "/calendar"},
+	{http.MethodGet, "/admin/webhooks"},
+	{http.MethodGet, "/admin/webhooks/:id"},
+	{http.MethodGet, "/admin/principals"},
 	{http.MethodGet, "/assets/*file"},
 	{http.MethodHead, "/assets/*file"},
 }
@@ -185,6 +191,9 @@ func New(cfg Config) *UI {
 	m.HandleFunc("GET /contacts", u.signed(u.contactsPage))
 	m.HandleFunc("GET /contacts/directory", u.signed(u.contactsDirectory))
 	m.HandleFunc("GET /calendar", u.signed(u.calendar))
+	m.HandleFunc("GET /admin/webhooks", u.signed(u.adminWebhooks))
+	m.HandleFunc("GET /admin/webhooks/{id}", u.signed(u.adminWebhook))
+	m.HandleFunc("GET /admin/principals", u.signed(u.adminPrincipals))
 	m.HandleFunc("GET /assets/", u.asset)
 	u.mux = m
 	return u
