@@ -107,6 +107,8 @@ var Routes = []Route{
 	{http.MethodGet, "/contacts"},
 	{http.MethodGet, "/contacts/directory"},
 	{http.MethodGet, "/calendar"},
+	{http.MethodGet, "/partner"},
+	{http.MethodGet, "/partner/:id"},
 	{http.MethodGet, "/assets/*file"},
 	{http.MethodHead, "/assets/*file"},
 }
@@ -171,6 +173,9 @@ func New(cfg Config) *UI {
 	m.HandleFunc("GET /contacts", u.signed(u.contactsPage))
 	m.HandleFunc("GET /contacts/directory", u.signed(u.contactsDirectory))
 	m.HandleFunc("GET /calendar", u.signed(u.calendar))
+	parsePartnerPages(u.pages)
+	m.HandleFunc("GET /partner", u.signed(u.partnerList))
+	m.HandleFunc("GET /partner/{id}", u.signed(u.partnerOrg))
 	m.HandleFunc("GET /assets/", u.asset)
 	u.mux = m
 	return u
