@@ -305,13 +305,14 @@ func (u *UI) partnerOrg(w http.ResponseWriter, r *http.Request, v *viewer) {
 	slices.SortStableFunc(d.Teams, func(a, b partner.Team) int { return cmp.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)) })
 
 	d.StorageUsed, d.Quota = humanBytes(d.Sub.StorageUsedBytes), humanBytes(d.Sub.QuotaBytes)
-	d.SeatsBar = newBar(fmt.Sprintf("Seats: %d of %d in use (%d active users, %d pending invitations)", d.Sub.UsedSeats, d.Sub.Seats, d.Active, d.Invited),
+	d.SeatsBar = newBar(fmt.Sprintf("Seat use: %d of %d seats (%s, %s)", d.Sub.UsedSeats, d.Sub.Seats,
+		plural(d.Active, "active user", "active users"), plural(d.Invited, "pending invitation", "pending invitations")),
 		float64(max(d.Sub.Seats, d.Sub.UsedSeats)), []float64{float64(d.Active), float64(d.Invited)}, []string{"bar-active", "bar-invited"})
 	pct := 0.0
 	if d.Sub.QuotaBytes > 0 {
 		pct = float64(d.Sub.StorageUsedBytes) / float64(d.Sub.QuotaBytes) * 100
 	}
-	d.StorageBar = newBar(fmt.Sprintf("Storage: %s of %s used (%.0f%%)", d.StorageUsed, d.Quota, pct),
+	d.StorageBar = newBar(fmt.Sprintf("Storage use: %s of %s (%.0f%%)", d.StorageUsed, d.Quota, pct),
 		float64(d.Sub.QuotaBytes), []float64{float64(d.Sub.StorageUsedBytes)}, []string{"bar-storage"})
 	u.render(w, r, http.StatusOK, "partner_org", page{Title: org.Name + " — Customers", V: v, Data: d})
 }
