@@ -712,6 +712,39 @@ func (s *Service) sendReset(ctx context.Context, orgName string, u identity.User
 			u.DisplayName(), orgName, s.publicURL, token)})
 }
 
+// PasswordSetupLink returns a link where the active user userID, who has no
+// account password yet (an operator made by `atrium bootstrap`), chooses one:
+// a password reset link, single use and valid PasswordResetTTL like every
+// other; a newer link replaces an older one. A user who has a password, or is
+// not active, gets "" (they sign in, or use "Forgot password?").
+func (s *Service) PasswordSetupLink(ctx context.Context, userID string) (string, error) {
+	var link string
+	err := s.store.InTx(ctx, func(ctx context.Context) error {
+		u, err := s.store.User(ctx, userID)
+		if err != nil {
+			return err
+		}
+		if u.Status != identity.UserActive {
+			return nil
+		}
+		hash, err := s.store.PasswordHash(ctx, u.ID)
+		if err != nil || hash != "" {
+			return err
+		}
+		token, err := s.issueToken(ctx, u.ID, "reset", PasswordResetTTL)
+		if err != nil {
+			return err
+		}
+		link = s.publicURL + "/reset/" + token
+		return s.audit.Record(ctx, app.AuditEntry{Module: "identity", Action: "user.password_link_created", TargetType: "user",
+			TargetID: u.ID, OrgID: u.OrgID, CreatedAt: s.clock.Now()})
+	})
+	if err != nil {
+		return "", fmt.Errorf("password setup link: %w", err)
+	}
+	return link, nil
+}
+
 // RequestPasswordReset sends the password reset e-mail to the active user with
 // the e-mail address email (the web app's "Forgot password?"). It answers the
 // same, nil, whether or not such a user exists, so that it reveals nothing; an

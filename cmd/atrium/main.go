@@ -137,7 +137,10 @@ func newBootstrapCmd() *cobra.Command {
 		Use:   "bootstrap",
 		Short: "Ensure an operator organisation and a user, and print a fresh token and app password",
 		Long: "Ensures a top-level reseller organisation (on the enterprise plan) and a user in it, then prints " +
-			"a new personal access token and app password for that user. Safe to run while a server uses the same data directory.",
+			"a new personal access token and app password for that user. A user who has no account password yet also gets " +
+			"a link (password_url) where they choose one and can then sign in to the web app: a password reset link, " +
+			"single use and valid 24 hours, built on the public URL (--public-url, ATRIUM_PUBLIC_URL or public_url: give the " +
+			"server's). Safe to run while a server uses the same data directory.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			m, err := openFor(cmd)
@@ -154,6 +157,9 @@ func newBootstrapCmd() *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "organization: %s\nuser:         %s (%s)\ntoken:        %s\napp password: %s\n",
 				o.OrganizationID, o.Email, o.UserID, o.Token, o.AppPassword)
+			if o.PasswordURL != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "Set your password at %s (valid 24 hours, once), then sign in to the web app.\n", o.PasswordURL)
+			}
 			return nil
 		},
 	}
@@ -162,6 +168,7 @@ func newBootstrapCmd() *cobra.Command {
 	cmd.Flags().StringVar(&email, "admin-email", "admin@example.test", "user e-mail address")
 	cmd.Flags().StringVar(&role, "role", "admin", "user role: admin or member")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	cmd.Flags().String("public-url", "", "public URL of the server, for the password link (env ATRIUM_PUBLIC_URL)")
 	return cmd
 }
 

@@ -120,6 +120,8 @@ var Routes = []Route{
 	{http.MethodGet, "/admin/webhooks"},
 	{http.MethodGet, "/admin/webhooks/:id"},
 	{http.MethodGet, "/admin/principals"},
+	{http.MethodGet, "/partner"},
+	{http.MethodGet, "/partner/:id"},
 	{http.MethodGet, "/assets/*file"},
 	{http.MethodHead, "/assets/*file"},
 }
@@ -194,6 +196,9 @@ func New(cfg Config) *UI {
 	m.HandleFunc("GET /admin/webhooks", u.signed(u.adminWebhooks))
 	m.HandleFunc("GET /admin/webhooks/{id}", u.signed(u.adminWebhook))
 	m.HandleFunc("GET /admin/principals", u.signed(u.adminPrincipals))
+	parsePartnerPages(u.pages)
+	m.HandleFunc("GET /partner", u.signed(u.partnerList))
+	m.HandleFunc("GET /partner/{id}", u.signed(u.partnerOrg))
 	m.HandleFunc("GET /assets/", u.asset)
 	u.mux = m
 	return u

@@ -386,10 +386,15 @@ type BootstrapOutput struct {
 	Email          string `json:"email"`
 	Token          string `json:"token"`
 	AppPassword    string `json:"app_password"`
+	// PasswordURL is where a user without an account password chooses one
+	// (a password reset link: single use, valid 24 hours); absent otherwise.
+	PasswordURL string `json:"password_url,omitempty"`
 }
 
 // Bootstrap ensures a top-level reseller organisation and a user in it and issues
-// a fresh PAT (every scope the role allows) and app password.
+// a fresh PAT (every scope the role allows) and app password; a user without
+// an account password also gets a link to choose one, so that they can sign in
+// to the web app.
 func (m *Main) Bootstrap(ctx context.Context, orgName, email, role string) (BootstrapOutput, error) {
 	res, err := m.Identity.Bootstrap(ctx, orgName, email, role)
 	if err != nil {
@@ -403,7 +408,11 @@ func (m *Main) Bootstrap(ctx context.Context, orgName, email, role string) (Boot
 	if err != nil {
 		return BootstrapOutput{}, err
 	}
-	return BootstrapOutput{OrganizationID: res.Org.ID, UserID: res.User.ID, Email: res.User.Email, Token: tok, AppPassword: pw}, nil
+	link, err := m.Partner.PasswordSetupLink(ctx, res.User.ID)
+	if err != nil {
+		return BootstrapOutput{}, err
+	}
+	return BootstrapOutput{OrganizationID: res.Org.ID, UserID: res.User.ID, Email: res.User.Email, Token: tok, AppPassword: pw, PasswordURL: link}, nil
 }
 
 // TokenOutput is what `atrium token create --json` prints.

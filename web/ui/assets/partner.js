@@ -1,0 +1,214 @@
+// Atrium reseller console (/partner): every change goes through the partner
+// REST API (/api/v1/partner/...) with the session cookie and its X-CSRF-Token.
+// Forms and buttons name their operation in data-api and data-method; a button
+// with data-confirm-title asks first in the confirmation dialog. User text
+// reaches the DOM only through textContent and form values.
+"use strict";
+(function () {
+  var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
+  var flashKey = "atrium.partner.flash";
+
+  function $(id) { return document.getElementById(id); }
+
+  // newKey is a fresh Idempotency-Key.
+  function newKey() {
+    var b = new Uint8Array(16);
+    crypto.getRandomValues(b);
+    return Array.prototype.map.call(b, function (x) { return ("0" + x.toString(16)).slice(-2); }).join("");
+  }
+
+  // call sends a request to the REST API and resolves with {status, ok, body}.
+  function call(method, path, body, headers) {
+    var h = { "Accept": "application/json, application/problem+json" };
+    if (method !== "GET") { h["X-CSRF-Token"] = csrf; }
+    if (body !== undefined) { h["Content-Type"] = "application/json"; }
+    Object.keys(headers || {}).forEach(function (k) { h[k] = headers[k]; });
+    return fetch(path, { method: method, headers: h, credentials: "same-origin", body: body === undefined ? undefined : JSON.stringify(body) })
+      .then(function (res) {
+        return res.text().then(function (t) {
+          var data = null;
+          try { data = t ? JSON.parse(t) : null; } catch (e) { data = null; }
+          return { status: res.status, ok: res.ok, body: data };
+        });
+      }, function () { return { status: 0, ok: false, body: null }; });
+  }
+
+  // labelOf is the visible label of a field of form, for error messages.
+  function labelOf(form, name) {
+    var f = form && form.querySelector('[name="' + CSS.escape(name) + '"]');
+    var l = f && f.id && document.querySelector('label[for="' + CSS.escape(f.id) + '"]');
+    return l ? l.textContent : name;
+  }
+
+  // problemText is what a person reads of a failed request: the problem's
+  // detail, and each invalid field by its label.
+  function problemText(r, form) {
+    if (r.status === 0) { return "The server could not be reached. Try again."; }
+    var b = r.body || {};
+    var msg = b.detail || b.title || ("The request failed (" + r.status + ").");
+    var errs = (b.errors || []).map(function (e) {
+      var loc = (e.location || "").replace(/^body\./, "");
+      return labelOf(form, loc) + ": " + (e.message || "is not valid") + ".";
+    });
+    if (errs.length) { msg = errs.join(" "); }
+    if (r.status === 401 || r.status === 403) { msg += " Reload the page and sign in again if needed."; }
+    return msg;
+  }
+
+  function showError(box, text) {
+    if (!box) { return; }
+    box.textContent = text;
+    box.hidden = false;
+    box.focus();
+  }
+
+  function markInvalid(form, r) {
+    form.querySelectorAll("[aria-invalid]").forEach(function (f) { f.removeAttribute("aria-invalid"); });
+    ((r.body && r.body.errors) || []).forEach(function (e) {
+      var f = form.querySelector('[name="' + CSS.escape((e.location || "").replace(/^body\./, "")) + '"]');
+      if (f) { f.setAttribute("aria-invalid", "true"); }
+    });
+  }
+
+  // done keeps msg for the next page, then goes there (default: this one again).
+  function done(msg, url) {
+    try { sessionStorage.setItem(flashKey, msg); } catch (e) { /* private mode: no message */ }
+    if (url) { location.assign(url); } else { location.reload(); }
+  }
+
+  function showFlash() {
+    var el = $("partner-flash");
+    var msg = null;
+    try { msg = sessionStorage.getItem(flashKey); sessionStorage.removeItem(flashKey); } catch (e) { msg = null; }
+    if (el && msg) { el.textContent = msg; el.hidden = false; }
+  }
+
+  // Dialogs: modal; focus returns to the control that opened them.
+  var opener = null;
+  function openDialog(d, focus) {
+    opener = document.activeElement;
+    d.querySelectorAll("[data-error]").forEach(function (e) { e.hidden = true; });
+    d.showModal();
+    if (focus) { focus.focus(); }
+  }
+  document.querySelectorAll("dialog").forEach(function (d) {
+    d.querySelectorAll("[data-close]").forEach(function (b) { b.addEventListener("click", function () { d.close(); }); });
+    d.addEventListener("close", function () { if (opener && opener.focus) { opener.focus(); } opener = null; });
+  });
+  document.querySelectorAll("[data-open]").forEach(function (b) {
+    var d = $(b.dataset.open);
+    b.addEventListener("click", function () { openDialog(d, d.querySelector("input, select")); });
+    b.hidden = false;
+  });
+
+  // collect reads a form into its JSON body: numbers for data-number fields,
+  // empty data-omit-empty fields left out.
+  function collect(form) {
+    var body = {};
+    form.querySelectorAll("input[name], select[name], textarea[name]").forEach(function (f) {
+      var v = f.value.trim();
+      if (f.hasAttribute("data-omit-empty") && v === "") { return; }
+      if (f.hasAttribute("data-number")) { body[f.name] = v === "" ? 0 : Number(v); return; }
+      body[f.name] = v;
+    });
+    return body;
+  }
+
+  // checkSeats explains, before anything is sent, a seat count the server
+  // would refuse: below the seat floor, or above the plan's maximum.
+  function checkSeats(form, body) {
+    var n = body.seats;
+    if (!Number.isInteger(n) || n < 1) { return "Seats: give a whole number, at least 1."; }
+    var floor = Number(form.dataset.floor), most = Number(form.dataset.max);
+    if (n < floor) { return form.dataset.floorText + " Delete users or withdraw invitations first to go lower."; }
+    if (most && n > most) { return "The plan allows at most " + most + " seats: change the plan first for more."; }
+    return "";
+  }
+
+  document.querySelectorAll("form[data-api]").forEach(function (form) {
+    var box = form.querySelector("[data-error]");
+    var last = { key: "", body: "" };
+    form.addEventListener("submit", function (ev) {
+      ev.preventDefault();
+      var body = collect(form);
+      if (box) { box.hidden = true; }
+      if (form.dataset.floor !== undefined) {
+        var why = checkSeats(form, body);
+        if (why) {
+          form.querySelector('[name="seats"]').setAttribute("aria-invalid", "true");
+          showError(box, why);
+          return;
+        }
+      }
+      var headers = {};
+      if (form.hasAttribute("data-idem")) {
+        // A resend of the same body (say, after a lost answer) keeps its key.
+        var text = JSON.stringify(body);
+        if (text !== last.body) { last = { key: newKey(), body: text }; }
+        headers["Idempotency-Key"] = last.key;
+      }
+      var submit = form.querySelector('button[type="submit"]');
+      submit.disabled = true;
+      call(form.dataset.method || "POST", form.dataset.api, body, headers).then(function (r) {
+        submit.disabled = false;
+        if (!r.ok) {
+          markInvalid(form, r);
+          showError(box, problemText(r, form));
+          return;
+        }
+        if (form.dataset.next === "org" && r.body && r.body.id) {
+          done("The organisation " + r.body.name + " is created. Its admin " + body.admin_email + " is invited by e-mail.", "/partner/" + encodeURIComponent(r.body.id));
+          return;
+        }
+        done(form.dataset.done || "Saved.");
+      });
+    });
+  });
+
+  // Buttons acting at once or, with data-confirm-title, after confirmation.
+  var confirmDlg = $("confirm-dialog"), pending = null;
+  function act(b, box) {
+    var body = b.dataset.body ? JSON.parse(b.dataset.body) : undefined;
+    b.disabled = true;
+    return call(b.dataset.method || "POST", b.dataset.api, body).then(function (r) {
+      b.disabled = false;
+      if (!r.ok) {
+        if (box) { showError(box, problemText(r)); } else { showFlashError(problemText(r)); }
+        return false;
+      }
+      done(b.dataset.done || "Done.");
+      return true;
+    });
+  }
+  function showFlashError(text) {
+    var el = $("partner-flash");
+    if (!el) { return; }
+    el.className = "flash err";
+    el.setAttribute("role", "alert");
+    el.textContent = text;
+    el.hidden = false;
+    el.scrollIntoView({ block: "nearest" });
+  }
+  document.querySelectorAll("button[data-api]").forEach(function (b) {
+    b.addEventListener("click", function () {
+      if (!b.dataset.confirmTitle || !confirmDlg) { act(b); return; }
+      pending = b;
+      $("confirm-h").textContent = b.dataset.confirmTitle;
+      $("confirm-text").textContent = b.dataset.confirmText || "";
+      var ok = $("confirm-ok");
+      ok.textContent = b.dataset.confirmButton || "Confirm";
+      ok.className = b.classList.contains("danger") || /^(Suspend|Delete)/.test(ok.textContent) ? "danger" : "";
+      openDialog(confirmDlg, confirmDlg.querySelector("[data-close]"));
+    });
+    b.hidden = false;
+  });
+  if (confirmDlg) {
+    $("confirm-ok").addEventListener("click", function () {
+      if (!pending) { return; }
+      var b = pending;
+      act(b, confirmDlg.querySelector("[data-error]")).then(function (ok) { if (ok) { pending = null; } });
+    });
+  }
+
+  showFlash();
+})();
