@@ -54,9 +54,10 @@ var funcs = template.FuncMap{
 
 // parsePages parses every page with the layout.
 func parsePages() map[string]*template.Template {
-	base := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html"))
+	base := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/adminnav.html"))
 	out := map[string]*template.Template{}
-	for _, name := range []string{"signin", "forgot", "settings", "message", "drive", "contacts", "calendar"} {
+	for _, name := range []string{"signin", "forgot", "settings", "message", "drive", "contacts", "calendar",
+		"admin_users", "admin_teams", "admin_usage", "admin_audit"} {
 		out[name] = template.Must(template.Must(base.Clone()).ParseFS(templateFS, "templates/"+name+".html"))
 	}
 	return out

@@ -107,6 +107,10 @@ var Routes = []Route{
 	{http.MethodGet, "/contacts"},
 	{http.MethodGet, "/contacts/directory"},
 	{http.MethodGet, "/calendar"},
+	{http.MethodGet, "/admin"},
+	{http.MethodGet, "/admin/teams"},
+	{http.MethodGet, "/admin/usage"},
+	{http.MethodGet, "/admin/audit"},
 	{http.MethodGet, "/assets/*file"},
 	{http.MethodHead, "/assets/*file"},
 }
@@ -171,6 +175,10 @@ func New(cfg Config) *UI {
 	m.HandleFunc("GET /contacts", u.signed(u.contactsPage))
 	m.HandleFunc("GET /contacts/directory", u.signed(u.contactsDirectory))
 	m.HandleFunc("GET /calendar", u.signed(u.calendar))
+	m.HandleFunc("GET /admin", u.admin(u.adminUsers))
+	m.HandleFunc("GET /admin/teams", u.admin(u.adminTeams))
+	m.HandleFunc("GET /admin/usage", u.admin(u.adminUsage))
+	m.HandleFunc("GET /admin/audit", u.admin(u.adminAudit))
 	m.HandleFunc("GET /assets/", u.asset)
 	u.mux = m
 	return u
