@@ -182,6 +182,7 @@
         nextCursor = pg && pg.has_more ? pg.next_cursor : null;
         prev.disabled = at === 0;
         next.disabled = !nextCursor;
+        prev.parentNode.hidden = prev.disabled && next.disabled;
         return pg;
       });
     }
@@ -229,7 +230,7 @@
     var filter = { q: "", status: "" };
     var list = pager($("users-prev"), $("users-next"), function (cursor) {
       table.setAttribute("aria-busy", "true");
-      return api("GET", "/admin/users" + qs({ limit: 20, q: filter.q, status: filter.status, cursor: cursor })).then(function (pg) {
+      return api("GET", "/admin/users" + qs({ limit: 50, q: filter.q, status: filter.status, cursor: cursor })).then(function (pg) {
         render(pg.items || []);
         labelCells(table);
         table.setAttribute("aria-busy", "false");
@@ -565,7 +566,10 @@
       filter = { module: $("audit-module").value, actor_id: $("audit-actor").value, since: iso($("audit-since").value), until: iso($("audit-until").value) };
       list.reset().catch(fail);
     });
-    allUsers().then(function (us) {
+    var teams = api("GET", "/admin/teams?limit=100").then(function (pg) {
+      (pg.items || []).forEach(function (t) { names[t.id] = t.name; });
+    }, function () { /* names stay ids */ });
+    var people = allUsers().then(function (us) {
       var sel = $("audit-actor");
       us.forEach(function (u) {
         names[u.id] = u.email;
@@ -573,7 +577,8 @@
         o.value = u.id;
         sel.appendChild(o);
       });
-    }).catch(function () { /* names stay ids */ }).then(function () { return list.reset(); }).catch(fail);
+    }, function () { /* names stay ids */ });
+    Promise.all([teams, people]).then(function () { return list.reset(); }).catch(fail);
   }
 
   document.addEventListener("DOMContentLoaded", function () {
