@@ -140,10 +140,28 @@ test('teams: create a team and add a member', async () => {
   noProblems(page)
 })
 
+// upload stores a file in the signed-in person's drive through the REST API
+// (ticket, PUT, confirm) with the session cookie and the page's token.
+async function upload (page, name, type, size) {
+  await page.evaluate(async ({ name, type, size }) => {
+    const csrf = document.querySelector('meta[name="csrf-token"]').content
+    const h = { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf }
+    const tk = await (await fetch('/api/v1/drive/upload', { method: 'POST', headers: h, body: JSON.stringify({ name, mime_type: type, size }) })).json()
+    await fetch(tk.upload_url, { method: 'PUT', headers: { 'Content-Type': type }, body: new Uint8Array(size).fill(65) })
+    await fetch(`/api/v1/drive/${tk.file.id}/confirm`, { method: 'POST', headers: { 'X-CSRF-Token': csrf } })
+  }, { name, type, size })
+}
+
 test('plan and usage, and the audit log with the invitation', async () => {
   const page = await admin('/admin/usage')
+  await upload(page, `usage-${stamp}.txt`, 'text/plain', 30000)
+  await upload(page, `usage-${stamp}.png`, 'image/png', 12000)
+  await page.reload()
   await page.getByRole('heading', { name: 'Storage by user' }).waitFor()
-  assert.match(await page.locator('main').innerText(), /Seats\s+\d+ of \d+ used/)
+  const main = await page.locator('main').innerText()
+  assert.match(main, /Seats\s+\d+ of \d+ used/)
+  assert.match(main, new RegExp(email.replace(/[.]/g, '\\.') + '[\\s\\S]*Ora Admin'))
+  assert.match(main, /Text[\s\S]*Images/)
   await axe(page, 'the plan and usage page')
   await screenshot(page, 'admin-usage')
   noProblems(page)

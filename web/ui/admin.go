@@ -106,7 +106,7 @@ func (u *UI) adminUsage(w http.ResponseWriter, r *http.Request, v *viewer) {
 		max = max64(max, t.Bytes)
 	}
 	for _, t := range st.Types {
-		d.Types = append(d.Types, usageBar{Label: typeName(t.MimeGroup), Figure: bytesText(t.Bytes), Sub: fmt.Sprintf("%d files", t.Files), Pct: pct(t.Bytes, max)})
+		d.Types = append(d.Types, usageBar{Label: typeName(t.MimeGroup), Figure: bytesText(t.Bytes), Sub: files(t.Files), Pct: pct(t.Bytes, max)})
 	}
 	u.render(w, r, http.StatusOK, "admin_usage", page{Title: "Plan and usage", V: v, Data: adminData{Section: "usage", Self: v.User.ID, Usage: d}})
 }
@@ -142,6 +142,13 @@ func bytesText(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
+}
+
+func files(n int64) string {
+	if n == 1 {
+		return "1 file"
+	}
+	return fmt.Sprintf("%d files", n)
 }
 
 func planName(slug string) string {
