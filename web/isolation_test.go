@@ -331,6 +331,7 @@ var isoRequests = map[string]func(f isoIDs) isoReq{
 	"GET /api/v1/admin/organization":                         nil,
 	"PATCH /api/v1/admin/organization":                       func(isoIDs) isoReq { return isoReq{body: map[string]any{"name": "Renamed Own Org"}} },
 	"GET /api/v1/admin/subscription":                         nil,
+	"GET /api/v1/admin/storage":                              nil,
 
 	"GET /api/v1/developer/service-principals": nil,
 	"POST /api/v1/developer/service-principals": func(f isoIDs) isoReq {
@@ -1251,6 +1252,7 @@ func (w *isoWorld) snapshot(t *testing.T) map[string]string {
 		"/api/v1/admin/teams/" + id["ownTeam"] + "/members?limit=100",
 		"/api/v1/admin/organization",
 		"/api/v1/admin/subscription",
+		"/api/v1/admin/storage",
 		"/api/v1/developer/service-principals?limit=100",
 		"/api/v1/developer/service-principals/" + id["sp"] + "/tokens?limit=100",
 		"/api/v1/webhooks/subscriptions?limit=100",

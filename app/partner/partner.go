@@ -115,6 +115,12 @@ type Store interface {
 	OrgUser(ctx context.Context, orgID, id string) (OrgUser, error)
 	// StorageUsed returns the bytes an organisation's drive holds.
 	StorageUsed(ctx context.Context, orgID string) (int64, error)
+	// StorageByOwner returns the bytes and files each owner holds in an
+	// organisation's drive (owners holding nothing left out), most bytes first.
+	StorageByOwner(ctx context.Context, orgID string) ([]UserStorage, error)
+	// StorageByType returns the bytes and files of an organisation's drive by
+	// mime group (groups holding nothing left out), most bytes first.
+	StorageByType(ctx context.Context, orgID string) ([]TypeStorage, error)
 
 	CreateUserToken(ctx context.Context, t UserToken, hash []byte) error
 	// UseUserToken marks the unused, unexpired token of kind with hash used and

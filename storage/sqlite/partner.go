@@ -207,6 +207,47 @@ func (s PartnerStore) StorageUsed(ctx context.Context, orgID string) (int64, err
 	return b, err
 }
 
+// StorageByOwner sums the drive's usage counters by owner, with the owner's
+// name, most bytes first.
+func (s PartnerStore) StorageByOwner(ctx context.Context, orgID string) ([]partner.UserStorage, error) {
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT d.owner_id, ifnull(u.email, ''), ifnull(u.first_name, ''), ifnull(u.last_name, ''),
+			sum(d.bytes) AS b, sum(d.file_count)
+		FROM drive_usage d LEFT JOIN users u ON u.id = d.owner_id AND u.organization_id = d.organization_id
+		WHERE d.organization_id = ? GROUP BY d.owner_id HAVING b > 0 ORDER BY b DESC, d.owner_id`, orgID)
+	if err != nil {
+		return nil, mapErr(err, "drive usage")
+	}
+	defer rows.Close()
+	var out []partner.UserStorage
+	for rows.Next() {
+		var u partner.UserStorage
+		if err := rows.Scan(&u.UserID, &u.Email, &u.FirstName, &u.LastName, &u.Bytes, &u.Files); err != nil {
+			return nil, mapErr(err, "drive usage")
+		}
+		out = append(out, u)
+	}
+	return out, mapErr(rows.Err(), "drive usage")
+}
+
+// StorageByType sums the drive's usage counters by mime group, most bytes first.
+func (s PartnerStore) StorageByType(ctx context.Context, orgID string) ([]partner.TypeStorage, error) {
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT mime_group, sum(bytes) AS b, sum(file_count) FROM drive_usage
+		WHERE organization_id = ? GROUP BY mime_group HAVING b > 0 ORDER BY b DESC, mime_group`, orgID)
+	if err != nil {
+		return nil, mapErr(err, "drive usage")
+	}
+	defer rows.Close()
+	var out []partner.TypeStorage
+	for rows.Next() {
+		var t partner.TypeStorage
+		if err := rows.Scan(&t.MimeGroup, &t.Bytes, &t.Files); err != nil {
+			return nil, mapErr(err, "drive usage")
+		}
+		out = append(out, t)
+	}
+	return out, mapErr(rows.Err(), "drive usage")
+}
+
 // CreateUserToken stores an e-mailed token by its keyed hash.
 func (s PartnerStore) CreateUserToken(ctx context.Context, t partner.UserToken, hash []byte) error {
 	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO user_tokens(id, user_id, kind, token_hash, expires_at, created_at)

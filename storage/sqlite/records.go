@@ -46,9 +46,31 @@ func (a Auditor) Prune(ctx context.Context, t time.Time, limit int) (int, error)
 
 // List returns an organisation's audit entries, newest first, before position after.
 func (a Auditor) List(ctx context.Context, orgID, after string, limit int) ([]app.AuditEntry, error) {
+	return a.Find(ctx, orgID, app.AuditFilter{}, after, limit)
+}
+
+// Find returns an organisation's audit entries matching f, newest first,
+// before position after.
+func (a Auditor) Find(ctx context.Context, orgID string, f app.AuditFilter, after string, limit int) ([]app.AuditEntry, error) {
 	q := `SELECT id, organization_id, module, action, actor_id, target_type, target_id, changed_fields, created_at
 		FROM audit_log WHERE organization_id = ?`
 	args := []any{orgID}
+	if f.Module != "" {
+		q += ` AND module = ?`
+		args = append(args, f.Module)
+	}
+	if f.ActorID != "" {
+		q += ` AND actor_id = ?`
+		args = append(args, f.ActorID)
+	}
+	if !f.Since.IsZero() {
+		q += ` AND created_at >= ?`
+		args = append(args, ms(f.Since))
+	}
+	if !f.Until.IsZero() {
+		q += ` AND created_at < ?`
+		args = append(args, ms(f.Until))
+	}
 	if after != "" {
 		q += ` AND id < ?`
 		args = append(args, after)

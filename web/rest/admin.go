@@ -27,6 +27,11 @@ type AdminUserListQuery struct {
 	Status string `query:"status" enum:"invited,active,suspended" doc:"Only users in this state."`
 }
 
+// AdminStorageQuery is the query of the storage figures.
+type AdminStorageQuery struct {
+	Limit int `query:"limit" minimum:"1" maximum:"100" default:"10" doc:"How many users to list by name; the others are summed."`
+}
+
 // ChangeRole is the body of change-role.
 type ChangeRole struct {
 	RoleSlug string `json:"role_slug" enum:"admin,member" doc:"The new role."`
@@ -184,5 +189,11 @@ func registerAdmin(api huma.API, d Deps) {
 		func(ctx context.Context, _ *struct{}) (*body[partner.OrgSubscription], error) {
 			sub, err := as.Subscription(ctx, principal(ctx))
 			return out(sub), err
+		})
+	huma.Register(api, status(adminOp(http.MethodGet, "/storage", "getAdminStorage", "Storage by user and by kind of file",
+		"Read only: what the organisation's drive holds (current versions, older versions and trash), with the `limit` users holding the most, the other users together, and the bytes by kind of file (mime group). The figures are the drive's usage counters, the same that the quota counts."), http.StatusOK),
+		func(ctx context.Context, in *AdminStorageQuery) (*body[partner.OrgStorage], error) {
+			st, err := as.Storage(ctx, principal(ctx), in.Limit)
+			return out(st), err
 		})
 }

@@ -21,6 +21,15 @@ type Me struct {
 	TwoFactor          bool                  `json:"two_factor" doc:"Whether the user signs in to the web app with a second factor (an authentication code after the password). App passwords and tokens need none. False without a user."`
 }
 
+// AuditQuery filters the audit log.
+type AuditQuery struct {
+	CursorQuery
+	Module  string `query:"module" doc:"Only entries of this module: admin (the organisation's admins), partner (its reseller), identity, developer, drive, contacts, calendar or webhooks."`
+	ActorID string `query:"actor_id" doc:"Only entries by this actor: a user id, or sp:<id> for a service principal with no bound user."`
+	Since   string `query:"since" doc:"Only entries at or after this time (RFC 3339, such as 2026-01-31T00:00:00Z)."`
+	Until   string `query:"until" doc:"Only entries before this time (RFC 3339)."`
+}
+
 // AuditPage is a page of audit entries.
 type AuditPage = app.Page[app.AuditEntry]
 
@@ -44,11 +53,19 @@ func registerIdentity(api huma.API, d Deps) {
 			return out(m), nil
 		})
 
-	huma.Register(api, status(op(http.MethodGet, "/audit", "listAuditLog", "List the organisation's audit log", "Identity", app.ScopeAdmin), http.StatusOK),
-		func(ctx context.Context, in *CursorQuery) (*body[AuditPage], error) {
+	audit := op(http.MethodGet, "/audit", "listAuditLog", "List the organisation's audit log", "Identity", app.ScopeAdmin)
+	audit.Description = "Entries newest first, optionally only those of one module, of one actor and of a time range " +
+		"(the filters combine; an invalid one → 422 naming it). A cursor belongs to its filters."
+	huma.Register(api, status(audit, http.StatusOK),
+		func(ctx context.Context, in *AuditQuery) (*body[AuditPage], error) {
 			p := principal(ctx)
-			pg, err := page(d.Cursors, "audit:"+p.OrgID, *in, func(pr app.PageRequest) ([]app.AuditEntry, error) {
-				return d.Audit.List(ctx, p.OrgID, pr.After, pr.Limit+1)
+			f, err := app.ParseAuditFilter(in.Module, in.ActorID, in.Since, in.Until)
+			if err != nil {
+				return nil, err
+			}
+			list := "audit:" + p.OrgID + ":" + in.Module + ":" + in.ActorID + ":" + in.Since + ":" + in.Until
+			pg, err := page(d.Cursors, list, in.CursorQuery, func(pr app.PageRequest) ([]app.AuditEntry, error) {
+				return d.Audit.Find(ctx, p.OrgID, f, pr.After, pr.Limit+1)
 			}, func(e app.AuditEntry) string { return e.ID })
 			return out(pg), err
 		})

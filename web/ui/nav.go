@@ -22,6 +22,7 @@ var navItems = []navItem{
 	{Label: "Files", Path: "/drive"},
 	{Label: "Contacts", Path: "/contacts"},
 	{Label: "Calendar", Path: "/calendar"},
+	{Label: "Admin", Path: "/admin", Show: (*viewer).IsAdmin},
 	{Label: "Customers", Path: "/partner", Show: (*viewer).IsResellerStaff},
 	{Label: "Settings", Path: "/settings"},
 }

@@ -56,7 +56,8 @@ var funcs = template.FuncMap{
 func parsePages() map[string]*template.Template {
 	base := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/adminnav.html", "templates/hookdialogs.html"))
 	out := map[string]*template.Template{}
-	for _, name := range []string{"signin", "signin_code", "forgot", "settings", "message", "drive", "contacts", "calendar", "webhooks", "webhook", "principals"} {
+	for _, name := range []string{"signin", "signin_code", "forgot", "settings", "message", "drive", "contacts", "calendar",
+		"admin_users", "admin_teams", "admin_usage", "admin_audit", "webhooks", "webhook", "principals"} {
 		out[name] = template.Must(template.Must(base.Clone()).ParseFS(templateFS, "templates/"+name+".html"))
 	}
 	return out

@@ -122,6 +122,10 @@ var Routes = []Route{
 	{http.MethodGet, "/admin/principals"},
 	{http.MethodGet, "/partner"},
 	{http.MethodGet, "/partner/:id"},
+	{http.MethodGet, "/admin"},
+	{http.MethodGet, "/admin/teams"},
+	{http.MethodGet, "/admin/usage"},
+	{http.MethodGet, "/admin/audit"},
 	{http.MethodGet, "/assets/*file"},
 	{http.MethodHead, "/assets/*file"},
 }
@@ -199,6 +203,10 @@ func New(cfg Config) *UI {
 	parsePartnerPages(u.pages)
 	m.HandleFunc("GET /partner", u.signed(u.partnerList))
 	m.HandleFunc("GET /partner/{id}", u.signed(u.partnerOrg))
+	m.HandleFunc("GET /admin", u.admin(u.adminUsers))
+	m.HandleFunc("GET /admin/teams", u.admin(u.adminTeams))
+	m.HandleFunc("GET /admin/usage", u.admin(u.adminUsage))
+	m.HandleFunc("GET /admin/audit", u.admin(u.adminAudit))
 	m.HandleFunc("GET /assets/", u.asset)
 	u.mux = m
 	return u
