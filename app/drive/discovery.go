@@ -1,5 +1,8 @@
 package drive
 
+// WOPI discovery: which editor action opens which file type, and the URL of
+// the editor for a document.
+
 import (
 	"context"
 	"encoding/xml"

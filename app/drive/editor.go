@@ -1,5 +1,8 @@
 package drive
 
+// Online editing (WOPI): editor configuration, edit sessions and their
+// signed access tokens, who is editing a document (presence).
+
 import (
 	"bytes"
 	"context"

@@ -1,5 +1,9 @@
 package drive
 
+// Thumbnails and previews: which types have one, the preview tokens, the
+// cache of derived images and its eviction. Decoding and encoding images is
+// the Imaging adapter's.
+
 import (
 	"bufio"
 	"bytes"

@@ -1,5 +1,9 @@
 package drive
 
+// Shares and share links: sharing an item with users of the organisation,
+// revoking, and everything a share link (token) may do: list, download,
+// preview, and read or write a text file.
+
 import (
 	"context"
 	"crypto/rand"

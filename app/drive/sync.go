@@ -1,5 +1,9 @@
 package drive
 
+// The sync feed (delta sync): signed per-device cursors over the owner's
+// change sequence, tombstones, and the devices' sync status
+// (SyncCommit, SyncStatus).
+
 import (
 	"context"
 	"crypto/hmac"

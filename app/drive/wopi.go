@@ -1,5 +1,9 @@
 package drive
 
+// What the WOPI editor may do with a file (the rules; the protocol is in
+// web/wopi): file info, open, the editor's locks and PutFile/PutRelative
+// through the content-write path.
+
 import (
 	"context"
 	"encoding/base64"

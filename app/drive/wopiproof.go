@@ -1,5 +1,8 @@
 package drive
 
+// WOPI proof keys: verifying that a WOPI request was signed by the editor
+// the discovery names.
+
 import (
 	"bytes"
 	"context"
