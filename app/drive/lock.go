@@ -177,9 +177,9 @@ func (s *Service) addLock(ctx context.Context, p *app.Principal, f File, r LockR
 	return l, s.store.AddLock(ctx, l)
 }
 
-// Refresh extends a live lock of the caller's by ttl (see LockRequest.TTL);
+// RefreshLock extends a live lock of the caller's by ttl (see LockRequest.TTL);
 // an unknown, expired or foreign token → precondition_failed.
-func (s *Service) Refresh(ctx context.Context, p *app.Principal, token string, ttl time.Duration) (Lock, error) {
+func (s *Service) RefreshLock(ctx context.Context, p *app.Principal, token string, ttl time.Duration) (Lock, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return Lock{}, err
 	}

@@ -37,8 +37,9 @@ type Headers struct {
 	ContentType string `json:"Content-Type"`
 }
 
-// Link is a presigned URL (the download result).
-type Link struct {
+// PresignedURL is a presigned download URL and when it expires (the result of
+// a download; "link" elsewhere in the drive is a share link).
+type PresignedURL struct {
 	URL       string    `json:"url"`
 	ExpiresAt time.Time `json:"expires_at"`
 }
@@ -233,28 +234,28 @@ func (s *Service) Confirm(ctx context.Context, p *app.Principal, fileID string) 
 }
 
 // Download returns a presigned URL of the file's content.
-func (s *Service) Download(ctx context.Context, p *app.Principal, id string) (Link, error) {
+func (s *Service) Download(ctx context.Context, p *app.Principal, id string) (PresignedURL, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
-		return Link{}, err
+		return PresignedURL{}, err
 	}
 	f, err := s.access(ctx, p, id, PermView)
 	if err != nil {
-		return Link{}, err
+		return PresignedURL{}, err
 	}
-	return s.downloadLink(f, false)
+	return s.presignedDownload(f, false)
 }
 
-func (s *Service) downloadLink(f File, inline bool) (Link, error) {
+func (s *Service) presignedDownload(f File, inline bool) (PresignedURL, error) {
 	if f.IsFolder {
-		return Link{}, app.Errorf(app.EConflict, "%q is a folder; download its files one by one.", f.Name)
+		return PresignedURL{}, app.Errorf(app.EConflict, "%q is a folder; download its files one by one.", f.Name)
 	}
 	if f.Status == StatusPending {
-		return Link{}, app.Errorf(app.EConflict, "The upload of %q is not confirmed yet.", f.Name)
+		return PresignedURL{}, app.Errorf(app.EConflict, "The upload of %q is not confirmed yet.", f.Name)
 	}
 	if isCold(f) {
-		return Link{}, archivedConflict(f)
+		return PresignedURL{}, archivedConflict(f)
 	}
 	now := s.clock.Now()
-	return Link{URL: s.urls.Download(f.Hash(), f.Name, f.MimeType, inline && InlineSafe(f.MimeType), s.opts.URLTTL),
+	return PresignedURL{URL: s.urls.Download(f.Hash(), f.Name, f.MimeType, inline && InlineSafe(f.MimeType), s.opts.URLTTL),
 		ExpiresAt: now.Add(s.opts.URLTTL)}, nil
 }

@@ -198,10 +198,10 @@ func (s *Service) CreatePreviewToken(ctx context.Context, p *app.Principal, id s
 // Preview consumes a preview token of file id and returns a presigned URL of
 // the file's WebP preview. An unknown, used or expired token → not_found, as
 // does a file its user can no longer see.
-func (s *Service) Preview(ctx context.Context, id, token string) (Link, error) {
+func (s *Service) Preview(ctx context.Context, id, token string) (PresignedURL, error) {
 	gone := app.Errorf(app.ENotFound, "The preview token is unknown, already used or expired. Ask for a new one.")
 	if token == "" {
-		return Link{}, gone
+		return PresignedURL{}, gone
 	}
 	var t PreviewToken
 	err := s.store.InTx(ctx, func(ctx context.Context) error {
@@ -210,35 +210,35 @@ func (s *Service) Preview(ctx context.Context, id, token string) (Link, error) {
 		return err
 	})
 	if app.ErrorCode(err) == app.ENotFound {
-		return Link{}, gone
+		return PresignedURL{}, gone
 	}
 	if err != nil {
-		return Link{}, err
+		return PresignedURL{}, err
 	}
 	f, err := s.store.File(ctx, id)
 	if app.ErrorCode(err) == app.ENotFound || (err == nil && f.OrgID != t.OrgID) {
-		return Link{}, notFound()
+		return PresignedURL{}, notFound()
 	}
 	if err != nil {
-		return Link{}, err
+		return PresignedURL{}, err
 	}
 	if f.OwnerID != t.UserID {
 		if f.Status == StatusPending || f.TrashedAt != nil {
-			return Link{}, notFound()
+			return PresignedURL{}, notFound()
 		}
 		perm, err := s.sharedPermission(ctx, t.UserID, f)
 		if err != nil {
-			return Link{}, err
+			return PresignedURL{}, err
 		}
 		if perm == "" {
-			return Link{}, notFound()
+			return PresignedURL{}, notFound()
 		}
 	}
 	hash, err := s.derive(ctx, f, KindPreview, PreviewSize)
 	if err != nil {
-		return Link{}, err
+		return PresignedURL{}, err
 	}
-	return Link{URL: s.urls.Download(blobName(hash), webpName(f.Name), "image/webp", true, s.opts.URLTTL),
+	return PresignedURL{URL: s.urls.Download(blobName(hash), webpName(f.Name), "image/webp", true, s.opts.URLTTL),
 		ExpiresAt: s.clock.Now().Add(s.opts.URLTTL)}, nil
 }
 

@@ -111,18 +111,18 @@ func (s *Service) RestoreVersion(ctx context.Context, p *app.Principal, id, vers
 }
 
 // DownloadVersion returns a presigned URL of one version's content.
-func (s *Service) DownloadVersion(ctx context.Context, p *app.Principal, id, versionID string) (Link, error) {
+func (s *Service) DownloadVersion(ctx context.Context, p *app.Principal, id, versionID string) (PresignedURL, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
-		return Link{}, err
+		return PresignedURL{}, err
 	}
 	f, err := s.access(ctx, p, id, PermView)
 	if err != nil {
-		return Link{}, err
+		return PresignedURL{}, err
 	}
 	v, err := s.version(ctx, f, versionID)
 	if err != nil {
-		return Link{}, err
+		return PresignedURL{}, err
 	}
 	f.ContentHash, f.MimeType = v.ContentHash, v.MimeType
-	return s.downloadLink(f, false)
+	return s.presignedDownload(f, false)
 }

@@ -235,7 +235,7 @@ func registerDrive(api huma.API, d Deps) {
 			return out(f), err
 		})
 	huma.Register(api, errs(status(op(http.MethodGet, "/drive/{file_id}/versions/{version_id}/download", "downloadFileVersion", "Get a download URL of a version", tag, read), http.StatusOK), nf),
-		func(ctx context.Context, in *VersionPath) (*body[drive.Link], error) {
+		func(ctx context.Context, in *VersionPath) (*body[drive.PresignedURL], error) {
 			l, err := s.DownloadVersion(ctx, principal(ctx), in.FileID, in.VersionID)
 			return out(l), err
 		})
@@ -255,7 +255,7 @@ func downloadResponses(api huma.API) map[string]*huma.Response {
 			"application/json": {Schema: reg.Schema(t, true, "")}}}
 	}
 	return map[string]*huma.Response{
-		"200": resp("The download URL.", reflect.TypeFor[drive.Link]()),
+		"200": resp("The download URL.", reflect.TypeFor[drive.PresignedURL]()),
 		"202": resp("The file is archived: its restore started.", reflect.TypeFor[drive.RestoreInfo]()),
 	}
 }

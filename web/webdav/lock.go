@@ -94,7 +94,7 @@ func (q *request) refresh(ttl time.Duration) error {
 	var err error
 	for _, t := range q.tokens {
 		var l drive.Lock
-		if l, err = q.h.drive.Refresh(q.ctx, q.p, t, ttl); err == nil {
+		if l, err = q.h.drive.RefreshLock(q.ctx, q.p, t, ttl); err == nil {
 			return q.writeLock(http.StatusOK, l)
 		}
 	}
