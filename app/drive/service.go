@@ -54,6 +54,9 @@ type Options struct {
 	Editor EditorOptions
 	// Converter converts office documents to ODF (WithConverter); nil: none.
 	Converter Converter
+	// Imaging decodes and encodes images for previews (WithImaging); nil:
+	// no previews.
+	Imaging Imaging
 }
 
 func (o *Options) defaults() {
