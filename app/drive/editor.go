@@ -11,7 +11,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
@@ -48,8 +47,9 @@ type EditorOptions struct {
 	TokenTTL time.Duration
 	// TokenKey signs access tokens (HMAC-SHA256); required with URL.
 	TokenKey []byte
-	// Client fetches the discovery; nil: a client with DiscoveryTimeout.
-	Client *http.Client
+	// Discovery fetches the editor's discovery (web/wopi.DiscoveryClient);
+	// required with URL.
+	Discovery DiscoveryFetcher
 	// SkipProof turns off the check of WOPI proof keys (wopiproof.go).
 	SkipProof bool
 }
@@ -91,11 +91,7 @@ func (s *Service) initEditor() {
 	e.WOPIURL = strings.TrimRight(e.WOPIURL, "/")
 	s.editor = &editorState{presence: presenceMap{m: map[string]map[string]*presence{}}}
 	if e.URL != "" {
-		client := e.Client
-		if client == nil {
-			client = &http.Client{Timeout: e.DiscoveryTimeout}
-		}
-		s.editor.disc = &discoveryCache{url: e.URL, client: client, maxAge: e.DiscoveryMaxAge, retryIn: discoveryRetry}
+		s.editor.disc = &discoveryCache{url: e.URL, fetcher: e.Discovery, maxAge: e.DiscoveryMaxAge, retryIn: discoveryRetry}
 	}
 }
 
