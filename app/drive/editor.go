@@ -28,7 +28,7 @@ import (
 // editor then calls the WOPI endpoints (/wopi/files/{id}) with that token, and
 // those calls go through this service like every other door: permissions are
 // checked again on each call, content is written by Put (quota, versions,
-// events, audit, sync feed), and WOPI locks are the drive's locks of kind
+// events, sync feed; not audited, see the package doc), and WOPI locks are the drive's locks of kind
 // editor, so the file mount and the REST API see them.
 
 // EditorOptions configure online editing.

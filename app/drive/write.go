@@ -5,7 +5,9 @@ package drive
 // restore, copy and move onto an existing item) ends in writeTx: lock, quota and
 // name checks run inside its transaction, and commitContent/addVersion make the
 // new head, record the version, move usage, emit the event and advance the
-// sync feed together. PutLocked creates-and-locks in one transaction.
+// sync feed together. PutLocked creates-and-locks in one transaction. No
+// content write records an audit entry (see the package doc): the version it
+// makes names its author.
 
 import (
 	"context"
