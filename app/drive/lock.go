@@ -5,9 +5,11 @@ package drive
 // with other shared locks, and on a folder it may cover everything below it
 // (Deep). While a lock lives, writes to the item (content, name, place,
 // metadata, trash, delete) and, for a folder, additions to it are refused with
-// locked (423) unless the caller holds the lock: over REST the lock's owner
-// passes; a door that asks for strict checking (WebDAV) must also present the
-// lock token, which it puts in the context with WithLockTokens; a door that
+// locked (423) unless the caller holds the lock. A writer holds a lock only by
+// presenting its token: the doors that write as a user (WebDAV, REST) ask for
+// strict checking (WithStrictLocks) and put the tokens of the request's If
+// header in the context with WithLockTokens; without strict checking (a
+// caller inside the server) the lock's owner passes; a door that
 // holds no lock by its user (a shared link, a resumable upload, the editor)
 // holds only what it proved to hold (the editor: its WOPI lock id).
 
