@@ -204,3 +204,72 @@ func TestWebDAVLockUnmappedIsAtomic(t *testing.T) {
 	ann.want(201, "LOCK", "/Box/new.txt", ifToken(ftok), fmt.Sprintf(lockBody, "shared"))
 	ann.want(200, "GET", "/Box/new.txt", nil, nil)
 }
+
+// Over REST a write holds a lock only by presenting its token, as over
+// WebDAV: the lock's owner without the token is refused with 423 and nothing
+// changes; with If: (<token>) the write passes; a malformed If → 400; after
+// UNLOCK the write passes without a token.
+func TestDriveRESTLockToken(t *testing.T) {
+	t.Parallel()
+	type op struct {
+		name, method, path string
+		body               any
+		ok                 int
+		prepare            func(t *testing.T, w lockWorld)
+	}
+	ops := []op{
+		{name: "rename", method: "PATCH", path: "/rename", body: map[string]any{"name": "r.txt"}, ok: 200},
+		{name: "move", method: "PATCH", path: "/move", body: map[string]any{"target_folder_id": ""}, ok: 200},
+		{name: "metadata", method: "PATCH", path: "/metadata", body: map[string]any{"description": "d"}, ok: 200},
+		{name: "trash", method: "POST", path: "/trash", ok: 204},
+		{name: "delete", method: "DELETE", ok: 204},
+		{name: "confirm", method: "POST", path: "/confirm", ok: 200,
+			prepare: func(t *testing.T, w lockWorld) {
+				var tk uploadTicket
+				w.ann.rest.ok(201, "POST", "/api/v1/drive/upload", map[string]any{"name": "l.txt", "parent_id": w.box.ID, "size": 2}, &tk)
+				if tk.File.ID != w.l.ID {
+					t.Fatalf("the upload is a new file %s, not a version of l.txt", tk.File.ID)
+				}
+				if res := putURL(t, tk.UploadURL, "text/plain", []byte("v2")); res.StatusCode != 200 {
+					t.Fatalf("PUT upload: %d", res.StatusCode)
+				}
+			}},
+	}
+	for _, o := range ops {
+		t.Run(o.name, func(t *testing.T) {
+			t.Parallel()
+			w := newLockWorld(t)
+			if o.prepare != nil {
+				o.prepare(t, w)
+			}
+			tok := w.ann.lock("/Box/l.txt", "exclusive", nil)
+			req := func(hdr map[string]string) webtest.Request {
+				return webtest.Request{Method: o.method, Path: "/api/v1/drive/" + w.l.ID + o.path, Token: w.ann.creds.Token, Body: o.body, Header: hdr}
+			}
+			snap := func() string {
+				var v string
+				db := openRO(t, w.s)
+				defer db.Close()
+				if err := db.QueryRow(`SELECT version || name || COALESCE(parent_id, '') || COALESCE(trashed_at, '') || COALESCE(description, '')
+					FROM drive_files WHERE id = ?`, w.l.ID).Scan(&v); err != nil {
+					t.Fatal(err)
+				}
+				return v
+			}
+			before := snap()
+			webtest.Check(t, w.s.Do(req(nil)), webtest.Scenario{Status: 423, Problem: "locked"})
+			webtest.Check(t, w.s.Do(req(ifToken("opaquelocktoken:nope"))), webtest.Scenario{Status: 423, Problem: "locked"})
+			webtest.Check(t, w.s.Do(req(map[string]string{"If": "(<" + tok})), webtest.Scenario{Status: 400})
+			if after := snap(); after != before {
+				t.Fatalf("a refused write changed l.txt: %s → %s", before, after)
+			}
+			if o.name == "rename" {
+				// After UNLOCK the owner writes without a token.
+				w.ann.want(204, "UNLOCK", "/Box/l.txt", map[string]string{"Lock-Token": "<" + tok + ">"}, nil)
+				webtest.Check(t, w.s.Do(req(nil)), webtest.Scenario{Status: o.ok})
+				return
+			}
+			webtest.Check(t, w.s.Do(req(ifToken(tok))), webtest.Scenario{Status: o.ok})
+		})
+	}
+}

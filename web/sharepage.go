@@ -171,7 +171,7 @@ func (s *Server) sharePage(c *gin.Context) {
 func (s *Server) shareRedirect(inline bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		s.sharePageHeaders(c)
-		var l drive.Link
+		var l drive.PresignedURL
 		var err error
 		if inline {
 			l, err = s.cfg.Drive.LinkPreview(c.Request.Context(), c.Param("token"), c.Query("file_id"))

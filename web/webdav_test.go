@@ -300,7 +300,8 @@ func TestWebDAVLocks(t *testing.T) {
 		{Name: "other user cannot unlock", Request: webtest.Request{Method: "UNLOCK", Path: "/api/v1/webdav/Shared%20with%20me/Team/plan.txt", BasicID: bob.creds.Email,
 			BasicPW: bob.creds.AppPassword, Header: map[string]string{"Lock-Token": "<" + tok + ">"}}, Status: 403},
 	})
-	// Over REST the lock's owner writes without the token; another user may not.
+	// Over REST, too, a write holds the lock only by presenting its token in an
+	// If header: another user is refused, and so is the owner without it.
 	webtest.Check(t, rename(bob.rest), webtest.Scenario{Status: 423, Problem: "locked"})
 	var tk uploadTicket
 	bob.rest.ok(201, "POST", "/api/v1/drive/upload", map[string]any{"name": "plan.txt", "parent_id": folder.ID, "size": 3}, &tk)
@@ -309,7 +310,9 @@ func TestWebDAVLocks(t *testing.T) {
 	}
 	webtest.Check(t, bob.rest.do("POST", "/api/v1/drive/"+plan.ID+"/confirm", nil), webtest.Scenario{Status: 423, Problem: "locked"})
 	webtest.Check(t, bob.rest.do("POST", "/api/v1/drive/"+plan.ID+"/trash", nil), webtest.Scenario{Status: 403})
-	webtest.Check(t, rename(ann.rest), webtest.Scenario{Status: 200})
+	webtest.Check(t, rename(ann.rest), webtest.Scenario{Status: 423, Problem: "locked"})
+	webtest.Check(t, s.Do(webtest.Request{Method: "PATCH", Path: "/api/v1/drive/" + plan.ID + "/rename", Token: ann.creds.Token,
+		Header: ifToken(tok), Body: map[string]any{"name": "plan2.txt"}}), webtest.Scenario{Status: 200})
 	ann.want(204, "UNLOCK", "/Team/plan2.txt", map[string]string{"Lock-Token": "<" + tok + ">"}, nil)
 	webtest.Check(t, bob.rest.do("PATCH", "/api/v1/drive/"+plan.ID+"/rename", map[string]any{"name": "plan.txt"}), webtest.Scenario{Status: 200})
 

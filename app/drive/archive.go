@@ -118,26 +118,26 @@ func archivedConflict(f File) error {
 
 // DownloadOrRestore returns a presigned URL of the file's content, or, when the
 // file is archived, starts its restore and returns where to follow it.
-func (s *Service) DownloadOrRestore(ctx context.Context, p *app.Principal, id string) (Link, *RestoreInfo, error) {
+func (s *Service) DownloadOrRestore(ctx context.Context, p *app.Principal, id string) (PresignedURL, *RestoreInfo, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
-		return Link{}, nil, err
+		return PresignedURL{}, nil, err
 	}
 	f, err := s.access(ctx, p, id, PermView)
 	if err != nil {
-		return Link{}, nil, err
+		return PresignedURL{}, nil, err
 	}
 	if !f.IsFolder && isCold(f) {
 		info, err := s.startRestore(ctx, f)
 		if err != nil || info != nil {
-			return Link{}, info, err
+			return PresignedURL{}, info, err
 		}
 		if f, err = s.store.File(ctx, id); err != nil {
-			return Link{}, nil, err
+			return PresignedURL{}, nil, err
 		}
 	}
-	l, err := s.downloadLink(f, false)
+	l, err := s.presignedDownload(f, false)
 	if err != nil {
-		return Link{}, nil, err
+		return PresignedURL{}, nil, err
 	}
 	s.accessed(ctx, f)
 	return l, nil, nil

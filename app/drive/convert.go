@@ -1,5 +1,9 @@
 package drive
 
+// Converting office documents to ODF: SaveAsODF writes the converted copy
+// beside the original through the content-write path (write.go); the
+// Converter is an adapter.
+
 import (
 	"context"
 	"errors"

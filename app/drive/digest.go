@@ -1,5 +1,8 @@
 package drive
 
+// Content digests (MD5, SHA-1) that WebDAV sync clients compare, computed once
+// per blob and filled in by maintenance for blobs stored before they existed.
+
 import (
 	"context"
 	"crypto/md5"  //nolint:gosec // MD5 and SHA-1 are what WebDAV sync clients compare, not a security measure

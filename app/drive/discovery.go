@@ -1,12 +1,12 @@
 package drive
 
+// WOPI discovery: which editor action opens which file type, and the URL of
+// the editor for a document.
+
 import (
 	"context"
-	"encoding/xml"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
@@ -28,88 +28,28 @@ type Discovery struct {
 	// the dot, or a mime type) to the action's urlsrc.
 	actions map[string]map[string]string
 	// proof holds the editor's proof keys; nil when it signs nothing.
-	proof *proofKeys
+	proof ProofKeys
 }
 
-type discoveryXML struct {
-	ProofKey *proofKeyXML `xml:"proof-key"`
-	NetZones []struct {
-		Name string `xml:"name,attr"`
-		Apps []struct {
-			Name    string `xml:"name,attr"`
-			Actions []struct {
-				Name   string `xml:"name,attr"`
-				Ext    string `xml:"ext,attr"`
-				URLSrc string `xml:"urlsrc,attr"`
-			} `xml:"action"`
-		} `xml:"app"`
-	} `xml:"net-zone"`
+// NewDiscovery returns the discovery of editor product: actions maps an
+// action name (edit, view, …) to a key (a lower-case extension without the
+// dot, or a lower-case mime type) to the action's urlsrc; proof is nil when
+// the editor signs nothing.
+func NewDiscovery(product string, actions map[string]map[string]string, proof ProofKeys) Discovery {
+	return Discovery{Product: product, actions: actions, proof: proof}
 }
 
-// ParseDiscovery reads a WOPI discovery document. Actions of external net
-// zones win over internal ones; within a zone the first action for an
-// extension wins.
-func ParseDiscovery(r io.Reader) (Discovery, error) {
-	var doc discoveryXML
-	dec := xml.NewDecoder(r)
-	if err := dec.Decode(&doc); err != nil {
-		return Discovery{}, fmt.Errorf("parse WOPI discovery: %w", err)
-	}
-	d := Discovery{Product: "wopi", actions: map[string]map[string]string{}}
-	// External zones (and unnamed ones) first, internal ones second.
-	for pass := 0; pass < 2; pass++ {
-		for _, z := range doc.NetZones {
-			if strings.HasPrefix(z.Name, "internal") != (pass == 1) {
-				continue
-			}
-			for _, a := range z.Apps {
-				for _, act := range a.Actions {
-					if act.Name == "" || act.URLSrc == "" {
-						continue
-					}
-					key := strings.ToLower(strings.TrimPrefix(act.Ext, "."))
-					if key == "" {
-						// Collabora also lists apps named by mime type with ext="".
-						key = strings.ToLower(a.Name)
-						if !strings.Contains(key, "/") {
-							continue
-						}
-					}
-					m := d.actions[act.Name]
-					if m == nil {
-						m = map[string]string{}
-						d.actions[act.Name] = m
-					}
-					if _, ok := m[key]; !ok {
-						m[key] = act.URLSrc
-					}
-					if d.Product == "wopi" {
-						d.Product = productOf(act.URLSrc)
-					}
-				}
-			}
-		}
-	}
-	if len(d.actions) == 0 {
-		return Discovery{}, errors.New("parse WOPI discovery: no actions")
-	}
-	keys, err := doc.ProofKey.keys()
-	if err != nil {
-		return Discovery{}, fmt.Errorf("parse WOPI discovery: %w", err)
-	}
-	d.proof = keys
-	return d, nil
+// DiscoveryFetcher fetches and parses the editor's WOPI discovery (an
+// adapter: web/wopi.DiscoveryClient).
+type DiscoveryFetcher interface {
+	FetchDiscovery(ctx context.Context) (Discovery, error)
 }
 
-func productOf(urlsrc string) string {
-	u := strings.ToLower(urlsrc)
-	switch {
-	case strings.Contains(u, "/cool/") || strings.Contains(u, "cool.html") || strings.Contains(u, "loleaflet") || strings.Contains(u, "/browser/"):
-		return "collabora"
-	case strings.Contains(u, "/hosting/wopi/"):
-		return "onlyoffice"
-	}
-	return "wopi"
+// ProofKeys are an editor's proof keys (web/wopi parses them from the
+// discovery): Verify reports whether pr is signed by them at ticks (.NET
+// ticks of X-WOPI-TimeStamp).
+type ProofKeys interface {
+	Verify(pr WOPIProof, ticks int64) bool
 }
 
 // Action returns the urlsrc of action (edit, view) for a file named name of
@@ -183,10 +123,11 @@ func EditorURL(urlsrc, wopiSrc, lang, theme string) string {
 	return u
 }
 
-// discoveryCache fetches and keeps the editor's discovery.
+// discoveryCache fetches (by its DiscoveryFetcher) and keeps the editor's
+// discovery.
 type discoveryCache struct {
 	url     string
-	client  *http.Client
+	fetcher DiscoveryFetcher
 	maxAge  time.Duration
 	retryIn time.Duration
 
@@ -197,9 +138,6 @@ type discoveryCache struct {
 	failedAt time.Time
 	lastErr  error
 }
-
-// maxDiscoveryBytes caps the discovery document (Collabora's is about 100 KB).
-const maxDiscoveryBytes = 4 << 20
 
 // get returns the discovery, fetching it when none is cached, when the cached
 // one is older than maxAge or (after retryIn) when the last fetch failed. A
@@ -243,27 +181,14 @@ func (c *discoveryCache) refetch(ctx context.Context, now time.Time) (Discovery,
 	return d, true
 }
 
+func (c *discoveryCache) fetch(ctx context.Context) (Discovery, error) {
+	if c.fetcher == nil {
+		return Discovery{}, errors.New("no discovery client is configured")
+	}
+	return c.fetcher.FetchDiscovery(ctx)
+}
+
 func (c *discoveryCache) unavailable(err error) error {
 	return &app.Error{Code: app.EUnavailable, RetryAfter: int(c.retryIn.Seconds()),
 		Message: fmt.Sprintf("The online editor at %s did not answer its WOPI discovery: %v.", c.url, err)}
-}
-
-func (c *discoveryCache) fetch(ctx context.Context) (Discovery, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(c.url, "/")+"/hosting/discovery", nil)
-	if err != nil {
-		return Discovery{}, err
-	}
-	res, err := c.client.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return Discovery{}, err
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		return Discovery{}, fmt.Errorf("status %d", res.StatusCode)
-	}
-	return ParseDiscovery(io.LimitReader(res.Body, maxDiscoveryBytes))
 }

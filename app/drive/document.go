@@ -1,5 +1,8 @@
 package drive
 
+// New blank office documents (CreateDocument): the empty ODF/OOXML bodies
+// and the rules for their names.
+
 import (
 	"archive/zip"
 	"bytes"

@@ -3,6 +3,14 @@
 // sync. Every door (REST, presigned upload, WebDAV, TUS, WOPI) calls this
 // package's Service, so permissions, quota, events, audit and the sync feed are
 // applied once.
+//
+// What the audit log records: what removes or exposes data — trash
+// (file.trashed), delete (file.deleted), empty trash (trash.emptied), purge by
+// retention (file.purged, actor "system"), archive (file.archived) and shares
+// (share.created, share.updated, share.revoked). Content writes, new folders,
+// renames, moves, copies, metadata and version restores are not audited: each
+// content write is a version with its author (Version.CreatedBy) and every
+// change is a drive.file.* event and a step of the sync feed.
 package drive
 
 import (

@@ -1,5 +1,8 @@
 package drive
 
+// Online editing (WOPI): editor configuration, edit sessions and their
+// signed access tokens, who is editing a document (presence).
+
 import (
 	"bytes"
 	"context"
@@ -8,7 +11,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
@@ -26,7 +28,7 @@ import (
 // editor then calls the WOPI endpoints (/wopi/files/{id}) with that token, and
 // those calls go through this service like every other door: permissions are
 // checked again on each call, content is written by Put (quota, versions,
-// events, audit, sync feed), and WOPI locks are the drive's locks of kind
+// events, sync feed; not audited, see the package doc), and WOPI locks are the drive's locks of kind
 // editor, so the file mount and the REST API see them.
 
 // EditorOptions configure online editing.
@@ -45,8 +47,9 @@ type EditorOptions struct {
 	TokenTTL time.Duration
 	// TokenKey signs access tokens (HMAC-SHA256); required with URL.
 	TokenKey []byte
-	// Client fetches the discovery; nil: a client with DiscoveryTimeout.
-	Client *http.Client
+	// Discovery fetches the editor's discovery (web/wopi.DiscoveryClient);
+	// required with URL.
+	Discovery DiscoveryFetcher
 	// SkipProof turns off the check of WOPI proof keys (wopiproof.go).
 	SkipProof bool
 }
@@ -88,11 +91,7 @@ func (s *Service) initEditor() {
 	e.WOPIURL = strings.TrimRight(e.WOPIURL, "/")
 	s.editor = &editorState{presence: presenceMap{m: map[string]map[string]*presence{}}}
 	if e.URL != "" {
-		client := e.Client
-		if client == nil {
-			client = &http.Client{Timeout: e.DiscoveryTimeout}
-		}
-		s.editor.disc = &discoveryCache{url: e.URL, client: client, maxAge: e.DiscoveryMaxAge, retryIn: discoveryRetry}
+		s.editor.disc = &discoveryCache{url: e.URL, fetcher: e.Discovery, maxAge: e.DiscoveryMaxAge, retryIn: discoveryRetry}
 	}
 }
 

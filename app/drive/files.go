@@ -1,11 +1,13 @@
 package drive
 
+// Files and folders: create a folder, details, rename, move, copy (also
+// onto an existing item: MoveOver, CopyOver), favourites, metadata. Each
+// change runs in writeTx (write.go) with its lock checks inside.
+
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
-	"time"
 
 	"atrium/app"
 )
@@ -394,384 +396,6 @@ func (s *Service) Copy(ctx context.Context, p *app.Principal, id, targetID strin
 	return s.reload(ctx, p, newID)
 }
 
-// Trash moves an item (and what is in it) to the trash.
-func (s *Service) Trash(ctx context.Context, p *app.Principal, id string) error {
-	if err := check(p, app.ScopeDriveWrite); err != nil {
-		return err
-	}
-	f, err := s.access(ctx, p, id, PermOwner)
-	if err != nil {
-		return err
-	}
-	if f.TrashedAt != nil {
-		return nil // already there
-	}
-	if err := s.checkLock(ctx, p, f.ID); err != nil {
-		return err
-	}
-	return s.writeTx(ctx, func(ctx context.Context) error {
-		f, err := s.store.File(ctx, id)
-		if err != nil {
-			return err
-		}
-		if f.TrashedAt != nil {
-			return nil
-		}
-		if err := s.checkLock(ctx, p, f.ID); err != nil {
-			return err
-		}
-		items := []File{f}
-		if f.IsFolder {
-			sub, err := s.store.Subtree(ctx, f.ID, true)
-			if err != nil {
-				return err
-			}
-			items = append(items, sub...)
-		}
-		now := s.clock.Now()
-		for i, it := range items {
-			it.TrashedAt, it.TrashRoot = &now, f.ID
-			if i == 0 {
-				it.TrashParentID = it.Parent()
-			}
-			if err := s.change(ctx, &it); err != nil {
-				return err
-			}
-			if err := s.store.UpdateFile(ctx, it); err != nil {
-				return err
-			}
-		}
-		if err := s.emit(ctx, EventFileUpdated, f, map[string]any{"change": "trashed", "parent_id": f.ParentID}); err != nil {
-			return err
-		}
-		return s.record(ctx, p, "file.trashed", kind(f), f.ID)
-	})
-}
-
-func kind(f File) string {
-	if f.IsFolder {
-		return "folder"
-	}
-	return "file"
-}
-
-// Restore brings a trashed item back into its folder, or the root when that
-// folder is gone or trashed; a taken name gets a number.
-func (s *Service) Restore(ctx context.Context, p *app.Principal, id string) (File, error) {
-	if err := check(p, app.ScopeDriveWrite); err != nil {
-		return File{}, err
-	}
-	f, err := s.access(ctx, p, id, PermOwner)
-	if err != nil {
-		return File{}, err
-	}
-	if f.TrashedAt == nil {
-		return File{}, app.Errorf(app.EConflict, "%q is not in the trash.", f.Name)
-	}
-	if f.TrashRoot != f.ID {
-		return File{}, app.Errorf(app.EConflict, "%q went to the trash with its folder; restore that folder.", f.Name)
-	}
-	err = s.store.InTx(ctx, func(ctx context.Context) error {
-		items, err := s.store.TrashedWith(ctx, f.OwnerID, f.ID)
-		if err != nil {
-			return err
-		}
-		parent := f.TrashParentID
-		if parent != "" {
-			pf, err := s.store.File(ctx, parent)
-			if err != nil || pf.TrashedAt != nil || pf.OwnerID != f.OwnerID {
-				parent = ""
-			}
-		}
-		name, err := s.freeName(ctx, f.OwnerID, parent, f.Name)
-		if err != nil {
-			return err
-		}
-		// Parents first, so that the unique index sees a consistent tree.
-		sort.SliceStable(items, func(i, j int) bool { return items[i].ID == f.ID && items[j].ID != f.ID })
-		for _, it := range items {
-			it.TrashedAt, it.TrashRoot, it.TrashParentID = nil, "", ""
-			if it.ID == f.ID {
-				it.Name, it.ParentID = name, strPtr(parent)
-				it.UpdatedAt = s.clock.Now()
-			}
-			if err := s.change(ctx, &it); err != nil {
-				return err
-			}
-			if err := s.store.UpdateFile(ctx, it); err != nil {
-				return err
-			}
-		}
-		return s.emit(ctx, EventFileUpdated, File{ID: f.ID, OrgID: f.OrgID, Name: name}, map[string]any{"change": "restored", "parent_id": strPtr(parent)})
-	})
-	if err != nil {
-		return File{}, err
-	}
-	return s.reload(ctx, p, id)
-}
-
-// Delete removes an item and everything in it for good, in the trash or not.
-func (s *Service) Delete(ctx context.Context, p *app.Principal, id string) error {
-	if err := check(p, app.ScopeDriveWrite); err != nil {
-		return err
-	}
-	f, err := s.access(ctx, p, id, PermOwner)
-	if err != nil {
-		return err
-	}
-	if err := s.checkLock(ctx, p, f.ID); err != nil {
-		return err
-	}
-	return s.writeTx(ctx, func(ctx context.Context) error {
-		if err := s.checkLock(ctx, p, f.ID); err != nil {
-			return err
-		}
-		if err := s.purge(ctx, f); err != nil {
-			return err
-		}
-		return s.record(ctx, p, "file.deleted", kind(f), f.ID)
-	})
-}
-
-// EmptyTrash deletes everything in the caller's trash for good.
-func (s *Service) EmptyTrash(ctx context.Context, p *app.Principal) error {
-	if err := check(p, app.ScopeDriveWrite); err != nil {
-		return err
-	}
-	for {
-		items, _, err := s.store.List(ctx, Query{Kind: ListTrash, OrgID: p.OrgID, OwnerID: p.UserID, SortBy: "name", Limit: 200})
-		if err != nil {
-			return err
-		}
-		if len(items) == 0 {
-			return nil
-		}
-		err = s.store.InTx(ctx, func(ctx context.Context) error {
-			for _, it := range items {
-				if err := s.purge(ctx, it); err != nil {
-					return err
-				}
-			}
-			return s.record(ctx, p, "trash.emptied", "trash", p.UserID)
-		})
-		if err != nil {
-			return err
-		}
-	}
-}
-
-// DeleteUserData forgets the drive of a user being deleted, inside the
-// caller's transaction: their items and versions, unfinished uploads, usage
-// (the organisation's quota gets it back), sync feed and locks. Their blobs
-// are freed by the collector after its grace period, their unfinished TUS
-// bytes at the next upload sweep, and search forgets them when it reads the
-// organization.user.deleted event. No drive.file.deleted event is emitted per
-// item: organization.user.deleted says it for all of them.
-func (s *Service) DeleteUserData(ctx context.Context, orgID, userID string) error {
-	// The orphans are marked now: the collector judges them only after the
-	// grace period, long after this transaction commits (as for purge).
-	if err := s.store.DeleteOwner(ctx, userID, s.clock.Now()); err != nil {
-		return fmt.Errorf("delete the drive of user %s: %w", userID, err)
-	}
-	return nil
-}
-
-// purge deletes f and its subtree inside the caller's transaction: counters,
-// tombstones for delta sync, orphaned blobs and one drive.file.deleted per item.
-func (s *Service) purge(ctx context.Context, f File) error {
-	items := []File{f}
-	if f.IsFolder {
-		sub, err := s.store.Subtree(ctx, f.ID, false)
-		if err != nil {
-			return err
-		}
-		// Items trashed on their own before stay in the trash, detached from
-		// the folder that goes (they restore into the root).
-		group := f.TrashRoot
-		kept := map[string]bool{}
-		for _, it := range sub {
-			switch {
-			case kept[it.Parent()]:
-				kept[it.ID] = true
-			case it.TrashedAt != nil && it.TrashRoot != group && it.TrashRoot == it.ID:
-				kept[it.ID] = true
-				it.ParentID = nil
-				if err := s.store.UpdateFile(ctx, it); err != nil {
-					return err
-				}
-			default:
-				items = append(items, it)
-			}
-		}
-	}
-	now := s.clock.Now()
-	ids := make([]string, 0, len(items))
-	for _, it := range items {
-		ids = append(ids, it.ID)
-		if !it.IsFolder && it.Status != StatusPending {
-			vs, err := s.store.Versions(ctx, it.ID)
-			if err != nil {
-				return err
-			}
-			for _, v := range vs {
-				if err := s.orphan(ctx, v.ContentHash); err != nil {
-					return err
-				}
-			}
-			if err := s.store.AddUsage(ctx, it.OrgID, it.OwnerID, it.MimeGroup, -it.StoredBytes, -1); err != nil {
-				return err
-			}
-		}
-		if it.Status == StatusPending {
-			continue
-		}
-		seq, err := s.store.NextSeq(ctx, it.OwnerID)
-		if err != nil {
-			return err
-		}
-		if err := s.store.AddTombstone(ctx, it.OwnerID, Tombstone{FileID: it.ID, Name: it.Name, ParentID: it.Parent(), Seq: seq, DeletedAt: now}); err != nil {
-			return err
-		}
-		if err := s.emit(ctx, EventFileDeleted, it, nil); err != nil {
-			return err
-		}
-	}
-	return s.store.DeleteFiles(ctx, ids)
-}
-
-// Versions lists a file's versions, the newest first.
-func (s *Service) Versions(ctx context.Context, p *app.Principal, id string) ([]Version, error) {
-	if err := check(p, app.ScopeDriveRead); err != nil {
-		return nil, err
-	}
-	f, err := s.access(ctx, p, id, PermView)
-	if err != nil {
-		return nil, err
-	}
-	if f.IsFolder {
-		return []Version{}, nil
-	}
-	vs, err := s.store.Versions(ctx, f.ID)
-	for i := range vs {
-		vs[i].IsHead = vs[i].Version == f.Version
-	}
-	return vs, err
-}
-
-func (s *Service) version(ctx context.Context, f File, versionID string) (Version, error) {
-	vs, err := s.store.Versions(ctx, f.ID)
-	if err != nil {
-		return Version{}, err
-	}
-	for _, v := range vs {
-		if v.ID == versionID || fmt.Sprint(v.Version) == versionID {
-			return v, nil
-		}
-	}
-	return Version{}, app.Errorf(app.ENotFound, "The file has no version %s.", versionID)
-}
-
-// RestoreVersion makes an old version's content the new head version.
-func (s *Service) RestoreVersion(ctx context.Context, p *app.Principal, id, versionID string) (File, error) {
-	if err := check(p, app.ScopeDriveWrite); err != nil {
-		return File{}, err
-	}
-	f, err := s.access(ctx, p, id, PermEdit)
-	if err != nil {
-		return File{}, err
-	}
-	if err := s.checkLock(ctx, p, f.ID); err != nil {
-		return File{}, err
-	}
-	v, err := s.version(ctx, f, versionID)
-	if err != nil {
-		return File{}, err
-	}
-	var out File
-	err = s.writeTx(ctx, func(ctx context.Context) error {
-		cur, err := s.store.File(ctx, id)
-		if err != nil {
-			return err
-		}
-		if cur.Status == StatusPending {
-			return app.Errorf(app.EConflict, "The upload of %q is not confirmed yet.", cur.Name)
-		}
-		out, err = s.commitContent(ctx, p, cur, cur.Name, v.MimeType, v.ContentHash, v.SizeBytes)
-		return err
-	})
-	if err != nil {
-		return File{}, err
-	}
-	out.Permission = f.Permission
-	return out, nil
-}
-
-// DownloadVersion returns a presigned URL of one version's content.
-func (s *Service) DownloadVersion(ctx context.Context, p *app.Principal, id, versionID string) (Link, error) {
-	if err := check(p, app.ScopeDriveRead); err != nil {
-		return Link{}, err
-	}
-	f, err := s.access(ctx, p, id, PermView)
-	if err != nil {
-		return Link{}, err
-	}
-	v, err := s.version(ctx, f, versionID)
-	if err != nil {
-		return Link{}, err
-	}
-	f.ContentHash, f.MimeType = v.ContentHash, v.MimeType
-	return s.downloadLink(f, false)
-}
-
-// Storage returns the organisation's usage against its quota, and the caller's.
-func (s *Service) Storage(ctx context.Context, p *app.Principal) (Usage, error) {
-	if err := check(p, app.ScopeDriveRead); err != nil {
-		return Usage{}, err
-	}
-	used, count, err := s.store.OrgUsage(ctx, p.OrgID)
-	if err != nil {
-		return Usage{}, err
-	}
-	mine, err := s.store.OwnerUsage(ctx, p.OrgID, p.UserID)
-	if err != nil {
-		return Usage{}, err
-	}
-	u := Usage{UsedBytes: used, QuotaBytes: p.QuotaBytes, FileCount: count, AvailableBytes: max(p.QuotaBytes-used, 0)}
-	for _, g := range mine {
-		u.UserUsedBytes += g.Bytes
-		u.UserFileCount += g.Count
-	}
-	return u, nil
-}
-
-// StorageBreakdown returns the caller's storage by mime group and their largest files.
-func (s *Service) StorageBreakdown(ctx context.Context, p *app.Principal) (Breakdown, error) {
-	if err := check(p, app.ScopeDriveRead); err != nil {
-		return Breakdown{}, err
-	}
-	mine, err := s.store.OwnerUsage(ctx, p.OrgID, p.UserID)
-	if err != nil {
-		return Breakdown{}, err
-	}
-	by := map[string]GroupUsage{}
-	for _, g := range mine {
-		by[g.MimeGroup] = g
-	}
-	b := Breakdown{Categories: []GroupUsage{}}
-	for _, g := range MimeGroups {
-		u := by[g]
-		u.MimeGroup = g
-		b.Categories = append(b.Categories, u)
-	}
-	if b.LargestFiles, err = s.store.LargestFiles(ctx, p.OrgID, p.UserID, 10); err != nil {
-		return Breakdown{}, err
-	}
-	for i := range b.LargestFiles {
-		b.LargestFiles[i].Permission = PermOwner
-	}
-	return b, nil
-}
-
 // Browse lists a folder ("" is the caller's root) with its breadcrumbs.
 func (s *Service) Browse(ctx context.Context, p *app.Principal, folderID string, lp ListParams) (FolderContents, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
@@ -848,5 +472,103 @@ func (s *Service) list(ctx context.Context, p *app.Principal, kind string, lp Li
 	return makeListing(items, total, q), nil
 }
 
-// sweepTime is the time budget of one maintenance step.
-const sweepTime = 10 * time.Second
+// MoveOver is MoveTo that first puts item replaceID (the item the move
+// replaces; "" for none) in the trash, all in one transaction: when the move
+// is refused the replaced item stays where it was (WebDAV MOVE with
+// Overwrite: T).
+func (s *Service) MoveOver(ctx context.Context, p *app.Principal, id, targetID, name, replaceID string) (File, error) {
+	return s.replacing(ctx, p, replaceID, func(ctx context.Context) (File, error) {
+		return s.MoveTo(ctx, p, id, targetID, name)
+	})
+}
+
+// CopyOver is CopyTo that first puts item replaceID ("" for none) in the
+// trash, in one transaction (WebDAV COPY with Overwrite: T).
+func (s *Service) CopyOver(ctx context.Context, p *app.Principal, id, targetID, name string, shallow bool, replaceID string) (File, error) {
+	return s.replacing(ctx, p, replaceID, func(ctx context.Context) (File, error) {
+		return s.CopyTo(ctx, p, id, targetID, name, shallow)
+	})
+}
+
+// replacing puts item replaceID ("" for none) in the trash and runs place, in
+// one transaction.
+func (s *Service) replacing(ctx context.Context, p *app.Principal, replaceID string, place func(context.Context) (File, error)) (File, error) {
+	var out File
+	err := s.writeTx(ctx, func(ctx context.Context) error {
+		if replaceID != "" {
+			if err := s.Trash(ctx, p, replaceID); err != nil {
+				return err
+			}
+		}
+		var err error
+		out, err = place(ctx)
+		return err
+	})
+	return out, err
+}
+
+// MoveTo moves an item into targetID ("" is the root) under a new name in one
+// step (WebDAV MOVE): a rename when the folder stays, a move when the name does.
+func (s *Service) MoveTo(ctx context.Context, p *app.Principal, id, targetID, name string) (File, error) {
+	if err := check(p, app.ScopeDriveWrite); err != nil {
+		return File{}, err
+	}
+	name, err := CleanName("name", name)
+	if err != nil {
+		return File{}, err
+	}
+	cur, err := s.access(ctx, p, id, PermEdit)
+	if err != nil {
+		return File{}, err
+	}
+	if cur.Parent() == targetID {
+		if name == cur.Name {
+			return cur, nil
+		}
+		return s.Rename(ctx, p, id, name)
+	}
+	if name == cur.Name {
+		return s.Move(ctx, p, id, targetID)
+	}
+	return s.move(ctx, p, id, targetID, name, "header.Destination")
+}
+
+// CopyTo copies an item into targetID ("" is the root) as name (WebDAV COPY);
+// shallow copies a folder without its contents. Dead properties go with the
+// copied item.
+func (s *Service) CopyTo(ctx context.Context, p *app.Principal, id, targetID, name string, shallow bool) (File, error) {
+	name, err := CleanName("name", name)
+	if err != nil {
+		return File{}, err
+	}
+	src, err := s.Detail(ctx, p, id)
+	if err != nil {
+		return File{}, err
+	}
+	// One transaction: a copy whose rename is refused leaves nothing behind.
+	var c File
+	err = s.writeTx(ctx, func(ctx context.Context) error {
+		var err error
+		if shallow && src.IsFolder {
+			c, err = s.CreateFolder(ctx, p, name, targetID)
+		} else {
+			// Copy puts an owner's copy beside the original when targetID is
+			// the root; it then moves to the root under its name.
+			beside := targetID == "" && src.OwnerID == p.UserID && src.Parent() != ""
+			if c, err = s.Copy(ctx, p, id, targetID); err == nil && (beside || c.Name != name) {
+				c, err = s.MoveTo(ctx, p, c.ID, targetID, name)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.store.CopyDeadProps(ctx, src.ID, c.ID); err != nil {
+			return fmt.Errorf("copy properties: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return File{}, err
+	}
+	return c, nil
+}

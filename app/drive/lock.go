@@ -1,29 +1,26 @@
 package drive
 
+// The drive's one lock manager: WebDAV LOCK/UNLOCK and editor (WOPI) locks
+// (editor.go). A lock belongs to the user who took it; it is exclusive, or shared
+// with other shared locks, and on a folder it may cover everything below it
+// (Deep). While a lock lives, writes to the item (content, name, place,
+// metadata, trash, delete) and, for a folder, additions to it are refused with
+// locked (423) unless the caller holds the lock. A writer holds a lock only by
+// presenting its token: the doors that write as a user (WebDAV, REST) ask for
+// strict checking (WithStrictLocks) and put the tokens of the request's If
+// header in the context with WithLockTokens; without strict checking (a
+// caller inside the server) the lock's owner passes; a door that
+// holds no lock by its user (a shared link, a resumable upload, the editor)
+// holds only what it proved to hold (the editor: its WOPI lock id).
+
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"atrium/app"
 )
-
-// The drive's one lock manager: WebDAV LOCK/UNLOCK and editor (WOPI) locks
-// (editor.go). A lock belongs to the user who took it; it is exclusive, or shared
-// with other shared locks, and on a folder it may cover everything below it
-// (Deep). While a lock lives, writes to the item (content, name, place,
-// metadata, trash, delete) and, for a folder, additions to it are refused with
-// locked (423) unless the caller holds the lock: over REST the lock's owner
-// passes; a door that asks for strict checking (WebDAV) must also present the
-// lock token, which it puts in the context with WithLockTokens; a door that
-// holds no lock by its user (a shared link, a resumable upload, the editor)
-// holds only what it proved to hold (the editor: its WOPI lock id).
-//
-// This file also holds the few helpers of the file mount that are rules rather
-// than protocol: path resolution, dead properties, timestamps and the combined
-// move-and-rename.
 
 // Lock kinds.
 const (
@@ -52,35 +49,6 @@ type LockStore interface {
 	LocksOn(ctx context.Context, fileID string, below bool, now time.Time) ([]Lock, error)
 	// LocksOnFiles returns the live locks held directly on fileIDs.
 	LocksOnFiles(ctx context.Context, fileIDs []string, now time.Time) ([]Lock, error)
-}
-
-// DeadProp is a property a WebDAV client stored on an item: its XML namespace,
-// local name and value (the property element's content as self-contained XML).
-type DeadProp struct {
-	Space string
-	Name  string
-	Value string
-}
-
-// MountStore is what the file mount needs beyond the drive's own queries.
-type MountStore interface {
-	// ResolvePath walks nameKeys (NameKey of each segment) from folder
-	// parentID ("" is the root) of ownerID through live items and returns the
-	// items found, in path order: fewer than len(nameKeys) when one is missing.
-	ResolvePath(ctx context.Context, ownerID, parentID string, nameKeys []string) ([]File, error)
-	// DeadProps returns the dead properties of fileIDs by file id.
-	DeadProps(ctx context.Context, fileIDs []string) (map[string][]DeadProp, error)
-	// PatchDeadProps stores set and removes remove (by Space and Name).
-	PatchDeadProps(ctx context.Context, fileID string, set, remove []DeadProp) error
-	// CopyDeadProps copies the dead properties of one item to another.
-	CopyDeadProps(ctx context.Context, fromID, toID string) error
-	// Children returns up to limit live items of folder parentID ("" is the
-	// root) of ownerID with ids after afterID, by id, with the columns a
-	// listing of the mount shows (no owner name, no metadata).
-	Children(ctx context.Context, ownerID, parentID, afterID string, limit int) ([]File, error)
-	// SharedSince returns when the newest unexpired share with userID of a
-	// live item was made, else when the user was created.
-	SharedSince(ctx context.Context, orgID, userID string, now time.Time) (time.Time, error)
 }
 
 type lockTokensKey struct{}
@@ -211,30 +179,9 @@ func (s *Service) addLock(ctx context.Context, p *app.Principal, f File, r LockR
 	return l, s.store.AddLock(ctx, l)
 }
 
-// PutLocked locks the item named req.Name in folder req.ParentID (a LOCK on
-// an unmapped URL): when there is none it is created empty (Put) and locked
-// in the same transaction, so that a refused lock leaves no file, event or
-// tombstone behind. It returns the item, the lock and whether it was created.
-func (s *Service) PutLocked(ctx context.Context, p *app.Principal, req PutRequest, r LockRequest) (File, Lock, bool, error) {
-	var l Lock
-	req.Size, req.Body, req.FileID, req.keepExisting = 0, strings.NewReader(""), "", true
-	f, created, err := s.put(ctx, p, req, func(ctx context.Context, f File, created bool) error {
-		if !created && (f.Status == StatusPending || f.TrashedAt != nil) {
-			return app.Errorf(app.EConflict, "Only live, confirmed items can be locked.")
-		}
-		var err error
-		l, err = s.addLock(ctx, p, f, r)
-		return err
-	})
-	if err != nil {
-		return File{}, Lock{}, false, err
-	}
-	return f, l, created, nil
-}
-
-// Refresh extends a live lock of the caller's by ttl (see LockRequest.TTL);
+// RefreshLock extends a live lock of the caller's by ttl (see LockRequest.TTL);
 // an unknown, expired or foreign token → precondition_failed.
-func (s *Service) Refresh(ctx context.Context, p *app.Principal, token string, ttl time.Duration) (Lock, error) {
+func (s *Service) RefreshLock(ctx context.Context, p *app.Principal, token string, ttl time.Duration) (Lock, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return Lock{}, err
 	}
@@ -413,267 +360,6 @@ func (s *Service) lockHeld(ctx context.Context, p *app.Principal, fileID string,
 		}
 	}
 	return nil
-}
-
-// ResolvePath returns the live items along names below folder parentID (""
-// is the caller's own root), in path order: fewer than len(names) when one is
-// missing (the last one returned is then the deepest existing folder). Every
-// item carries the caller's permission.
-func (s *Service) ResolvePath(ctx context.Context, p *app.Principal, parentID string, names []string) ([]File, error) {
-	if err := check(p, app.ScopeDriveRead); err != nil {
-		return nil, err
-	}
-	owner, perm := p.UserID, PermOwner
-	if parentID != "" {
-		f, err := s.access(ctx, p, parentID, PermView)
-		if err != nil {
-			return nil, err
-		}
-		if !f.IsFolder || f.TrashedAt != nil || f.Status == StatusPending {
-			return nil, notFound()
-		}
-		owner, perm = f.OwnerID, f.Permission
-	}
-	if len(names) == 0 {
-		return []File{}, nil
-	}
-	keys := make([]string, len(names))
-	for i, n := range names {
-		keys[i] = NameKey(n)
-	}
-	items, err := s.store.ResolvePath(ctx, owner, parentID, keys)
-	if err != nil {
-		return nil, err
-	}
-	for i := range items {
-		if items[i].OrgID != p.OrgID {
-			return nil, notFound()
-		}
-		items[i].Permission = perm
-	}
-	return items, nil
-}
-
-// Children calls fn with the live items of folder folderID ("" is the
-// caller's root) in batches, each item carrying the caller's permission. It is
-// Browse for the mount: no counts, breadcrumbs, owner names or metadata, and
-// no page limit, so that a folder of 10,000 items lists in a few queries.
-func (s *Service) Children(ctx context.Context, p *app.Principal, folderID string, fn func([]File) error) error {
-	if err := check(p, app.ScopeDriveRead); err != nil {
-		return err
-	}
-	owner, perm := p.UserID, PermOwner
-	if folderID != "" {
-		f, err := s.access(ctx, p, folderID, PermView)
-		if err != nil {
-			return err
-		}
-		if !f.IsFolder {
-			return app.Errorf(app.EConflict, "%q is a file, not a folder.", f.Name)
-		}
-		if f.TrashedAt != nil || f.Status == StatusPending {
-			return notFound()
-		}
-		owner, perm = f.OwnerID, f.Permission
-	}
-	const batch = 2000
-	after := ""
-	for {
-		items, err := s.store.Children(ctx, owner, folderID, after, batch)
-		if err != nil {
-			return err
-		}
-		for i := range items {
-			items[i].Permission = perm
-		}
-		if len(items) > 0 {
-			if err := fn(items); err != nil {
-				return err
-			}
-		}
-		if len(items) < batch {
-			return nil
-		}
-		after = items[len(items)-1].ID
-	}
-}
-
-// DeadProps returns the dead properties of items the caller has listed.
-func (s *Service) DeadProps(ctx context.Context, p *app.Principal, fileIDs []string) (map[string][]DeadProp, error) {
-	if err := check(p, app.ScopeDriveRead); err != nil {
-		return nil, err
-	}
-	return s.store.DeadProps(ctx, fileIDs)
-}
-
-// PropPatch stores and removes dead properties of an item the caller may edit.
-// A property name is at most 255 bytes, a value at most 64 KiB, and an item
-// carries at most 100 properties.
-func (s *Service) PropPatch(ctx context.Context, p *app.Principal, fileID string, set, remove []DeadProp) error {
-	if err := check(p, app.ScopeDriveWrite); err != nil {
-		return err
-	}
-	if _, err := s.access(ctx, p, fileID, PermEdit); err != nil {
-		return err
-	}
-	for _, d := range set {
-		if len(d.Name) > 255 || len(d.Space) > 1024 || len(d.Value) > 64<<10 {
-			return app.Errorf(app.EPayloadTooLarge, "A property name is at most 255 bytes and its value at most 64 KiB.")
-		}
-	}
-	return s.writeTx(ctx, func(ctx context.Context) error {
-		if err := s.checkLock(ctx, p, fileID); err != nil {
-			return err
-		}
-		if err := s.store.PatchDeadProps(ctx, fileID, set, remove); err != nil {
-			return err
-		}
-		all, err := s.store.DeadProps(ctx, []string{fileID})
-		if err != nil {
-			return err
-		}
-		if len(all[fileID]) > 100 {
-			return app.Errorf(app.EPayloadTooLarge, "An item carries at most 100 properties.")
-		}
-		return nil
-	})
-}
-
-// SetModified sets the modification time of an item the caller may edit
-// (clients keep a file's time when they copy it in): its ModifiedAt, which
-// the mount serves as getlastmodified; UpdatedAt becomes now, like any change.
-func (s *Service) SetModified(ctx context.Context, p *app.Principal, fileID string, t time.Time) (File, error) {
-	if err := check(p, app.ScopeDriveWrite); err != nil {
-		return File{}, err
-	}
-	if err := CheckModifiedTime("modified", t); err != nil {
-		return File{}, err
-	}
-	if _, err := s.access(ctx, p, fileID, PermEdit); err != nil {
-		return File{}, err
-	}
-	err := s.writeTx(ctx, func(ctx context.Context) error {
-		f, err := s.store.File(ctx, fileID)
-		if err != nil {
-			return err
-		}
-		if err := s.checkLock(ctx, p, f.ID); err != nil {
-			return err
-		}
-		f.ModifiedAt, f.UpdatedAt = t.UTC().Truncate(time.Millisecond), s.clock.Now()
-		if err := s.change(ctx, &f); err != nil {
-			return err
-		}
-		if err := s.store.UpdateFile(ctx, f); err != nil {
-			return err
-		}
-		return s.emit(ctx, EventFileUpdated, f, map[string]any{"change": "modified", "parent_id": f.ParentID})
-	})
-	if err != nil {
-		return File{}, err
-	}
-	return s.reload(ctx, p, fileID)
-}
-
-// MoveOver is MoveTo that first puts item replaceID (the item the move
-// replaces; "" for none) in the trash, all in one transaction: when the move
-// is refused the replaced item stays where it was (WebDAV MOVE with
-// Overwrite: T).
-func (s *Service) MoveOver(ctx context.Context, p *app.Principal, id, targetID, name, replaceID string) (File, error) {
-	return s.replacing(ctx, p, replaceID, func(ctx context.Context) (File, error) {
-		return s.MoveTo(ctx, p, id, targetID, name)
-	})
-}
-
-// CopyOver is CopyTo that first puts item replaceID ("" for none) in the
-// trash, in one transaction (WebDAV COPY with Overwrite: T).
-func (s *Service) CopyOver(ctx context.Context, p *app.Principal, id, targetID, name string, shallow bool, replaceID string) (File, error) {
-	return s.replacing(ctx, p, replaceID, func(ctx context.Context) (File, error) {
-		return s.CopyTo(ctx, p, id, targetID, name, shallow)
-	})
-}
-
-// replacing puts item replaceID ("" for none) in the trash and runs place, in
-// one transaction.
-func (s *Service) replacing(ctx context.Context, p *app.Principal, replaceID string, place func(context.Context) (File, error)) (File, error) {
-	var out File
-	err := s.writeTx(ctx, func(ctx context.Context) error {
-		if replaceID != "" {
-			if err := s.Trash(ctx, p, replaceID); err != nil {
-				return err
-			}
-		}
-		var err error
-		out, err = place(ctx)
-		return err
-	})
-	return out, err
-}
-
-// MoveTo moves an item into targetID ("" is the root) under a new name in one
-// step (WebDAV MOVE): a rename when the folder stays, a move when the name does.
-func (s *Service) MoveTo(ctx context.Context, p *app.Principal, id, targetID, name string) (File, error) {
-	if err := check(p, app.ScopeDriveWrite); err != nil {
-		return File{}, err
-	}
-	name, err := CleanName("name", name)
-	if err != nil {
-		return File{}, err
-	}
-	cur, err := s.access(ctx, p, id, PermEdit)
-	if err != nil {
-		return File{}, err
-	}
-	if cur.Parent() == targetID {
-		if name == cur.Name {
-			return cur, nil
-		}
-		return s.Rename(ctx, p, id, name)
-	}
-	if name == cur.Name {
-		return s.Move(ctx, p, id, targetID)
-	}
-	return s.move(ctx, p, id, targetID, name, "header.Destination")
-}
-
-// CopyTo copies an item into targetID ("" is the root) as name (WebDAV COPY);
-// shallow copies a folder without its contents. Dead properties go with the
-// copied item.
-func (s *Service) CopyTo(ctx context.Context, p *app.Principal, id, targetID, name string, shallow bool) (File, error) {
-	name, err := CleanName("name", name)
-	if err != nil {
-		return File{}, err
-	}
-	src, err := s.Detail(ctx, p, id)
-	if err != nil {
-		return File{}, err
-	}
-	// One transaction: a copy whose rename is refused leaves nothing behind.
-	var c File
-	err = s.writeTx(ctx, func(ctx context.Context) error {
-		var err error
-		if shallow && src.IsFolder {
-			c, err = s.CreateFolder(ctx, p, name, targetID)
-		} else {
-			// Copy puts an owner's copy beside the original when targetID is
-			// the root; it then moves to the root under its name.
-			beside := targetID == "" && src.OwnerID == p.UserID && src.Parent() != ""
-			if c, err = s.Copy(ctx, p, id, targetID); err == nil && (beside || c.Name != name) {
-				c, err = s.MoveTo(ctx, p, c.ID, targetID, name)
-			}
-		}
-		if err != nil {
-			return err
-		}
-		if err := s.store.CopyDeadProps(ctx, src.ID, c.ID); err != nil {
-			return fmt.Errorf("copy properties: %w", err)
-		}
-		return nil
-	})
-	if err != nil {
-		return File{}, err
-	}
-	return c, nil
 }
 
 // IsLockToken reports whether s looks like a token this manager issues.

@@ -1,5 +1,9 @@
 package drive
 
+// Maintenance: the periodic sweeps (expired uploads, the trash, old
+// versions, orphaned and stray blobs, previews, archive, digests, search
+// events), each bounded by sweepTime.
+
 import (
 	"context"
 	"fmt"
@@ -280,3 +284,6 @@ func (s *Service) findStrays(ctx context.Context, now time.Time) (int, error) {
 	})
 	return n, err
 }
+
+// sweepTime is the time budget of one maintenance step.
+const sweepTime = 10 * time.Second

@@ -1,5 +1,8 @@
 package drive
 
+// Modification times clients may set, and the time of the mount's
+// virtual folder of shared items.
+
 import (
 	"context"
 	"time"

@@ -1,5 +1,8 @@
 package drive
 
+// Names and types: what a valid item name is, name keys for uniqueness,
+// numbered free names, MIME detection and groups, content hash format.
+
 import (
 	"fmt"
 	"mime"

@@ -1,18 +1,18 @@
 package drive
 
+// Thumbnails and previews: which types have one, the preview tokens, the
+// cache of derived images and its eviction. Decoding and encoding images is
+// the Imaging adapter's.
+
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
-	"image"
-	_ "image/gif"  // GIF sources
-	_ "image/jpeg" // JPEG sources
-	_ "image/png"  // PNG sources
 	"io"
 	"net/url"
 	"path"
@@ -20,14 +20,29 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deepteams/webp"
-	_ "golang.org/x/image/bmp" // BMP sources
-	"golang.org/x/image/draw"
-	_ "golang.org/x/image/tiff" // TIFF sources
-	_ "golang.org/x/image/webp" // WebP sources
-
 	"atrium/app"
 )
+
+// Imaging decodes and encodes images (an adapter: package imaging).
+type Imaging interface {
+	// Size reads an image's width and height from its header, without
+	// decoding it; ErrImageUnreadable when r is no image it can read.
+	Size(r io.Reader) (width, height int, err error)
+	// Thumbnail decodes r (ErrImageUnreadable when it cannot) and returns it
+	// as a lossy WebP of quality (0–100) fitting a size×size square.
+	Thumbnail(r io.Reader, size, quality int) ([]byte, error)
+}
+
+// ErrImageUnreadable is an Imaging's answer to content that is not an image
+// it can read, or a damaged one.
+var ErrImageUnreadable = errors.New("not a readable image")
+
+// WithImaging sets the image codec of thumbnails and previews; without one,
+// no file has a preview.
+func (o Options) WithImaging(i Imaging) Options {
+	o.Imaging = i
+	return o
+}
 
 // Kinds of derived images.
 const (
@@ -194,10 +209,10 @@ func (s *Service) CreatePreviewToken(ctx context.Context, p *app.Principal, id s
 // Preview consumes a preview token of file id and returns a presigned URL of
 // the file's WebP preview. An unknown, used or expired token → not_found, as
 // does a file its user can no longer see.
-func (s *Service) Preview(ctx context.Context, id, token string) (Link, error) {
+func (s *Service) Preview(ctx context.Context, id, token string) (PresignedURL, error) {
 	gone := app.Errorf(app.ENotFound, "The preview token is unknown, already used or expired. Ask for a new one.")
 	if token == "" {
-		return Link{}, gone
+		return PresignedURL{}, gone
 	}
 	var t PreviewToken
 	err := s.store.InTx(ctx, func(ctx context.Context) error {
@@ -206,35 +221,35 @@ func (s *Service) Preview(ctx context.Context, id, token string) (Link, error) {
 		return err
 	})
 	if app.ErrorCode(err) == app.ENotFound {
-		return Link{}, gone
+		return PresignedURL{}, gone
 	}
 	if err != nil {
-		return Link{}, err
+		return PresignedURL{}, err
 	}
 	f, err := s.store.File(ctx, id)
 	if app.ErrorCode(err) == app.ENotFound || (err == nil && f.OrgID != t.OrgID) {
-		return Link{}, notFound()
+		return PresignedURL{}, notFound()
 	}
 	if err != nil {
-		return Link{}, err
+		return PresignedURL{}, err
 	}
 	if f.OwnerID != t.UserID {
 		if f.Status == StatusPending || f.TrashedAt != nil {
-			return Link{}, notFound()
+			return PresignedURL{}, notFound()
 		}
 		perm, err := s.sharedPermission(ctx, t.UserID, f)
 		if err != nil {
-			return Link{}, err
+			return PresignedURL{}, err
 		}
 		if perm == "" {
-			return Link{}, notFound()
+			return PresignedURL{}, notFound()
 		}
 	}
 	hash, err := s.derive(ctx, f, KindPreview, PreviewSize)
 	if err != nil {
-		return Link{}, err
+		return PresignedURL{}, err
 	}
-	return Link{URL: s.urls.Download(blobName(hash), webpName(f.Name), "image/webp", true, s.opts.URLTTL),
+	return PresignedURL{URL: s.urls.Download(blobName(hash), webpName(f.Name), "image/webp", true, s.opts.URLTTL),
 		ExpiresAt: s.clock.Now().Add(s.opts.URLTTL)}, nil
 }
 
@@ -302,10 +317,13 @@ func (s *Service) derive(ctx context.Context, f File, kind string, size int) (st
 	return d.Hash, nil
 }
 
-// render decodes f's image, refusing sources over the pixel limit before
+// render decodes f's image (the Imaging adapter), refusing sources over the pixel limit before
 // decoding them (decompression bombs), and returns a lossy WebP fitting a
 // size×size square.
 func (s *Service) render(f File, size int) ([]byte, error) {
+	if s.opts.Imaging == nil {
+		return nil, app.Errorf(app.ENoPreview, "No preview of %q: this server makes no previews.", f.Name)
+	}
 	_, maxPixels := s.previewLimits()
 	if f.SizeBytes > previewMaxSourceBytes {
 		return nil, app.Invalid("path.file_id", fmt.Sprintf("The image is %d bytes; previews are made of images up to %d bytes.",
@@ -316,55 +334,27 @@ func (s *Service) render(f File, size int) ([]byte, error) {
 		return nil, fmt.Errorf("open blob of %s: %w", f.ID, err)
 	}
 	defer rc.Close()
-	cfg, _, err := image.DecodeConfig(bufio.NewReader(io.LimitReader(rc, previewMaxSourceBytes)))
+	width, height, err := s.opts.Imaging.Size(io.LimitReader(rc, previewMaxSourceBytes))
 	if err != nil {
 		return nil, app.Errorf(app.ENoPreview, "No preview of %q: its content is not an image this server can read.", f.Name)
 	}
-	if px := int64(cfg.Width) * int64(cfg.Height); cfg.Width <= 0 || cfg.Height <= 0 || px > maxPixels {
+	if px := int64(width) * int64(height); width <= 0 || height <= 0 || px > maxPixels {
 		return nil, app.Invalid("path.file_id", fmt.Sprintf("The image is %d×%d pixels; previews are made of images up to %d pixels.",
-			cfg.Width, cfg.Height, maxPixels), f.ID)
+			width, height, maxPixels), f.ID)
 	}
 	renderSlots <- struct{}{}
 	defer func() { <-renderSlots }()
 	if _, err := rc.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("rewind blob of %s: %w", f.ID, err)
 	}
-	img, _, err := image.Decode(bufio.NewReader(io.LimitReader(rc, previewMaxSourceBytes)))
-	if err != nil {
+	out, err := s.opts.Imaging.Thumbnail(io.LimitReader(rc, previewMaxSourceBytes), size, previewQuality)
+	if errors.Is(err, ErrImageUnreadable) {
 		return nil, app.Errorf(app.ENoPreview, "No preview of %q: the image is damaged (%v).", f.Name, err)
 	}
-	var buf bytes.Buffer
-	opts := webp.DefaultOptions()
-	opts.Quality = previewQuality
-	if err := webp.Encode(&buf, Fit(img, size), opts); err != nil {
-		return nil, fmt.Errorf("encode preview of %s: %w", f.ID, err)
+	if err != nil {
+		return nil, fmt.Errorf("preview of %s: %w", f.ID, err)
 	}
-	return buf.Bytes(), nil
-}
-
-// Fit scales img down to fit a size×size square, keeping its aspect ratio;
-// smaller images keep their size.
-func Fit(img image.Image, size int) image.Image {
-	b := img.Bounds()
-	w, h := b.Dx(), b.Dy()
-	if w <= size && h <= size {
-		return img
-	}
-	nw, nh := size, max(1, h*size/w)
-	if h > w {
-		nw, nh = max(1, w*size/h), size
-	}
-	src, sb := img, b
-	// Large reductions: a cheap bilinear pass to twice the target first, so
-	// the Catmull-Rom pass reads few source pixels.
-	if w > 4*nw {
-		mid := image.NewRGBA(image.Rect(0, 0, 2*nw, 2*nh))
-		draw.ApproxBiLinear.Scale(mid, mid.Bounds(), img, b, draw.Src, nil)
-		src, sb = mid, mid.Bounds()
-	}
-	dst := image.NewRGBA(image.Rect(0, 0, nw, nh))
-	draw.CatmullRom.Scale(dst, dst.Bounds(), src, sb, draw.Src, nil)
-	return dst
+	return out, nil
 }
 
 // maintainPreviews forgets expired preview tokens and cached images of

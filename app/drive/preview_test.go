@@ -1,27 +1,6 @@
 package drive
 
-import (
-	"image"
-	"testing"
-)
-
-func TestFit(t *testing.T) {
-	for _, c := range []struct {
-		w, h, size int
-		want       image.Point
-	}{
-		{4000, 3000, 512, image.Pt(512, 384)},
-		{3000, 4000, 256, image.Pt(192, 256)},
-		{600, 300, 512, image.Pt(512, 256)},
-		{100, 50, 512, image.Pt(100, 50)},
-		{10000, 10, 64, image.Pt(64, 1)},
-	} {
-		got := Fit(image.NewRGBA(image.Rect(0, 0, c.w, c.h)), c.size).Bounds().Size()
-		if got != c.want {
-			t.Errorf("Fit %d×%d into %d: %v, want %v", c.w, c.h, c.size, got, c.want)
-		}
-	}
-}
+import "testing"
 
 func TestPreviewable(t *testing.T) {
 	for mime, want := range map[string]bool{

@@ -1,5 +1,8 @@
 package drive
 
+// Listing queries: filters, sorting and paging of folder listings, the
+// trash and the shared-with-me list.
+
 import (
 	"fmt"
 	"strconv"

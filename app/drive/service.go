@@ -1,5 +1,9 @@
 package drive
 
+// The Service, its options and constructor, and the checks every operation
+// shares: scope and feature, access to an item (owner, edit, view), the
+// parent folder of a new item, the change sequence, events and audit.
+
 import (
 	"context"
 	"fmt"
@@ -50,6 +54,9 @@ type Options struct {
 	Editor EditorOptions
 	// Converter converts office documents to ODF (WithConverter); nil: none.
 	Converter Converter
+	// Imaging decodes and encodes images for previews (WithImaging); nil:
+	// no previews.
+	Imaging Imaging
 }
 
 func (o *Options) defaults() {
@@ -256,22 +263,6 @@ func (s *Service) record(ctx context.Context, p *app.Principal, action, targetTy
 		TargetID: id, OrgID: p.OrgID, ChangedFields: fields, CreatedAt: s.clock.Now()})
 }
 
-// quota returns quota_exceeded unless the organisation can store add more bytes.
-func (s *Service) quota(ctx context.Context, p *app.Principal, add int64) error {
-	if add <= 0 || p.QuotaBytes <= 0 {
-		return nil
-	}
-	used, _, err := s.store.OrgUsage(ctx, p.OrgID)
-	if err != nil {
-		return err
-	}
-	if used+add > p.QuotaBytes {
-		return &app.Error{Code: app.EQuotaExceeded, Message: fmt.Sprintf(
-			"Storing %d more bytes would exceed the quota: %d of %d bytes are used.", add, used, p.QuotaBytes)}
-	}
-	return nil
-}
-
 // freeName returns name, or the first "name (n).ext" free in the folder.
 func (s *Service) freeName(ctx context.Context, ownerID, parentID, name string) (string, error) {
 	cand := name
@@ -297,4 +288,11 @@ func strPtr(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+func (s *Service) owner(p *app.Principal, parent *File) string {
+	if parent != nil {
+		return parent.OwnerID
+	}
+	return p.UserID
 }

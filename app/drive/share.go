@@ -1,5 +1,9 @@
 package drive
 
+// Shares and share links: sharing an item with users of the organisation,
+// revoking, and everything a share link (token) may do: list, download,
+// preview, and read or write a text file.
+
 import (
 	"context"
 	"crypto/rand"
@@ -503,34 +507,34 @@ func (s *Service) LinkInfo(ctx context.Context, token string, q LinkQuery) (Shar
 
 // LinkDownload returns a presigned download URL of the shared file, or of a
 // file inside the shared folder (fileID).
-func (s *Service) LinkDownload(ctx context.Context, token, fileID string) (Link, error) {
+func (s *Service) LinkDownload(ctx context.Context, token, fileID string) (PresignedURL, error) {
 	l, err := s.link(ctx, token)
 	if err != nil {
-		return Link{}, err
+		return PresignedURL{}, err
 	}
 	f, err := s.within(ctx, l, fileID)
 	if err != nil {
-		return Link{}, err
+		return PresignedURL{}, err
 	}
-	return s.downloadLink(f, false)
+	return s.presignedDownload(f, false)
 }
 
 // LinkPreview returns a presigned URL that shows the file in the browser;
 // only types safe to show inline (images but SVG, audio, video, PDF, plain
 // text) have one, others answer conflict.
-func (s *Service) LinkPreview(ctx context.Context, token, fileID string) (Link, error) {
+func (s *Service) LinkPreview(ctx context.Context, token, fileID string) (PresignedURL, error) {
 	l, err := s.link(ctx, token)
 	if err != nil {
-		return Link{}, err
+		return PresignedURL{}, err
 	}
 	f, err := s.within(ctx, l, fileID)
 	if err != nil {
-		return Link{}, err
+		return PresignedURL{}, err
 	}
 	if !f.IsFolder && !InlineSafe(f.MimeType) {
-		return Link{}, app.Errorf(app.EConflict, "%q (%s) has no preview; download it instead.", f.Name, f.MimeType)
+		return PresignedURL{}, app.Errorf(app.EConflict, "%q (%s) has no preview; download it instead.", f.Name, f.MimeType)
 	}
-	return s.downloadLink(f, true)
+	return s.presignedDownload(f, true)
 }
 
 // textFile checks f can be read or written as a string through a link.

@@ -1,5 +1,9 @@
 package drive
 
+// The sync feed (delta sync): signed per-device cursors over the owner's
+// change sequence, tombstones, and the devices' sync status
+// (SyncCommit, SyncStatus).
+
 import (
 	"context"
 	"crypto/hmac"
@@ -274,8 +278,8 @@ func (s *Service) Delta(ctx context.Context, p *app.Principal, deviceID, cursor 
 	return page, nil
 }
 
-// Commit records that deviceID has applied everything up to cursor.
-func (s *Service) Commit(ctx context.Context, p *app.Principal, deviceID, cursor string) (DeviceStatus, error) {
+// SyncCommit records that deviceID has applied everything up to cursor.
+func (s *Service) SyncCommit(ctx context.Context, p *app.Principal, deviceID, cursor string) (DeviceStatus, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return DeviceStatus{}, err
 	}
@@ -299,22 +303,22 @@ func (s *Service) Commit(ctx context.Context, p *app.Principal, deviceID, cursor
 	if err := s.store.CommitDevice(ctx, p.UserID, deviceID, cursor, c.seq, s.clock.Now()); err != nil {
 		return DeviceStatus{}, err
 	}
-	return s.status(ctx, p, deviceID)
+	return s.syncStatus(ctx, p, deviceID)
 }
 
-// Status returns a device's committed cursor and how many changes it has not
+// SyncStatus returns a device's committed cursor and how many changes it has not
 // applied; a device that never called sync/delta is not_found.
-func (s *Service) Status(ctx context.Context, p *app.Principal, deviceID string) (DeviceStatus, error) {
+func (s *Service) SyncStatus(ctx context.Context, p *app.Principal, deviceID string) (DeviceStatus, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return DeviceStatus{}, err
 	}
 	if err := checkDevice(deviceID, "query.device_id"); err != nil {
 		return DeviceStatus{}, err
 	}
-	return s.status(ctx, p, deviceID)
+	return s.syncStatus(ctx, p, deviceID)
 }
 
-func (s *Service) status(ctx context.Context, p *app.Principal, deviceID string) (DeviceStatus, error) {
+func (s *Service) syncStatus(ctx context.Context, p *app.Principal, deviceID string) (DeviceStatus, error) {
 	d, err := s.store.Device(ctx, p.UserID, deviceID)
 	if app.ErrorCode(err) == app.ENotFound {
 		return DeviceStatus{}, app.Errorf(app.ENotFound, "No sync device %q; it registers with its first sync/delta call.", deviceID)

@@ -1,5 +1,9 @@
 package drive
 
+// The TUS state machine (resumable uploads): create, progress, declare the
+// length, complete (commit through the content-write path), resolve a name
+// conflict, terminate and expire.
+
 import (
 	"context"
 	"errors"

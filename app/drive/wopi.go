@@ -1,5 +1,9 @@
 package drive
 
+// What the WOPI editor may do with a file (the rules; the protocol is in
+// web/wopi): file info, open, the editor's locks and PutFile/PutRelative
+// through the content-write path.
+
 import (
 	"context"
 	"encoding/base64"
@@ -314,7 +318,8 @@ type WOPIPut struct {
 }
 
 // WOPIPutFile stores a new version of the session's file through Put (quota,
-// versions, events, audit, sync feed). The file must be locked with w.Lock
+// versions, events, sync feed; a version records its author, the audit log
+// does not). The file must be locked with w.Lock
 // (LockMismatch otherwise), or be unlocked and empty (a new document).
 func (s *Service) WOPIPutFile(ctx context.Context, es *EditorSession, w WOPIPut) (File, error) {
 	f, err := s.sessionFile(ctx, es, true)

@@ -124,19 +124,21 @@ func registerDrive(api huma.API, d Deps) {
 			return out(b), err
 		})
 
-	huma.Register(api, errs(op(http.MethodPost, "/drive/folders", "createFolder", "Create a folder", tag, write), nf, http.StatusConflict),
+	huma.Register(api, errs(lockable(op(http.MethodPost, "/drive/folders", "createFolder", "Create a folder", tag, write)), nf, http.StatusConflict),
 		func(ctx context.Context, in *struct{ Body FolderCreate }) (*body[drive.File], error) {
 			f, err := s.CreateFolder(ctx, principal(ctx), in.Body.Name, in.Body.ParentID)
 			return out(f), err
 		})
 	up := idempotent(op(http.MethodPost, "/drive/upload", "requestUpload", "Announce an upload (step 1 of 3)", tag, write))
 	up.Description = "Returns a presigned `upload_url` and the file the bytes will become: a `pending` new file, or the existing file of that name in the folder (it gains a version on confirmation). Step 2: `PUT` the exact bytes to `upload_url` with the declared `Content-Type`, no bearer token. Step 3: `POST /drive/{file_id}/confirm`. The quota is checked here, at the PUT and at confirmation (507 `quota_exceeded`). Unconfirmed uploads are dropped after 24 hours.\n\n" + up.Description
+	up = lockable(up)
 	huma.Register(api, errs(up, nf, http.StatusInsufficientStorage), func(ctx context.Context, in *struct{ Body UploadRequest }) (*body[drive.UploadTicket], error) {
 		t, err := s.RequestUpload(ctx, principal(ctx), drive.UploadRequest(in.Body))
 		return out(t), err
 	})
 	confirm := status(op(http.MethodPost, "/drive/{file_id}/confirm", "confirmUpload", "Confirm an upload (step 3 of 3)", tag, write), http.StatusOK)
 	confirm.Description = "Checks the bytes arrived, and makes the file `active` (or its new version the head), visible and indexed. 409 when nothing was uploaded yet."
+	confirm = lockable(confirm)
 	huma.Register(api, errs(confirm, nf, http.StatusConflict, http.StatusInsufficientStorage), func(ctx context.Context, in *FilePath) (*body[drive.File], error) {
 		f, err := s.Confirm(ctx, principal(ctx), in.FileID)
 		return out(f), err
@@ -161,7 +163,7 @@ func registerDrive(api huma.API, d Deps) {
 		}
 		return &downloadOutput{Status: http.StatusOK, Body: l}, nil
 	})
-	huma.Register(api, errs(status(op(http.MethodPatch, "/drive/{file_id}/rename", "renameFile", "Rename a file or folder", tag, write), http.StatusOK), nf, http.StatusConflict),
+	huma.Register(api, errs(lockable(status(op(http.MethodPatch, "/drive/{file_id}/rename", "renameFile", "Rename a file or folder", tag, write), http.StatusOK)), nf, http.StatusConflict),
 		func(ctx context.Context, in *struct {
 			FilePath
 			Body FileRename
@@ -171,6 +173,7 @@ func registerDrive(api huma.API, d Deps) {
 		})
 	mv := status(op(http.MethodPatch, "/drive/{file_id}/move", "moveFile", "Move a file or folder", tag, write), http.StatusOK)
 	mv.Description = "Moves into `target_folder_id` (empty: the root). Into itself or one of its descendants → 422; a live item of the same name there → 409."
+	mv = lockable(mv)
 	huma.Register(api, errs(mv, nf, http.StatusConflict), func(ctx context.Context, in *struct {
 		FilePath
 		Body FileMove
@@ -180,6 +183,7 @@ func registerDrive(api huma.API, d Deps) {
 	})
 	cp := op(http.MethodPost, "/drive/{file_id}/copy", "copyFile", "Copy a file or folder", tag, write)
 	cp.Description = "Copies a file, or a folder with everything in it, into `target_folder_id` (default: beside the original). A taken name gets a number: `name (1).ext`. Content is shared, not duplicated, but counts towards the quota."
+	cp = lockable(cp)
 	huma.Register(api, errs(cp, nf, http.StatusInsufficientStorage), func(ctx context.Context, in *struct {
 		FilePath
 		TargetFolderID string `query:"target_folder_id" maxLength:"200" doc:"Target folder."`
@@ -192,7 +196,7 @@ func registerDrive(api huma.API, d Deps) {
 			f, err := s.ToggleFavorite(ctx, principal(ctx), in.FileID)
 			return out(f), err
 		})
-	huma.Register(api, errs(status(op(http.MethodPatch, "/drive/{file_id}/metadata", "updateFileMetadata", "Update description, tags and custom fields", tag, write), http.StatusOK), nf),
+	huma.Register(api, errs(lockable(status(op(http.MethodPatch, "/drive/{file_id}/metadata", "updateFileMetadata", "Update description, tags and custom fields", tag, write), http.StatusOK)), nf),
 		func(ctx context.Context, in *struct {
 			FilePath
 			Body FileMetadataUpdate
@@ -200,12 +204,13 @@ func registerDrive(api huma.API, d Deps) {
 			f, err := s.UpdateMetadata(ctx, principal(ctx), in.FileID, drive.MetadataUpdate(in.Body))
 			return out(f), err
 		})
-	huma.Register(api, errs(status(op(http.MethodPost, "/drive/{file_id}/trash", "trashFile", "Move to the trash", tag, write), http.StatusNoContent), nf),
+	huma.Register(api, errs(lockable(status(op(http.MethodPost, "/drive/{file_id}/trash", "trashFile", "Move to the trash", tag, write), http.StatusNoContent)), nf),
 		func(ctx context.Context, in *FilePath) (*struct{}, error) {
 			return nil, s.Trash(ctx, principal(ctx), in.FileID)
 		})
 	rs := status(op(http.MethodPost, "/drive/{file_id}/restore", "restoreFile", "Restore from the trash", tag, write), http.StatusOK)
 	rs.Description = "Restores into the original folder, or the root when that folder is gone or in the trash; a taken name gets a number."
+	rs = lockable(rs)
 	huma.Register(api, errs(rs, nf, http.StatusConflict), func(ctx context.Context, in *FilePath) (*body[drive.File], error) {
 		f, err := s.Restore(ctx, principal(ctx), in.FileID)
 		return out(f), err
@@ -216,6 +221,7 @@ func registerDrive(api huma.API, d Deps) {
 		})
 	del := op(http.MethodDelete, "/drive/{file_id}", "deleteFile", "Delete permanently", tag, write)
 	del.Description = "Deletes the item (and, for a folder, everything in it) for good, whether or not it is in the trash."
+	del = lockable(del)
 	huma.Register(api, errs(del, nf), func(ctx context.Context, in *FilePath) (*struct{}, error) {
 		return nil, s.Delete(ctx, principal(ctx), in.FileID)
 	})
@@ -229,13 +235,13 @@ func registerDrive(api huma.API, d Deps) {
 			vs, err := s.Versions(ctx, principal(ctx), in.FileID)
 			return out(vs), err
 		})
-	huma.Register(api, errs(status(op(http.MethodPost, "/drive/{file_id}/versions/{version_id}/restore", "restoreFileVersion", "Restore a version as the new head", tag, write), http.StatusOK), nf, http.StatusInsufficientStorage),
+	huma.Register(api, errs(lockable(status(op(http.MethodPost, "/drive/{file_id}/versions/{version_id}/restore", "restoreFileVersion", "Restore a version as the new head", tag, write), http.StatusOK)), nf, http.StatusInsufficientStorage),
 		func(ctx context.Context, in *VersionPath) (*body[drive.File], error) {
 			f, err := s.RestoreVersion(ctx, principal(ctx), in.FileID, in.VersionID)
 			return out(f), err
 		})
 	huma.Register(api, errs(status(op(http.MethodGet, "/drive/{file_id}/versions/{version_id}/download", "downloadFileVersion", "Get a download URL of a version", tag, read), http.StatusOK), nf),
-		func(ctx context.Context, in *VersionPath) (*body[drive.Link], error) {
+		func(ctx context.Context, in *VersionPath) (*body[drive.PresignedURL], error) {
 			l, err := s.DownloadVersion(ctx, principal(ctx), in.FileID, in.VersionID)
 			return out(l), err
 		})
@@ -255,7 +261,7 @@ func downloadResponses(api huma.API) map[string]*huma.Response {
 			"application/json": {Schema: reg.Schema(t, true, "")}}}
 	}
 	return map[string]*huma.Response{
-		"200": resp("The download URL.", reflect.TypeFor[drive.Link]()),
+		"200": resp("The download URL.", reflect.TypeFor[drive.PresignedURL]()),
 		"202": resp("The file is archived: its restore started.", reflect.TypeFor[drive.RestoreInfo]()),
 	}
 }

@@ -91,7 +91,7 @@ func registerDriveShares(api huma.API, d Deps) {
 	huma.Register(api, errs(dl, conflict), func(ctx context.Context, in *struct {
 		LinkPath
 		LinkFileQuery
-	}) (*body[drive.Link], error) {
+	}) (*body[drive.PresignedURL], error) {
 		l, err := s.LinkDownload(ctx, in.Token, in.FileID)
 		return out(l), err
 	})

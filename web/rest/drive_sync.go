@@ -45,13 +45,13 @@ func registerDriveSync(api huma.API, d Deps) {
 	commit := status(op(http.MethodPost, "/drive/sync/commit", "syncCommit", "Record a device's sync progress", tag, read), http.StatusOK)
 	commit.Description = "Stores `cursor` as the device's committed position and returns the device status."
 	huma.Register(api, errs(commit, bad), func(ctx context.Context, in *struct{ Body SyncCommit }) (*body[drive.DeviceStatus], error) {
-		st, err := s.Commit(ctx, principal(ctx), in.Body.DeviceID, in.Body.Cursor)
+		st, err := s.SyncCommit(ctx, principal(ctx), in.Body.DeviceID, in.Body.Cursor)
 		return out(st), err
 	})
 	st := status(op(http.MethodGet, "/drive/sync/status", "syncStatus", "A device's committed cursor and pending changes", tag, read), http.StatusOK)
 	st.Description = "`pending_changes` counts the changes after the committed cursor (every live item when nothing was committed). A device that never called sync/delta → 404."
 	huma.Register(api, errs(st, nf), func(ctx context.Context, in *DeviceQuery) (*body[drive.DeviceStatus], error) {
-		res, err := s.Status(ctx, principal(ctx), in.DeviceID)
+		res, err := s.SyncStatus(ctx, principal(ctx), in.DeviceID)
 		return out(res), err
 	})
 	huma.Register(api, status(op(http.MethodGet, "/drive/sync/devices", "syncDevices", "My sync devices", tag, read), http.StatusOK),

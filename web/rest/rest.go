@@ -55,6 +55,7 @@ func Register(api huma.API, d Deps) {
 	registerContacts(api, d)
 	registerWebhooks(api, d)
 	if d.Drive != nil {
+		api.UseMiddleware(driveLockTokens(api))
 		registerDrive(api, d)
 		registerDriveTus(api, d)
 		registerDriveSync(api, d)

@@ -5,26 +5,6 @@ import (
 	"testing"
 )
 
-// FuzzParseIf checks that parsing an arbitrary If header never panics and that
-// a header it accepts has at least one list.
-func FuzzParseIf(f *testing.F) {
-	tok := "opaquelocktoken:01a20257-01ed-76db-8876-597ca579ff84"
-	for _, s := range []string{
-		"(<" + tok + ">)",
-		`(<` + tok + `> ["abc"]) (Not <DAV:no-lock> ["abc"])`,
-		`<http://h/api/v1/webdav/a> (<` + tok + `>) <http://h/api/v1/webdav/b> ([W/"x"])`,
-		"", "(<" + tok, "()", "(<a> [b)", "token", "(Not)", "(Not Not <a>)", "<>", "([)",
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, h string) {
-		lists, err := parseIf(h)
-		if err == nil && len(lists) == 0 {
-			t.Fatalf("parseIf(%q) accepted a header without lists", h)
-		}
-	})
-}
-
 // FuzzParseXML checks that parsing an arbitrary PROPFIND, PROPPATCH or LOCK body
 // never panics.
 func FuzzParseXML(f *testing.F) {

@@ -1,45 +1,10 @@
 package webdav
 
 import (
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 )
-
-func TestParseIf(t *testing.T) {
-	tok := "opaquelocktoken:01a20257-01ed-76db-8876-597ca579ff84"
-	tests := []struct {
-		in   string
-		want []ifList
-		bad  bool
-	}{
-		{in: "(<" + tok + ">)", want: []ifList{{conds: []ifCond{{token: tok}}}}},
-		{in: `(<` + tok + `> ["abc"]) (Not <DAV:no-lock> ["abc"])`, want: []ifList{
-			{conds: []ifCond{{token: tok}, {etag: `"abc"`}}},
-			{conds: []ifCond{{not: true, token: "DAV:no-lock"}, {etag: `"abc"`}}}}},
-		{in: `<http://h/api/v1/webdav/a> (<` + tok + `>) <http://h/api/v1/webdav/b> ([W/"x"])`, want: []ifList{
-			{tag: "http://h/api/v1/webdav/a", conds: []ifCond{{token: tok}}},
-			{tag: "http://h/api/v1/webdav/b", conds: []ifCond{{etag: `W/"x"`}}}}},
-		{in: "", bad: true},
-		{in: "(<" + tok, bad: true},
-		{in: "()", bad: true},
-		{in: "(<a> [b)", bad: true},
-		{in: "token", bad: true},
-	}
-	for _, tt := range tests {
-		got, err := parseIf(tt.in)
-		if tt.bad {
-			if err == nil {
-				t.Errorf("parseIf(%q) = %+v, want an error", tt.in, got)
-			}
-			continue
-		}
-		if err != nil || !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("parseIf(%q) = %+v, %v; want %+v", tt.in, got, err, tt.want)
-		}
-	}
-}
 
 func TestParseTimeout(t *testing.T) {
 	for in, want := range map[string]time.Duration{

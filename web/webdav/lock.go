@@ -94,7 +94,7 @@ func (q *request) refresh(ttl time.Duration) error {
 	var err error
 	for _, t := range q.tokens {
 		var l drive.Lock
-		if l, err = q.h.drive.Refresh(q.ctx, q.p, t, ttl); err == nil {
+		if l, err = q.h.drive.RefreshLock(q.ctx, q.p, t, ttl); err == nil {
 			return q.writeLock(http.StatusOK, l)
 		}
 	}
@@ -142,98 +142,6 @@ func parseTimeout(h string) time.Duration {
 	return drive.DefaultLockTTL
 }
 
-// ifCond is one condition of an If header list.
-type ifCond struct {
-	not   bool
-	token string
-	etag  string
-}
-
-// ifList is a list of an If header, tagged with a resource or not.
-type ifList struct {
-	tag   string
-	conds []ifCond
-}
-
-func badIf(msg string) error {
-	return app.Errorf(app.EBadRequest, "The If header is malformed: %s.", msg)
-}
-
-// parseIf parses an If header (RFC 4918 §10.4).
-func parseIf(h string) ([]ifList, error) {
-	var out []ifList
-	tag := ""
-	s := h
-	for {
-		s = strings.TrimLeft(s, " \t")
-		if s == "" {
-			break
-		}
-		switch s[0] {
-		case '<':
-			end := strings.IndexByte(s, '>')
-			if end < 0 {
-				return nil, badIf("unterminated resource tag")
-			}
-			tag, s = s[1:end], s[end+1:]
-		case '(':
-			end := strings.IndexByte(s, ')')
-			if end < 0 {
-				return nil, badIf("unterminated list")
-			}
-			conds, err := parseConds(s[1:end])
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, ifList{tag: tag, conds: conds})
-			s = s[end+1:]
-		default:
-			return nil, badIf("expected a list or a resource tag")
-		}
-	}
-	if len(out) == 0 {
-		return nil, badIf("no list")
-	}
-	return out, nil
-}
-
-func parseConds(s string) ([]ifCond, error) {
-	var out []ifCond
-	not := false
-	for {
-		s = strings.TrimLeft(s, " \t")
-		if s == "" {
-			break
-		}
-		switch {
-		case len(s) >= 3 && strings.EqualFold(s[:3], "not"):
-			not, s = true, s[3:]
-			continue
-		case s[0] == '<':
-			end := strings.IndexByte(s, '>')
-			if end < 0 {
-				return nil, badIf("unterminated state token")
-			}
-			out = append(out, ifCond{not: not, token: s[1:end]})
-			s = s[end+1:]
-		case s[0] == '[':
-			end := strings.IndexByte(s, ']')
-			if end < 0 {
-				return nil, badIf("unterminated entity tag")
-			}
-			out = append(out, ifCond{not: not, etag: strings.TrimSpace(s[1:end])})
-			s = s[end+1:]
-		default:
-			return nil, badIf("expected Not, a state token or an entity tag")
-		}
-		not = false
-	}
-	if len(out) == 0 {
-		return nil, badIf("empty list")
-	}
-	return out, nil
-}
-
 // ifState is what If conditions are evaluated against.
 type ifState struct {
 	exists bool
@@ -275,12 +183,12 @@ func (q *request) state(res *resource) (ifState, error) {
 func (q *request) evalIf() (bool, error) {
 	states := map[string]ifState{}
 	for _, l := range q.ifLists {
-		st, ok := states[l.tag]
+		st, ok := states[l.Tag]
 		if !ok {
 			res := q.res
-			if l.tag != "" {
+			if l.Tag != "" {
 				res = nil
-				if u, err := url.Parse(l.tag); err == nil {
+				if u, err := url.Parse(l.Tag); err == nil {
 					if _, rel, in := splitMount(u.Path); in {
 						if segs, err := segments(rel); err == nil {
 							if res, err = q.resolve(segs); err != nil {
@@ -291,24 +199,24 @@ func (q *request) evalIf() (bool, error) {
 				}
 			}
 			if res == nil {
-				states[l.tag] = ifState{}
+				states[l.Tag] = ifState{}
 				continue
 			}
 			var err error
 			if st, err = q.state(res); err != nil {
 				return false, err
 			}
-			states[l.tag] = st
+			states[l.Tag] = st
 		}
 		all := true
-		for _, c := range l.conds {
+		for _, c := range l.Conds {
 			var match bool
-			if c.token != "" {
-				match = slices.Contains(st.tokens, c.token)
+			if c.Token != "" {
+				match = slices.Contains(st.tokens, c.Token)
 			} else {
-				match = st.exists && strings.TrimPrefix(c.etag, "W/") == st.etag
+				match = st.exists && strings.TrimPrefix(c.ETag, "W/") == st.etag
 			}
-			if match == c.not {
+			if match == c.Not {
 				all = false
 				break
 			}

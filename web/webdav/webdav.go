@@ -52,6 +52,7 @@ import (
 
 	"atrium/app"
 	"atrium/app/drive"
+	"atrium/web/ifheader"
 	"atrium/web/problem"
 )
 
@@ -98,7 +99,7 @@ type request struct {
 	prefix string // the mount point the client used
 	res    *resource
 	// ifLists is the parsed If header; tokens the lock tokens it submits.
-	ifLists []ifList
+	ifLists []ifheader.List
 	tokens  []string
 	// shared is the name of the virtual folder Shared with me once known
 	// (see sharedName); sharedAt its modification time.
@@ -133,17 +134,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if hdr := r.Header.Get("If"); hdr != "" {
-		if q.ifLists, err = parseIf(hdr); err != nil {
+		if q.ifLists, err = ifheader.Parse(hdr); err != nil {
 			h.problem(w, r, err)
 			return
 		}
-		for _, l := range q.ifLists {
-			for _, c := range l.conds {
-				if c.token != "" {
-					q.tokens = append(q.tokens, c.token)
-				}
-			}
-		}
+		q.tokens = ifheader.Tokens(q.ifLists)
 	}
 	q.ctx = drive.WithStrictLocks(drive.WithLockTokens(q.ctx, q.tokens...))
 	if len(q.ifLists) > 0 && r.Method != "LOCK" { // LOCK evaluates If itself (refresh)

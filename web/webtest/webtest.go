@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,7 @@ import (
 
 	"atrium/app"
 	"atrium/cmd/atrium/wire"
+	"atrium/storage/sqlite"
 )
 
 // Server is a running Atrium for a test.
@@ -54,9 +56,26 @@ func (c *Clock) Advance(d time.Duration) {
 type Option func(*wire.Config)
 
 // New starts a server on a fresh data directory; it is closed when the test ends.
+// Its database is a copy of the migrated template (sqlite.MigratedTemplate),
+// made once per schema, rather than migrated anew.
 func New(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	return Start(t, t.TempDir(), opts...)
+	dir := t.TempDir()
+	template.once.Do(func() { template.path, template.err = sqlite.MigratedTemplate(context.Background()) })
+	if template.err != nil {
+		t.Fatalf("migrated template database: %v", template.err)
+	}
+	if err := sqlite.CopyDatabase(template.path, filepath.Join(dir, "atrium.db")); err != nil {
+		t.Fatal(err)
+	}
+	return Start(t, dir, opts...)
+}
+
+// template is the migrated database New copies.
+var template struct {
+	once sync.Once
+	path string
+	err  error
 }
 
 // Start starts a server on the data directory dir (reopen an existing one to test

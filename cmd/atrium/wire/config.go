@@ -3,6 +3,7 @@ package wire
 import (
 	"atrium/app/drive"
 	"atrium/web"
+	"atrium/web/wopi"
 
 	"errors"
 	"fmt"
@@ -542,8 +543,12 @@ func (e *EditorConfig) validate() []error {
 }
 
 func (e EditorConfig) options(key []byte) drive.EditorOptions {
+	timeout := e.DiscoveryTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
 	return drive.EditorOptions{URL: e.URL, WOPIURL: e.WOPIURL, DiscoveryTimeout: e.DiscoveryTimeout, TokenTTL: e.AccessTokenTTL, TokenKey: key,
-		SkipProof: !e.VerifyProof}
+		SkipProof: !e.VerifyProof, Discovery: wopi.NewDiscoveryClient(strings.TrimRight(e.URL, "/"), timeout)}
 }
 
 // LimitsConfig is the [limits] section: protection from overload and abuse. A

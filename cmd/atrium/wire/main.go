@@ -24,6 +24,7 @@ import (
 	"atrium/app/partner"
 	"atrium/app/webhooks"
 	"atrium/convert"
+	"atrium/imaging"
 	"atrium/mail"
 	"atrium/storage/blob"
 	"atrium/storage/sqlite"
@@ -167,7 +168,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 	converter := convert.New(cfg.Editor.SofficePath, cfg.Editor.ConvertTimeout, "")
 	m.Drive = drive.NewService(sqlite.DriveStore{DB: db}, driveBlobs{m.Blobs}, driveURLs{signer}, audit, sqlite.Outbox{DB: db}, m.Clock, log,
 		cfg.Drive.options().WithSyncKey(cursorKey).WithPublicURL(cfg.PublicURL).WithArchive(archive, cfg.Drive.ArchiveAfter).
-			WithEditor(cfg.Editor.options(wopiKey)).WithConverter(converter).
+			WithEditor(cfg.Editor.options(wopiKey)).WithConverter(converter).WithImaging(imaging.Codec{}).
 			WithSearch(searchIndexes(cfg.Data), extractor{}))
 	m.Partner.WithUserData(m.Drive) // contacts and calendars go with the user by the schema's cascades
 	if m.Tus, err = tus.New(tus.Config{Drive: m.Drive, Blobs: m.Blobs, Dir: filepath.Join(cfg.Data, "tus"), PublicURL: cfg.PublicURL, Log: log}); err != nil {

@@ -1,9 +1,11 @@
-package drive
+package wopi
 
 import (
 	"crypto/rsa"
 	"strings"
 	"testing"
+
+	"atrium/app/drive"
 )
 
 // The published WOPI proof key test case (Microsoft's Office Online test
@@ -35,23 +37,23 @@ func TestWOPIProofKnownCase(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		keys  *proofKeys
-		proof WOPIProof
+		proof drive.WOPIProof
 		ticks int64
 		ok    bool
 	}{
-		{"the published case", byModulus, WOPIProof{AccessToken: msToken, URLs: []string{msURL}, Proof: msProof}, msTicks, true},
-		{"the key from the blob", byBlob, WOPIProof{AccessToken: msToken, URLs: []string{other, msURL}, Proof: msProof}, msTicks, true},
-		{"as ProofOld, by the current key", byModulus, WOPIProof{AccessToken: msToken, URLs: []string{msURL}, Proof: "bm90IGl0", ProofOld: msProof}, msTicks, true},
-		{"by the old key", &proofKeys{current: mustKey(t, otherModulus), old: byModulus.current}, WOPIProof{AccessToken: msToken, URLs: []string{msURL}, Proof: msProof}, msTicks, true},
-		{"another URL", byModulus, WOPIProof{AccessToken: msToken, URLs: []string{other}, Proof: msProof}, msTicks, false},
-		{"another token", byModulus, WOPIProof{AccessToken: msToken + "x", URLs: []string{msURL}, Proof: msProof}, msTicks, false},
-		{"another time", byModulus, WOPIProof{AccessToken: msToken, URLs: []string{msURL}, Proof: msProof}, msTicks + 1, false},
-		{"another key", &proofKeys{current: mustKey(t, otherModulus)}, WOPIProof{AccessToken: msToken, URLs: []string{msURL}, Proof: msProof}, msTicks, false},
-		{"no proof", byModulus, WOPIProof{AccessToken: msToken, URLs: []string{msURL}}, msTicks, false},
-		{"not base64", byModulus, WOPIProof{AccessToken: msToken, URLs: []string{msURL}, Proof: "%%%"}, msTicks, false},
+		{"the published case", byModulus, drive.WOPIProof{AccessToken: msToken, URLs: []string{msURL}, Proof: msProof}, msTicks, true},
+		{"the key from the blob", byBlob, drive.WOPIProof{AccessToken: msToken, URLs: []string{other, msURL}, Proof: msProof}, msTicks, true},
+		{"as ProofOld, by the current key", byModulus, drive.WOPIProof{AccessToken: msToken, URLs: []string{msURL}, Proof: "bm90IGl0", ProofOld: msProof}, msTicks, true},
+		{"by the old key", &proofKeys{current: mustKey(t, otherModulus), old: byModulus.current}, drive.WOPIProof{AccessToken: msToken, URLs: []string{msURL}, Proof: msProof}, msTicks, true},
+		{"another URL", byModulus, drive.WOPIProof{AccessToken: msToken, URLs: []string{other}, Proof: msProof}, msTicks, false},
+		{"another token", byModulus, drive.WOPIProof{AccessToken: msToken + "x", URLs: []string{msURL}, Proof: msProof}, msTicks, false},
+		{"another time", byModulus, drive.WOPIProof{AccessToken: msToken, URLs: []string{msURL}, Proof: msProof}, msTicks + 1, false},
+		{"another key", &proofKeys{current: mustKey(t, otherModulus)}, drive.WOPIProof{AccessToken: msToken, URLs: []string{msURL}, Proof: msProof}, msTicks, false},
+		{"no proof", byModulus, drive.WOPIProof{AccessToken: msToken, URLs: []string{msURL}}, msTicks, false},
+		{"not base64", byModulus, drive.WOPIProof{AccessToken: msToken, URLs: []string{msURL}, Proof: "%%%"}, msTicks, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.keys.verify(tc.proof, tc.ticks); got != tc.ok {
+			if got := tc.keys.Verify(tc.proof, tc.ticks); got != tc.ok {
 				t.Fatalf("verify = %v, want %v", got, tc.ok)
 			}
 		})

@@ -1,5 +1,14 @@
 package drive
 
+// The one content-write path. Every door that writes a file's content
+// (REST confirm, WebDAV PUT, TUS complete, WOPI PutFile, link write, version
+// restore, copy and move onto an existing item) ends in writeTx: lock, quota and
+// name checks run inside its transaction, and commitContent/addVersion make the
+// new head, record the version, move usage, emit the event and advance the
+// sync feed together. PutLocked creates-and-locks in one transaction. No
+// content write records an audit entry (see the package doc): the version it
+// makes names its author.
+
 import (
 	"context"
 	"errors"
@@ -10,175 +19,6 @@ import (
 
 	"atrium/app"
 )
-
-// UploadRequest announces a three-step upload.
-type UploadRequest struct {
-	Name     string
-	MimeType string
-	Size     int64
-	ParentID string
-}
-
-// UploadTicket answers an upload request (UploadResponse).
-type UploadTicket struct {
-	UploadURL string    `json:"upload_url"`
-	Method    string    `json:"method"`
-	Headers   Headers   `json:"headers"`
-	ExpiresAt time.Time `json:"expires_at"`
-	File      File      `json:"file"`
-}
-
-// Headers are the headers a presigned PUT must carry.
-type Headers struct {
-	ContentType string `json:"Content-Type"`
-}
-
-// Link is a presigned URL (the download result).
-type Link struct {
-	URL       string    `json:"url"`
-	ExpiresAt time.Time `json:"expires_at"`
-}
-
-func (s *Service) owner(p *app.Principal, parent *File) string {
-	if parent != nil {
-		return parent.OwnerID
-	}
-	return p.UserID
-}
-
-// RequestUpload announces an upload: it returns a presigned PUT URL and the
-// file the bytes will become — a pending new file, or the existing file of that
-// name in the folder, which gains a version on confirmation.
-func (s *Service) RequestUpload(ctx context.Context, p *app.Principal, req UploadRequest) (UploadTicket, error) {
-	if err := check(p, app.ScopeDriveWrite); err != nil {
-		return UploadTicket{}, err
-	}
-	var v app.Validator
-	name, err := CleanName("body.name", req.Name)
-	if err != nil {
-		v.Add("body.name", app.ErrorMessage(err), req.Name)
-	}
-	req.Name = name
-	v.Check(req.Size >= 0, "body.size", "The size is a number of bytes, 0 or more.", req.Size)
-	v.Check(req.Size <= s.opts.MaxUploadBytes, "body.size", fmt.Sprintf("One upload is at most %d bytes; use the resumable upload for larger files.", s.opts.MaxUploadBytes), req.Size)
-	if err := v.Err(); err != nil {
-		return UploadTicket{}, err
-	}
-	parent, err := s.parentFolder(ctx, p, req.ParentID, "body.parent_id")
-	if err != nil {
-		return UploadTicket{}, err
-	}
-	if err := s.quota(ctx, p, req.Size); err != nil {
-		return UploadTicket{}, err
-	}
-	now := s.clock.Now()
-	mimeType := DetectMime(req.Name, req.MimeType)
-	owner := s.owner(p, parent)
-	var ticket UploadTicket
-	err = s.store.InTx(ctx, func(ctx context.Context) error {
-		f, err := s.store.LiveChild(ctx, owner, req.ParentID, NameKey(req.Name))
-		switch {
-		case err == nil && f.IsFolder:
-			return nameConflict(req.Name)
-		case err == nil: // a new version of f on confirmation
-		case app.ErrorCode(err) == app.ENotFound:
-			f = File{ID: app.NewID(), OrgID: p.OrgID, OwnerID: owner, ParentID: strPtr(req.ParentID), Name: req.Name,
-				MimeType: mimeType, MimeGroup: MimeGroup(mimeType), SizeBytes: req.Size, Status: StatusPending,
-				Metadata: Metadata{Tags: []string{}, Custom: map[string]string{}}, CreatedAt: now, UpdatedAt: now}
-			if err := s.change(ctx, &f); err != nil {
-				return err
-			}
-			if err := s.store.CreateFile(ctx, f); err != nil {
-				return err
-			}
-		default:
-			return err
-		}
-		u := Upload{ID: app.NewID() + app.RandomHex(8), FileID: f.ID, OrgID: p.OrgID, OwnerID: owner, CreatedBy: p.UserID,
-			Name: req.Name, MimeType: mimeType, SizeBytes: req.Size, CreatedAt: now, ExpiresAt: now.Add(s.opts.UploadTTL)}
-		if err := s.store.CreateUpload(ctx, u); err != nil {
-			return err
-		}
-		f, err = s.store.File(ctx, f.ID)
-		if err != nil {
-			return err
-		}
-		f.Permission = PermOwner
-		if f.OwnerID != p.UserID {
-			f.Permission = PermEdit
-		}
-		ticket = UploadTicket{UploadURL: s.urls.Upload(u.ID, s.opts.UploadTTL), Method: "PUT", Headers: Headers{ContentType: mimeType},
-			ExpiresAt: u.ExpiresAt, File: f}
-		return nil
-	})
-	return ticket, err
-}
-
-// ReceiveUpload stores the bytes of a presigned PUT for upload ref: the declared
-// size and content type must match, the bytes stream to the blob store, and the
-// upload remembers their hash for confirmation. No principal: the URL's
-// signature authorised the request. contentLength is -1 when unknown.
-func (s *Service) ReceiveUpload(ctx context.Context, ref, contentType string, contentLength int64, r io.Reader) (string, error) {
-	u, err := s.store.Upload(ctx, ref)
-	if app.ErrorCode(err) == app.ENotFound {
-		return "", app.Errorf(app.ENotFound, "There is no such upload; request a new upload URL.")
-	}
-	if err != nil {
-		return "", err
-	}
-	now := s.clock.Now()
-	if now.After(u.ExpiresAt) {
-		return "", app.Errorf(app.ENotFound, "The upload has expired; request a new upload URL.")
-	}
-	if contentType != "" && !sameMediaType(contentType, u.MimeType) {
-		return "", app.Invalid("header.Content-Type", fmt.Sprintf("The upload was announced as %s; send that Content-Type.", u.MimeType), contentType)
-	}
-	if contentLength >= 0 && contentLength != u.SizeBytes {
-		return "", app.Invalid("header.Content-Length", fmt.Sprintf("The upload was announced as %d bytes.", u.SizeBytes), contentLength)
-	}
-	// The quota again, before any byte is kept: the organisation may have
-	// filled up since the upload was announced.
-	plan, err := s.store.LinkPlan(ctx, u.OrgID, u.CreatedBy)
-	if app.ErrorCode(err) == app.ENotFound {
-		return "", app.Errorf(app.ENotFound, "There is no such upload; request a new upload URL.")
-	}
-	if err != nil {
-		return "", err
-	}
-	if err := s.quota(ctx, &app.Principal{OrgID: u.OrgID, QuotaBytes: plan.QuotaBytes}, u.SizeBytes); err != nil {
-		return "", err
-	}
-	dg := newDigester(r)
-	hash, n, err := s.blobs.Put(ctx, dg, u.SizeBytes)
-	if err != nil {
-		if errors.Is(err, ErrTooLarge) {
-			return "", app.Invalid("body", fmt.Sprintf("The upload was announced as %d bytes; more arrived.", u.SizeBytes), nil)
-		}
-		return "", fmt.Errorf("store upload bytes: %w", err)
-	}
-	if n != u.SizeBytes {
-		_ = s.orphan(ctx, hash)
-		return "", app.Errorf(app.EBadRequest, "The upload is incomplete: %d of %d bytes arrived.", n, u.SizeBytes)
-	}
-	err = s.referenced(ctx, hash, func(ctx context.Context) error {
-		if err := s.store.AddDigests(ctx, FormatHash(hash), dg.sums()); err != nil {
-			return err
-		}
-		return s.store.SetUploadReceived(ctx, u.ID, FormatHash(hash), s.clock.Now())
-	})
-	return FormatHash(hash), err
-}
-
-// ErrTooLarge is what Blobs.Put returns (wrapped) for a stream over its limit.
-var ErrTooLarge = errors.New("too large")
-
-func sameMediaType(a, b string) bool {
-	base := func(s string) string {
-		m, _, _ := strings.Cut(s, ";")
-		return strings.ToLower(strings.TrimSpace(m))
-	}
-	return base(a) == base(b)
-}
 
 // referenced runs fn, which commits a reference to blob hash, so that the
 // collector cannot delete the blob in between: under refMu it checks the blob
@@ -225,6 +65,7 @@ type inWriteKey struct{}
 type PutError struct{ Err error }
 
 func (e *PutError) Error() string { return "store blob: " + e.Err.Error() }
+
 func (e *PutError) Unwrap() error { return e.Err }
 
 // orphan records that blob hash may have lost its last reference.
@@ -233,61 +74,6 @@ func (s *Service) orphan(ctx context.Context, hash string) error {
 		return nil
 	}
 	return s.store.AddOrphan(ctx, FormatHash(blobName(hash)), s.clock.Now())
-}
-
-// Confirm completes a three-step upload: the bytes must have arrived; the file
-// becomes active (or gains a version) and visible.
-func (s *Service) Confirm(ctx context.Context, p *app.Principal, fileID string) (File, error) {
-	if err := check(p, app.ScopeDriveWrite); err != nil {
-		return File{}, err
-	}
-	f, err := s.access(ctx, p, fileID, PermEdit)
-	if app.ErrorCode(err) == app.ENotFound {
-		f, err = s.sharedPending(ctx, p, fileID)
-	}
-	if err != nil {
-		return File{}, err
-	}
-	u, err := s.store.LatestUpload(ctx, f.ID, p.UserID)
-	if app.ErrorCode(err) == app.ENotFound {
-		if f.Status != StatusPending {
-			return f, app.Errorf(app.EConflict, "The file has no upload waiting for confirmation.")
-		}
-		return File{}, app.Errorf(app.EConflict, "No upload of yours is waiting for this file.")
-	}
-	if err != nil {
-		return File{}, err
-	}
-	if u.ContentHash == "" {
-		return File{}, app.Errorf(app.EConflict, "No bytes have arrived for this upload yet; PUT them to upload_url, then confirm.")
-	}
-	if err := s.checkWriteLock(ctx, p, f); err != nil {
-		return File{}, err
-	}
-	var out File
-	err = s.referenced(ctx, blobName(u.ContentHash), func(ctx context.Context) error {
-		f, err := s.store.File(ctx, fileID)
-		if err != nil {
-			return err
-		}
-		res, err := s.commitContent(ctx, p, f, u.Name, u.MimeType, u.ContentHash, u.SizeBytes)
-		if err != nil {
-			return err
-		}
-		if err := s.store.DeleteUploads(ctx, []string{u.ID}); err != nil {
-			return err
-		}
-		out = res
-		return nil
-	})
-	if err != nil {
-		return File{}, err
-	}
-	out.Permission = PermOwner
-	if out.OwnerID != p.UserID {
-		out.Permission = PermEdit
-	}
-	return out, nil
 }
 
 // commitContent makes content (hash, size) the head of target: a pending file
@@ -436,38 +222,6 @@ func (s *Service) moveUsage(ctx context.Context, f File, oldGroup string, oldSto
 		return err
 	}
 	return s.store.AddUsage(ctx, f.OrgID, f.OwnerID, f.MimeGroup, newStored, 1)
-}
-
-// pruneVersions drops the oldest non-head versions of f beyond keep, and those
-// created before cutoff (when not zero); it adjusts f.StoredBytes and the
-// counters and returns how many went.
-func (s *Service) pruneVersions(ctx context.Context, f *File, keep int, cutoff time.Time) (int, error) {
-	vs, err := s.store.Versions(ctx, f.ID) // newest first
-	if err != nil {
-		return 0, err
-	}
-	var drop []string
-	var freed int64
-	for i, v := range vs {
-		if v.Version == f.Version {
-			continue
-		}
-		if i >= keep || (!cutoff.IsZero() && v.CreatedAt.Before(cutoff)) {
-			drop = append(drop, v.ID)
-			freed += v.SizeBytes
-			if err := s.orphan(ctx, v.ContentHash); err != nil {
-				return 0, err
-			}
-		}
-	}
-	if len(drop) == 0 {
-		return 0, nil
-	}
-	if err := s.store.DeleteVersions(ctx, drop); err != nil {
-		return 0, err
-	}
-	f.StoredBytes -= freed
-	return len(drop), s.store.AddUsage(ctx, f.OrgID, f.OwnerID, f.MimeGroup, -freed, 0)
 }
 
 // PutRequest writes content by name (WebDAV PUT, resumable upload, shared-link edit).
@@ -627,100 +381,23 @@ func (s *Service) put(ctx context.Context, p *app.Principal, req PutRequest, the
 	return out, created, nil
 }
 
-// Open returns the content of a file the caller may read, for doors that stream
-// it themselves (WebDAV GET). An archived file starts its restore and answers
-// unavailable with the seconds to wait: the client's retry reads it.
-func (s *Service) Open(ctx context.Context, p *app.Principal, id string) (File, io.ReadSeekCloser, error) {
-	if err := check(p, app.ScopeDriveRead); err != nil {
-		return File{}, nil, err
-	}
-	f, err := s.access(ctx, p, id, PermView)
-	if err != nil {
-		return File{}, nil, err
-	}
-	if !f.IsFolder && isCold(f) {
-		if f, err = s.restoreForRead(ctx, f); err != nil {
-			return File{}, nil, err
+// PutLocked locks the item named req.Name in folder req.ParentID (a LOCK on
+// an unmapped URL): when there is none it is created empty (Put) and locked
+// in the same transaction, so that a refused lock leaves no file, event or
+// tombstone behind. It returns the item, the lock and whether it was created.
+func (s *Service) PutLocked(ctx context.Context, p *app.Principal, req PutRequest, r LockRequest) (File, Lock, bool, error) {
+	var l Lock
+	req.Size, req.Body, req.FileID, req.keepExisting = 0, strings.NewReader(""), "", true
+	f, created, err := s.put(ctx, p, req, func(ctx context.Context, f File, created bool) error {
+		if !created && (f.Status == StatusPending || f.TrashedAt != nil) {
+			return app.Errorf(app.EConflict, "Only live, confirmed items can be locked.")
 		}
-	}
-	return s.openFile(ctx, f)
-}
-
-// restoreForRead starts the restore of an archived file read by a door that
-// cannot follow a restore: unavailable with a Retry-After while it runs, the
-// file once it is active again.
-func (s *Service) restoreForRead(ctx context.Context, f File) (File, error) {
-	info, err := s.startRestore(ctx, f)
+		var err error
+		l, err = s.addLock(ctx, p, f, r)
+		return err
+	})
 	if err != nil {
-		return File{}, err
+		return File{}, Lock{}, false, err
 	}
-	if info != nil {
-		return File{}, &app.Error{Code: app.EUnavailable, RetryAfter: info.RetryAfterSeconds,
-			Message: fmt.Sprintf("%q is being restored from the archive; try again in %d s.", f.Name, info.RetryAfterSeconds)}
-	}
-	return s.store.File(ctx, f.ID)
-}
-
-// openFile opens the content of f and records the access (the archive tier
-// moves files nobody reads).
-func (s *Service) openFile(ctx context.Context, f File) (File, io.ReadSeekCloser, error) {
-	if f.IsFolder {
-		return File{}, nil, app.Errorf(app.EConflict, "%q is a folder; it has no content.", f.Name)
-	}
-	if isCold(f) {
-		return File{}, nil, archivedConflict(f)
-	}
-	if f.Status != StatusActive {
-		return File{}, nil, app.Errorf(app.EConflict, "The file is %s; its content is not available now.", f.Status)
-	}
-	rc, err := s.blobs.Open(f.Hash())
-	if err != nil {
-		return File{}, nil, fmt.Errorf("open blob of %s: %w", f.ID, err)
-	}
-	s.accessed(ctx, f)
-	return f, rc, nil
-}
-
-// accessResolution is how precisely a file's last access is kept: a read
-// within it of the last recorded one writes nothing (the archive tier counts
-// in days; most reads then cost no write transaction).
-const accessResolution = time.Hour
-
-// accessed records a read of f's content. A failure is logged: the read
-// itself went well.
-func (s *Service) accessed(ctx context.Context, f File) {
-	now := s.clock.Now()
-	if f.IsFolder || (f.LastAccessAt != nil && now.Sub(*f.LastAccessAt) < accessResolution && !now.Before(*f.LastAccessAt)) {
-		return
-	}
-	if err := s.store.TouchFile(ctx, f.ID, now); err != nil && ctx.Err() == nil {
-		s.log.Warn("could not record the access of a file", "file_id", f.ID, "err", err)
-	}
-}
-
-// Download returns a presigned URL of the file's content.
-func (s *Service) Download(ctx context.Context, p *app.Principal, id string) (Link, error) {
-	if err := check(p, app.ScopeDriveRead); err != nil {
-		return Link{}, err
-	}
-	f, err := s.access(ctx, p, id, PermView)
-	if err != nil {
-		return Link{}, err
-	}
-	return s.downloadLink(f, false)
-}
-
-func (s *Service) downloadLink(f File, inline bool) (Link, error) {
-	if f.IsFolder {
-		return Link{}, app.Errorf(app.EConflict, "%q is a folder; download it as a ZIP archive: download.zip instead of download.", f.Name)
-	}
-	if f.Status == StatusPending {
-		return Link{}, app.Errorf(app.EConflict, "The upload of %q is not confirmed yet.", f.Name)
-	}
-	if isCold(f) {
-		return Link{}, archivedConflict(f)
-	}
-	now := s.clock.Now()
-	return Link{URL: s.urls.Download(f.Hash(), f.Name, f.MimeType, inline && InlineSafe(f.MimeType), s.opts.URLTTL),
-		ExpiresAt: now.Add(s.opts.URLTTL)}, nil
+	return f, l, created, nil
 }

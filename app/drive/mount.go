@@ -1,0 +1,201 @@
+package drive
+
+// The file mount's rules that are not protocol (WebDAV is in web/webdav):
+// path resolution, folder listings by page, dead properties, set
+// modification times.
+
+import (
+	"context"
+	"time"
+
+	"atrium/app"
+)
+
+// DeadProp is a property a WebDAV client stored on an item: its XML namespace,
+// local name and value (the property element's content as self-contained XML).
+type DeadProp struct {
+	Space string
+	Name  string
+	Value string
+}
+
+// MountStore is what the file mount needs beyond the drive's own queries.
+type MountStore interface {
+	// ResolvePath walks nameKeys (NameKey of each segment) from folder
+	// parentID ("" is the root) of ownerID through live items and returns the
+	// items found, in path order: fewer than len(nameKeys) when one is missing.
+	ResolvePath(ctx context.Context, ownerID, parentID string, nameKeys []string) ([]File, error)
+	// DeadProps returns the dead properties of fileIDs by file id.
+	DeadProps(ctx context.Context, fileIDs []string) (map[string][]DeadProp, error)
+	// PatchDeadProps stores set and removes remove (by Space and Name).
+	PatchDeadProps(ctx context.Context, fileID string, set, remove []DeadProp) error
+	// CopyDeadProps copies the dead properties of one item to another.
+	CopyDeadProps(ctx context.Context, fromID, toID string) error
+	// Children returns up to limit live items of folder parentID ("" is the
+	// root) of ownerID with ids after afterID, by id, with the columns a
+	// listing of the mount shows (no owner name, no metadata).
+	Children(ctx context.Context, ownerID, parentID, afterID string, limit int) ([]File, error)
+	// SharedSince returns when the newest unexpired share with userID of a
+	// live item was made, else when the user was created.
+	SharedSince(ctx context.Context, orgID, userID string, now time.Time) (time.Time, error)
+}
+
+// ResolvePath returns the live items along names below folder parentID (""
+// is the caller's own root), in path order: fewer than len(names) when one is
+// missing (the last one returned is then the deepest existing folder). Every
+// item carries the caller's permission.
+func (s *Service) ResolvePath(ctx context.Context, p *app.Principal, parentID string, names []string) ([]File, error) {
+	if err := check(p, app.ScopeDriveRead); err != nil {
+		return nil, err
+	}
+	owner, perm := p.UserID, PermOwner
+	if parentID != "" {
+		f, err := s.access(ctx, p, parentID, PermView)
+		if err != nil {
+			return nil, err
+		}
+		if !f.IsFolder || f.TrashedAt != nil || f.Status == StatusPending {
+			return nil, notFound()
+		}
+		owner, perm = f.OwnerID, f.Permission
+	}
+	if len(names) == 0 {
+		return []File{}, nil
+	}
+	keys := make([]string, len(names))
+	for i, n := range names {
+		keys[i] = NameKey(n)
+	}
+	items, err := s.store.ResolvePath(ctx, owner, parentID, keys)
+	if err != nil {
+		return nil, err
+	}
+	for i := range items {
+		if items[i].OrgID != p.OrgID {
+			return nil, notFound()
+		}
+		items[i].Permission = perm
+	}
+	return items, nil
+}
+
+// Children calls fn with the live items of folder folderID ("" is the
+// caller's root) in batches, each item carrying the caller's permission. It is
+// Browse for the mount: no counts, breadcrumbs, owner names or metadata, and
+// no page limit, so that a folder of 10,000 items lists in a few queries.
+func (s *Service) Children(ctx context.Context, p *app.Principal, folderID string, fn func([]File) error) error {
+	if err := check(p, app.ScopeDriveRead); err != nil {
+		return err
+	}
+	owner, perm := p.UserID, PermOwner
+	if folderID != "" {
+		f, err := s.access(ctx, p, folderID, PermView)
+		if err != nil {
+			return err
+		}
+		if !f.IsFolder {
+			return app.Errorf(app.EConflict, "%q is a file, not a folder.", f.Name)
+		}
+		if f.TrashedAt != nil || f.Status == StatusPending {
+			return notFound()
+		}
+		owner, perm = f.OwnerID, f.Permission
+	}
+	const batch = 2000
+	after := ""
+	for {
+		items, err := s.store.Children(ctx, owner, folderID, after, batch)
+		if err != nil {
+			return err
+		}
+		for i := range items {
+			items[i].Permission = perm
+		}
+		if len(items) > 0 {
+			if err := fn(items); err != nil {
+				return err
+			}
+		}
+		if len(items) < batch {
+			return nil
+		}
+		after = items[len(items)-1].ID
+	}
+}
+
+// DeadProps returns the dead properties of items the caller has listed.
+func (s *Service) DeadProps(ctx context.Context, p *app.Principal, fileIDs []string) (map[string][]DeadProp, error) {
+	if err := check(p, app.ScopeDriveRead); err != nil {
+		return nil, err
+	}
+	return s.store.DeadProps(ctx, fileIDs)
+}
+
+// PropPatch stores and removes dead properties of an item the caller may edit.
+// A property name is at most 255 bytes, a value at most 64 KiB, and an item
+// carries at most 100 properties.
+func (s *Service) PropPatch(ctx context.Context, p *app.Principal, fileID string, set, remove []DeadProp) error {
+	if err := check(p, app.ScopeDriveWrite); err != nil {
+		return err
+	}
+	if _, err := s.access(ctx, p, fileID, PermEdit); err != nil {
+		return err
+	}
+	for _, d := range set {
+		if len(d.Name) > 255 || len(d.Space) > 1024 || len(d.Value) > 64<<10 {
+			return app.Errorf(app.EPayloadTooLarge, "A property name is at most 255 bytes and its value at most 64 KiB.")
+		}
+	}
+	return s.writeTx(ctx, func(ctx context.Context) error {
+		if err := s.checkLock(ctx, p, fileID); err != nil {
+			return err
+		}
+		if err := s.store.PatchDeadProps(ctx, fileID, set, remove); err != nil {
+			return err
+		}
+		all, err := s.store.DeadProps(ctx, []string{fileID})
+		if err != nil {
+			return err
+		}
+		if len(all[fileID]) > 100 {
+			return app.Errorf(app.EPayloadTooLarge, "An item carries at most 100 properties.")
+		}
+		return nil
+	})
+}
+
+// SetModified sets the modification time of an item the caller may edit
+// (clients keep a file's time when they copy it in): its ModifiedAt, which
+// the mount serves as getlastmodified; UpdatedAt becomes now, like any change.
+func (s *Service) SetModified(ctx context.Context, p *app.Principal, fileID string, t time.Time) (File, error) {
+	if err := check(p, app.ScopeDriveWrite); err != nil {
+		return File{}, err
+	}
+	if err := CheckModifiedTime("modified", t); err != nil {
+		return File{}, err
+	}
+	if _, err := s.access(ctx, p, fileID, PermEdit); err != nil {
+		return File{}, err
+	}
+	err := s.writeTx(ctx, func(ctx context.Context) error {
+		f, err := s.store.File(ctx, fileID)
+		if err != nil {
+			return err
+		}
+		if err := s.checkLock(ctx, p, f.ID); err != nil {
+			return err
+		}
+		f.ModifiedAt, f.UpdatedAt = t.UTC().Truncate(time.Millisecond), s.clock.Now()
+		if err := s.change(ctx, &f); err != nil {
+			return err
+		}
+		if err := s.store.UpdateFile(ctx, f); err != nil {
+			return err
+		}
+		return s.emit(ctx, EventFileUpdated, f, map[string]any{"change": "modified", "parent_id": f.ParentID})
+	})
+	if err != nil {
+		return File{}, err
+	}
+	return s.reload(ctx, p, fileID)
+}

@@ -1,0 +1,261 @@
+package drive
+
+// Presigned URLs: the three-step upload (RequestUpload returns a presigned
+// PUT URL, ReceiveUpload stores the bytes, Confirm commits them through the
+// content-write path) and presigned download URLs (PresignedURL).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"atrium/app"
+)
+
+// UploadRequest announces a three-step upload.
+type UploadRequest struct {
+	Name     string
+	MimeType string
+	Size     int64
+	ParentID string
+}
+
+// UploadTicket answers an upload request (UploadResponse).
+type UploadTicket struct {
+	UploadURL string    `json:"upload_url"`
+	Method    string    `json:"method"`
+	Headers   Headers   `json:"headers"`
+	ExpiresAt time.Time `json:"expires_at"`
+	File      File      `json:"file"`
+}
+
+// Headers are the headers a presigned PUT must carry.
+type Headers struct {
+	ContentType string `json:"Content-Type"`
+}
+
+// PresignedURL is a presigned download URL and when it expires (the result of
+// a download; "link" elsewhere in the drive is a share link).
+type PresignedURL struct {
+	URL       string    `json:"url"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// RequestUpload announces an upload: it returns a presigned PUT URL and the
+// file the bytes will become — a pending new file, or the existing file of that
+// name in the folder, which gains a version on confirmation.
+func (s *Service) RequestUpload(ctx context.Context, p *app.Principal, req UploadRequest) (UploadTicket, error) {
+	if err := check(p, app.ScopeDriveWrite); err != nil {
+		return UploadTicket{}, err
+	}
+	var v app.Validator
+	name, err := CleanName("body.name", req.Name)
+	if err != nil {
+		v.Add("body.name", app.ErrorMessage(err), req.Name)
+	}
+	req.Name = name
+	v.Check(req.Size >= 0, "body.size", "The size is a number of bytes, 0 or more.", req.Size)
+	v.Check(req.Size <= s.opts.MaxUploadBytes, "body.size", fmt.Sprintf("One upload is at most %d bytes; use the resumable upload for larger files.", s.opts.MaxUploadBytes), req.Size)
+	if err := v.Err(); err != nil {
+		return UploadTicket{}, err
+	}
+	parent, err := s.parentFolder(ctx, p, req.ParentID, "body.parent_id")
+	if err != nil {
+		return UploadTicket{}, err
+	}
+	if err := s.quota(ctx, p, req.Size); err != nil {
+		return UploadTicket{}, err
+	}
+	now := s.clock.Now()
+	mimeType := DetectMime(req.Name, req.MimeType)
+	owner := s.owner(p, parent)
+	var ticket UploadTicket
+	err = s.store.InTx(ctx, func(ctx context.Context) error {
+		f, err := s.store.LiveChild(ctx, owner, req.ParentID, NameKey(req.Name))
+		switch {
+		case err == nil && f.IsFolder:
+			return nameConflict(req.Name)
+		case err == nil: // a new version of f on confirmation
+		case app.ErrorCode(err) == app.ENotFound:
+			f = File{ID: app.NewID(), OrgID: p.OrgID, OwnerID: owner, ParentID: strPtr(req.ParentID), Name: req.Name,
+				MimeType: mimeType, MimeGroup: MimeGroup(mimeType), SizeBytes: req.Size, Status: StatusPending,
+				Metadata: Metadata{Tags: []string{}, Custom: map[string]string{}}, CreatedAt: now, UpdatedAt: now}
+			if err := s.change(ctx, &f); err != nil {
+				return err
+			}
+			if err := s.store.CreateFile(ctx, f); err != nil {
+				return err
+			}
+		default:
+			return err
+		}
+		u := Upload{ID: app.NewID() + app.RandomHex(8), FileID: f.ID, OrgID: p.OrgID, OwnerID: owner, CreatedBy: p.UserID,
+			Name: req.Name, MimeType: mimeType, SizeBytes: req.Size, CreatedAt: now, ExpiresAt: now.Add(s.opts.UploadTTL)}
+		if err := s.store.CreateUpload(ctx, u); err != nil {
+			return err
+		}
+		f, err = s.store.File(ctx, f.ID)
+		if err != nil {
+			return err
+		}
+		f.Permission = PermOwner
+		if f.OwnerID != p.UserID {
+			f.Permission = PermEdit
+		}
+		ticket = UploadTicket{UploadURL: s.urls.Upload(u.ID, s.opts.UploadTTL), Method: "PUT", Headers: Headers{ContentType: mimeType},
+			ExpiresAt: u.ExpiresAt, File: f}
+		return nil
+	})
+	return ticket, err
+}
+
+// ReceiveUpload stores the bytes of a presigned PUT for upload ref: the declared
+// size and content type must match, the bytes stream to the blob store, and the
+// upload remembers their hash for confirmation. No principal: the URL's
+// signature authorised the request. contentLength is -1 when unknown.
+func (s *Service) ReceiveUpload(ctx context.Context, ref, contentType string, contentLength int64, r io.Reader) (string, error) {
+	u, err := s.store.Upload(ctx, ref)
+	if app.ErrorCode(err) == app.ENotFound {
+		return "", app.Errorf(app.ENotFound, "There is no such upload; request a new upload URL.")
+	}
+	if err != nil {
+		return "", err
+	}
+	now := s.clock.Now()
+	if now.After(u.ExpiresAt) {
+		return "", app.Errorf(app.ENotFound, "The upload has expired; request a new upload URL.")
+	}
+	if contentType != "" && !sameMediaType(contentType, u.MimeType) {
+		return "", app.Invalid("header.Content-Type", fmt.Sprintf("The upload was announced as %s; send that Content-Type.", u.MimeType), contentType)
+	}
+	if contentLength >= 0 && contentLength != u.SizeBytes {
+		return "", app.Invalid("header.Content-Length", fmt.Sprintf("The upload was announced as %d bytes.", u.SizeBytes), contentLength)
+	}
+	// The quota again, before any byte is kept: the organisation may have
+	// filled up since the upload was announced.
+	plan, err := s.store.LinkPlan(ctx, u.OrgID, u.CreatedBy)
+	if app.ErrorCode(err) == app.ENotFound {
+		return "", app.Errorf(app.ENotFound, "There is no such upload; request a new upload URL.")
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := s.quota(ctx, &app.Principal{OrgID: u.OrgID, QuotaBytes: plan.QuotaBytes}, u.SizeBytes); err != nil {
+		return "", err
+	}
+	dg := newDigester(r)
+	hash, n, err := s.blobs.Put(ctx, dg, u.SizeBytes)
+	if err != nil {
+		if errors.Is(err, ErrTooLarge) {
+			return "", app.Invalid("body", fmt.Sprintf("The upload was announced as %d bytes; more arrived.", u.SizeBytes), nil)
+		}
+		return "", fmt.Errorf("store upload bytes: %w", err)
+	}
+	if n != u.SizeBytes {
+		_ = s.orphan(ctx, hash)
+		return "", app.Errorf(app.EBadRequest, "The upload is incomplete: %d of %d bytes arrived.", n, u.SizeBytes)
+	}
+	err = s.referenced(ctx, hash, func(ctx context.Context) error {
+		if err := s.store.AddDigests(ctx, FormatHash(hash), dg.sums()); err != nil {
+			return err
+		}
+		return s.store.SetUploadReceived(ctx, u.ID, FormatHash(hash), s.clock.Now())
+	})
+	return FormatHash(hash), err
+}
+
+// ErrTooLarge is what Blobs.Put returns (wrapped) for a stream over its limit.
+var ErrTooLarge = errors.New("too large")
+
+func sameMediaType(a, b string) bool {
+	base := func(s string) string {
+		m, _, _ := strings.Cut(s, ";")
+		return strings.ToLower(strings.TrimSpace(m))
+	}
+	return base(a) == base(b)
+}
+
+// Confirm completes a three-step upload: the bytes must have arrived; the file
+// becomes active (or gains a version) and visible.
+func (s *Service) Confirm(ctx context.Context, p *app.Principal, fileID string) (File, error) {
+	if err := check(p, app.ScopeDriveWrite); err != nil {
+		return File{}, err
+	}
+	f, err := s.access(ctx, p, fileID, PermEdit)
+	if app.ErrorCode(err) == app.ENotFound {
+		f, err = s.sharedPending(ctx, p, fileID)
+	}
+	if err != nil {
+		return File{}, err
+	}
+	u, err := s.store.LatestUpload(ctx, f.ID, p.UserID)
+	if app.ErrorCode(err) == app.ENotFound {
+		if f.Status != StatusPending {
+			return f, app.Errorf(app.EConflict, "The file has no upload waiting for confirmation.")
+		}
+		return File{}, app.Errorf(app.EConflict, "No upload of yours is waiting for this file.")
+	}
+	if err != nil {
+		return File{}, err
+	}
+	if u.ContentHash == "" {
+		return File{}, app.Errorf(app.EConflict, "No bytes have arrived for this upload yet; PUT them to upload_url, then confirm.")
+	}
+	if err := s.checkWriteLock(ctx, p, f); err != nil {
+		return File{}, err
+	}
+	var out File
+	err = s.referenced(ctx, blobName(u.ContentHash), func(ctx context.Context) error {
+		f, err := s.store.File(ctx, fileID)
+		if err != nil {
+			return err
+		}
+		res, err := s.commitContent(ctx, p, f, u.Name, u.MimeType, u.ContentHash, u.SizeBytes)
+		if err != nil {
+			return err
+		}
+		if err := s.store.DeleteUploads(ctx, []string{u.ID}); err != nil {
+			return err
+		}
+		out = res
+		return nil
+	})
+	if err != nil {
+		return File{}, err
+	}
+	out.Permission = PermOwner
+	if out.OwnerID != p.UserID {
+		out.Permission = PermEdit
+	}
+	return out, nil
+}
+
+// Download returns a presigned URL of the file's content.
+func (s *Service) Download(ctx context.Context, p *app.Principal, id string) (PresignedURL, error) {
+	if err := check(p, app.ScopeDriveRead); err != nil {
+		return PresignedURL{}, err
+	}
+	f, err := s.access(ctx, p, id, PermView)
+	if err != nil {
+		return PresignedURL{}, err
+	}
+	return s.presignedDownload(f, false)
+}
+
+func (s *Service) presignedDownload(f File, inline bool) (PresignedURL, error) {
+	if f.IsFolder {
+		return PresignedURL{}, app.Errorf(app.EConflict, "%q is a folder; download it as a ZIP archive: download.zip instead of download.", f.Name)
+	}
+	if f.Status == StatusPending {
+		return PresignedURL{}, app.Errorf(app.EConflict, "The upload of %q is not confirmed yet.", f.Name)
+	}
+	if isCold(f) {
+		return PresignedURL{}, archivedConflict(f)
+	}
+	now := s.clock.Now()
+	return PresignedURL{URL: s.urls.Download(f.Hash(), f.Name, f.MimeType, inline && InlineSafe(f.MimeType), s.opts.URLTTL),
+		ExpiresAt: now.Add(s.opts.URLTTL)}, nil
+}
