@@ -179,6 +179,8 @@ var isoHidden = []isoOp{
 	{method: "POST", path: "/api/v1/drive/{file_id}/archive", params: []string{"file_id"}, scopes: []string{app.ScopeAdmin}},
 	{method: "GET", path: "/api/v1/drive/{file_id}/download.zip", params: []string{"file_id"}, scopes: []string{app.ScopeDriveRead}},
 	{method: "GET", path: "/api/v1/drive/shared-link/{token}/download.zip", params: []string{"token"}},
+	{method: "GET", path: "/api/v1/contacts/books/{book_id}/export", params: []string{"book_id"}, scopes: []string{app.ScopeContactsRead}},
+	{method: "POST", path: "/api/v1/contacts/books/{book_id}/import", params: []string{"book_id"}, scopes: []string{app.ScopeContactsWrite}},
 }
 
 // isoOperations reads every operation of the document, with its path
@@ -337,10 +339,11 @@ var isoRequests = map[string]func(f isoIDs) isoReq{
 	"POST /api/v1/developer/service-principals": func(f isoIDs) isoReq {
 		return isoReq{body: map[string]any{"name": "robot", "scopes": []string{"contacts:read"}, "user_id": f["member"]}}
 	},
-	"GET /api/v1/developer/service-principals/{id}":         nil,
-	"DELETE /api/v1/developer/service-principals/{id}":      nil,
-	"GET /api/v1/developer/service-principals/{id}/tokens":  nil,
-	"POST /api/v1/developer/service-principals/{id}/tokens": func(isoIDs) isoReq { return isoReq{body: map[string]any{"name": "t"}} },
+	"GET /api/v1/developer/service-principals/{id}":                      nil,
+	"DELETE /api/v1/developer/service-principals/{id}":                   nil,
+	"GET /api/v1/developer/service-principals/{id}/tokens":               nil,
+	"POST /api/v1/developer/service-principals/{id}/tokens":              func(isoIDs) isoReq { return isoReq{body: map[string]any{"name": "t"}} },
+	"DELETE /api/v1/developer/service-principals/{id}/tokens/{token_id}": nil,
 
 	"GET /api/v1/webhooks/subscriptions": nil,
 	"POST /api/v1/webhooks/subscriptions": func(f isoIDs) isoReq {
@@ -374,6 +377,10 @@ var isoRequests = map[string]func(f isoIDs) isoReq{
 	"GET /api/v1/contacts/directory":                              nil,
 	"GET /api/v1/contacts/directory/{user_id}/export":             nil,
 	"GET /api/v1/contacts/books/{book_id}/{contact_id}/export":    nil,
+	"GET /api/v1/contacts/books/{book_id}/export":                 nil,
+	"POST /api/v1/contacts/books/{book_id}/import": func(isoIDs) isoReq {
+		return isoReq{body: []byte("BEGIN:VCARD\r\nVERSION:4.0\r\nFN:Iso Import\r\nEND:VCARD\r\n"), header: map[string]string{"Content-Type": "text/vcard"}}
+	},
 
 	"GET /api/v1/calendar/calendars": nil,
 	"POST /api/v1/calendar/calendars": func(isoIDs) isoReq {
@@ -810,6 +817,8 @@ func (w *isoWorld) param(name, path string) (string, bool) {
 		k = "myToken"
 	case name == "id" && strings.HasPrefix(path, "/api/v1/me/sessions/"):
 		k = "session"
+	case name == "token_id":
+		k = "spToken"
 	case name == "delivery_id":
 		k = "delivery"
 	case name == "book_id":
