@@ -42,8 +42,8 @@ run() {
   if grep -q "Non-2xx" "$TMP/wrk.txt"; then cat "$TMP/wrk.txt" >&2; die "$1 answered errors"; fi
   awk '/^Requests\/sec:/ { rps = $2 } /Latency Distribution/ { d = 1 } d && $1 == "99%" {
     v = $2; u = v; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", v)
-    p = v * ((u == "us") ? 0.001 : (u == "ms") ? 1 : 1000); d = 0 } END { printf "%.0f %.2f\n", rps, p }' "$TMP/wrk.txt" >>"$TMP/$1"
-  printf '   %-7s %s req/s, p99 %s ms\n' "$1" $(tail -1 "$TMP/$1")
+    p = v * ((u == "us") ? 0.001 : (u == "ms") ? 1 : 1000); d = 0 } END { printf "%.0f %.2f\n", rps, p }' "$TMP/wrk.txt" >>"$TMP/res.$1"
+  printf '   %-7s %s req/s, p99 %s ms\n' "$1" $(tail -1 "$TMP/res.$1")
 }
 wrk -t2 -c64 -d2s -H "Authorization: Bearer $TOKEN" "$ME" >/dev/null 2>&1 # warm-up
 echo "== wrk -t2 -c64 -d$DURATION, $RUNS runs each, in turns"
@@ -51,7 +51,7 @@ for _ in $(seq "$RUNS"); do
   run atrium "$ME"
   run bare "http://127.0.0.1:$B_PORT/api/v1/me"
 done
-med() { awk -v c="$2" '{ print $c }' "$TMP/$1" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+med() { awk -v c="$2" '{ print $c }' "$TMP/res.$1" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 a_rps=$(med atrium 1); b_rps=$(med bare 1); a_p99=$(med atrium 2); b_p99=$(med bare 2)
 r=$(ratio "$a_rps" "$b_rps")
 fig "REST GET /api/v1/me atrium/bare Go" "${r}x ($a_rps vs $b_rps req/s)" ">= 0.5" "$(ge "$r" 0.5)"
