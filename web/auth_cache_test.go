@@ -84,6 +84,13 @@ func TestCredentialCacheInvalidation(t *testing.T) {
 			t.Fatalf("WebDAV in a suspended organisation: %d %s", res.StatusCode, res.Body)
 		}
 	})
+	t.Run("a renamed organisation shows at once", func(t *testing.T) {
+		u, c := fresh(t, "admin")
+		warm(t, me(c))
+		res := s.Do(webtest.Request{Method: "PATCH", Path: "/api/v1/admin/organization", Token: u.Token, Body: map[string]any{"name": "Renamed Cache Org"}})
+		webtest.Check(t, res, webtest.Scenario{Status: 200})
+		webtest.Check(t, s.Do(me(c)), webtest.Scenario{Request: me(c), Status: 200, Contains: []string{"Renamed Cache Org"}})
+	})
 	t.Run("a role change narrows the scopes", func(t *testing.T) {
 		u, c := fresh(t, "admin")
 		audit := webtest.Request{Method: "GET", Path: "/api/v1/audit", Token: c.pat}

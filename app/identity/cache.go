@@ -53,3 +53,43 @@ func (c *authCache) put(key string, p *app.Principal, gen uint64, now time.Time)
 // CredentialsChanged empties the authentication cache; call it after any change
 // to an organisation's or user's status, a role, or a deletion.
 func (s *Service) CredentialsChanged() { s.cache.gen.Add(1) }
+
+// profile is a cached answer of Profile.
+type profile struct {
+	org       Organization
+	user      *User
+	twoFactor bool // for TwoFactorOn's entries
+}
+
+type profileEntry struct {
+	p   profile
+	at  time.Time
+	gen uint64
+}
+
+// profileCache keeps profiles on the terms of authCache, whose generation it
+// shares: CredentialsChanged empties both.
+type profileCache struct {
+	gen *atomic.Uint64
+	mu  sync.RWMutex
+	m   map[string]profileEntry
+}
+
+func (c *profileCache) get(key string, now time.Time) (profile, bool) {
+	c.mu.RLock()
+	e, ok := c.m[key]
+	c.mu.RUnlock()
+	if !ok || e.gen != c.gen.Load() || now.Sub(e.at) > authCacheTTL || now.Before(e.at) {
+		return profile{}, false
+	}
+	return e.p, true
+}
+
+func (c *profileCache) put(key string, p profile, gen uint64, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= authCacheSize {
+		c.m = make(map[string]profileEntry)
+	}
+	c.m[key] = profileEntry{p: p, at: now, gen: gen}
+}

@@ -39,6 +39,8 @@ type Service struct {
 	pepper []byte
 	jwt    *Issuer
 	cache  authCache
+	// profiles keeps Profile's answers, emptied with cache.
+	profiles profileCache
 	// sessions says how long web sessions last.
 	sessions SessionPolicy
 	// External verifies JWTs of a configured external OIDC issuer; nil when none.
@@ -63,7 +65,9 @@ func NewService(ctx context.Context, store Store, audit app.Auditor, clock app.C
 	if err != nil {
 		return nil, err
 	}
-	return &Service{store: store, audit: audit, clock: clock, pepper: pepper, jwt: iss, sessions: DefaultSessionPolicy}, nil
+	s := &Service{store: store, audit: audit, clock: clock, pepper: pepper, jwt: iss, sessions: DefaultSessionPolicy}
+	s.profiles.gen = &s.cache.gen
+	return s, nil
 }
 
 // Issuer returns the embedded JWT issuer.
@@ -522,14 +526,35 @@ func (s *Service) SetUserStatus(ctx context.Context, actorID, userID, status str
 
 // Profile returns the caller's organisation and user (nil for a service
 // principal with no bound user), read in one query.
+//
+// Profiles are kept in the authentication cache for its short lifetime, and
+// dropped with it on any change to a user or organisation (CredentialsChanged).
 func (s *Service) Profile(ctx context.Context, p *app.Principal) (Organization, *User, error) {
+	now := s.clock.Now()
+	key := "profile\x00" + p.OrgID + "\x00" + p.UserID
+	if pr, ok := s.profiles.get(key, now); ok {
+		var u *User
+		if pr.user != nil {
+			cp := *pr.user
+			u = &cp
+		}
+		return pr.org, u, nil
+	}
+	gen := s.cache.gen.Load()
 	if p.UserID == "" {
 		o, err := s.store.Org(ctx, p.OrgID)
+		if err == nil {
+			s.profiles.put(key, profile{org: o}, gen, now)
+		}
 		return o, nil, err
 	}
 	c, err := s.store.UserCredential(ctx, p.UserID)
 	if err != nil {
 		return Organization{}, nil, err
+	}
+	if c.User != nil {
+		u := *c.User
+		s.profiles.put(key, profile{org: c.Org, user: &u}, gen, now)
 	}
 	return c.Org, c.User, nil
 }

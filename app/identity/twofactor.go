@@ -95,13 +95,21 @@ var (
 
 // TwoFactorOn reports whether a user has two-factor sign-in on.
 func (s *Service) TwoFactorOn(ctx context.Context, userID string) (bool, error) {
+	now := s.clock.Now()
+	key := "twofactor\x00" + userID
+	if pr, ok := s.profiles.get(key, now); ok {
+		return pr.twoFactor, nil
+	}
+	gen := s.cache.gen.Load()
 	tf, err := s.store.TwoFactor(ctx, userID)
 	if app.ErrorCode(err) == app.ENotFound {
+		s.profiles.put(key, profile{}, gen, now)
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
+	s.profiles.put(key, profile{twoFactor: tf.EnabledAt != nil}, gen, now)
 	return tf.EnabledAt != nil, nil
 }
 
@@ -270,6 +278,7 @@ func (s *Service) EnableTwoFactor(ctx context.Context, p *app.Principal, code st
 		return s.audit.Record(ctx, app.AuditEntry{Module: "identity", Action: "user.two_factor_enabled", ActorID: p.UserID,
 			TargetType: "user", TargetID: p.UserID, OrgID: p.OrgID, CreatedAt: now})
 	})
+	s.CredentialsChanged() // TwoFactorOn's answers are cached with them
 	if err != nil {
 		return nil, err
 	}
@@ -316,6 +325,7 @@ func (s *Service) RegenerateRecoveryCodes(ctx context.Context, p *app.Principal,
 		return s.audit.Record(ctx, app.AuditEntry{Module: "identity", Action: "user.recovery_codes_regenerated", ActorID: p.UserID,
 			TargetType: "user", TargetID: p.UserID, OrgID: p.OrgID, CreatedAt: now})
 	})
+	s.CredentialsChanged() // TwoFactorOn's answers are cached with them
 	if err != nil {
 		return nil, err
 	}
@@ -342,6 +352,7 @@ func (s *Service) DisableTwoFactor(ctx context.Context, p *app.Principal, passwo
 	if hash == "" || !VerifyPassword(hash, password) {
 		return app.Invalid("body.password", "is not the account's current password", nil)
 	}
+	defer s.CredentialsChanged() // TwoFactorOn's answers are cached with them
 	return s.store.InTx(ctx, func(ctx context.Context) error {
 		if err := s.store.DeleteTwoFactor(ctx, p.UserID); err != nil {
 			return err

@@ -262,6 +262,9 @@ func (s *Service) updateOrg(ctx context.Context, p *app.Principal, o Org, in Upd
 		}
 		return s.record(ctx, p, org.ID, "organization.updated", "organization", org.ID, changed...)
 	})
+	if err == nil {
+		s.ids.CredentialsChanged() // profiles are cached with the credentials
+	}
 	return err == nil, err
 }
 
