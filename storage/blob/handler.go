@@ -152,7 +152,7 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request, hash string) {
 	hd := w.Header()
 	hd.Set("Content-Type", contentType(params.Get(ParamContentType)))
 	hd.Set("ETag", `"`+hash+`"`)
-	hd.Set("Content-Disposition", contentDisposition(params.Get(ParamFilename), params.Get(ParamInline) == "1"))
+	hd.Set("Content-Disposition", ContentDisposition(params.Get(ParamFilename), params.Get(ParamInline) == "1"))
 	maxAge := int64(expires.Sub(h.signer.now()) / time.Second)
 	hd.Set("Cache-Control", "private, max-age="+strconv.FormatInt(max(maxAge, 0), 10))
 	hd.Set("X-Content-Type-Options", "nosniff")
@@ -234,10 +234,10 @@ func contentType(ct string) string {
 	return ct
 }
 
-// contentDisposition returns an attachment (or inline) Content-Disposition
+// ContentDisposition returns an attachment (or inline) Content-Disposition
 // offering name as the file name, per RFC 6266: an ASCII fallback in filename=
 // for old clients and the exact UTF-8 name in filename*= (RFC 5987/8187).
-func contentDisposition(name string, inline bool) string {
+func ContentDisposition(name string, inline bool) string {
 	typ := "attachment"
 	if inline {
 		typ = "inline"

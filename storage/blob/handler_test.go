@@ -421,8 +421,8 @@ func TestContentDisposition(t *testing.T) {
 		{"bad\xffutf8", false, `attachment; filename="bad_utf8"; filename*=UTF-8''bad_utf8`},
 	}
 	for _, c := range cases {
-		if got := contentDisposition(c.name, c.inline); got != c.want {
-			t.Errorf("contentDisposition(%q, %v)\n got %s\nwant %s", c.name, c.inline, got, c.want)
+		if got := ContentDisposition(c.name, c.inline); got != c.want {
+			t.Errorf("ContentDisposition(%q, %v)\n got %s\nwant %s", c.name, c.inline, got, c.want)
 		}
 	}
 }

@@ -4,13 +4,12 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"net/url"
-	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
 	"atrium/app"
 	"atrium/app/drive"
+	"atrium/storage/blob"
 )
 
 // registerDriveZip registers the ZIP downloads of folders (Atrium extensions,
@@ -75,7 +74,7 @@ func zipResponses() map[string]*huma.Response {
 func streamZip(z *drive.FolderZip) *huma.StreamResponse {
 	return &huma.StreamResponse{Body: func(hc huma.Context) {
 		hc.SetHeader("Content-Type", "application/zip")
-		hc.SetHeader("Content-Disposition", zipDisposition(z.Name))
+		hc.SetHeader("Content-Disposition", blob.ContentDisposition(z.Name, false))
 		hc.SetHeader("Cache-Control", "no-store")
 		hc.SetHeader("X-Content-Type-Options", "nosniff")
 		hc.SetStatus(http.StatusOK)
@@ -89,26 +88,4 @@ func streamZip(z *drive.FolderZip) *huma.StreamResponse {
 			panic(http.ErrAbortHandler)
 		}
 	}}
-}
-
-// zipDisposition is an attachment named name: an ASCII fallback and the
-// UTF-8 name (RFC 6266).
-func zipDisposition(name string) string {
-	name = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || r == '/' || r == '\\' {
-			return '_'
-		}
-		return r
-	}, name)
-	ascii := strings.Map(func(r rune) rune {
-		if r > 0x7e || r == '"' || r == '%' {
-			return '_'
-		}
-		return r
-	}, name)
-	cd := `attachment; filename="` + ascii + `"`
-	if ascii != name {
-		cd += "; filename*=UTF-8''" + url.PathEscape(name)
-	}
-	return cd
 }

@@ -13,6 +13,7 @@ import (
 
 	"atrium/app"
 	"atrium/app/drive"
+	"atrium/storage/blob"
 )
 
 // The drive's pages: a folder (/drive is the root, /drive/{id} a folder),
@@ -273,7 +274,7 @@ func (u *UI) driveZip(w http.ResponseWriter, r *http.Request, v *viewer) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/zip")
-	w.Header().Set("Content-Disposition", zipDisposition(z.Name))
+	w.Header().Set("Content-Disposition", blob.ContentDisposition(z.Name, false))
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	if err := z.WriteTo(r.Context(), w); err != nil {
@@ -283,28 +284,6 @@ func (u *UI) driveZip(w http.ResponseWriter, r *http.Request, v *viewer) {
 		// A truncated archive must not pass for a whole one.
 		panic(http.ErrAbortHandler)
 	}
-}
-
-// zipDisposition names an attachment: an ASCII fallback and the UTF-8 name
-// (RFC 6266).
-func zipDisposition(name string) string {
-	name = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || r == '/' || r == '\\' {
-			return '_'
-		}
-		return r
-	}, name)
-	ascii := strings.Map(func(r rune) rune {
-		if r > 0x7e || r == '"' || r == '%' {
-			return '_'
-		}
-		return r
-	}, name)
-	cd := `attachment; filename="` + ascii + `"`
-	if ascii != name {
-		cd += "; filename*=UTF-8''" + url.PathEscape(name)
-	}
-	return cd
 }
 
 func page2(v *viewer, d driveData) page {
