@@ -261,12 +261,14 @@
     }
 
     function act(u, path, done) {
-      return api("POST", "/admin/users/" + encodeURIComponent(u.id) + path).then(function () { flash(done); return list.reload(); });
+      // The message once the list shows the change (a test, or a person, reads both).
+      return api("POST", "/admin/users/" + encodeURIComponent(u.id) + path).then(function () { return list.reload(); }).then(function () { flash(done); });
     }
     function role(u, slug) {
       return api("POST", "/admin/users/" + encodeURIComponent(u.id) + "/change-role", { role_slug: slug }).then(function () {
-        flash((slug === "admin" ? "Made " + u.email + " an admin." : "Made " + u.email + " a member."));
         return list.reload();
+      }).then(function () {
+        flash((slug === "admin" ? "Made " + u.email + " an admin." : "Made " + u.email + " a member."));
       });
     }
 
@@ -309,7 +311,7 @@
           confirmAction({ title: "Delete " + u.email + "?", button: "Delete user",
             text: "This deletes the user and their data for good: their files and folders in the drive (with older versions and trash), their contacts and calendars, their app passwords, access tokens and sessions. Their storage stops counting against the quota. This cannot be undone.",
             run: function () {
-              return api("DELETE", "/admin/users/" + encodeURIComponent(u.id)).then(function () { flash(u.email + " is deleted."); return list.reload(); });
+              return api("DELETE", "/admin/users/" + encodeURIComponent(u.id)).then(function () { return list.reload(); }).then(function () { flash(u.email + " is deleted."); });
             } });
         } });
       }
