@@ -59,20 +59,7 @@ type webhooksData struct {
 	Groups  []eventGroup
 }
 
-// adminOnly answers 404 to a person who is not an admin (the page does not
-// exist for them) and reports whether v may go on.
-func (u *UI) adminOnly(w http.ResponseWriter, r *http.Request, v *viewer) bool {
-	if v.IsAdmin() {
-		return true
-	}
-	u.fail(w, r, v, app.Errorf(app.ENotFound, "There is no page %s.", r.URL.Path))
-	return false
-}
-
 func (u *UI) adminWebhooks(w http.ResponseWriter, r *http.Request, v *viewer) {
-	if !u.adminOnly(w, r, v) {
-		return
-	}
 	ws := u.cfg.Webhooks
 	if ws == nil {
 		u.fail(w, r, v, app.Errorf(app.ENotFound, "Webhooks are not available on this server."))
@@ -188,9 +175,6 @@ type webhookData struct {
 }
 
 func (u *UI) adminWebhook(w http.ResponseWriter, r *http.Request, v *viewer) {
-	if !u.adminOnly(w, r, v) {
-		return
-	}
 	ws := u.cfg.Webhooks
 	if ws == nil {
 		u.fail(w, r, v, app.Errorf(app.ENotFound, "Webhooks are not available on this server."))
@@ -232,9 +216,6 @@ type principalsData struct {
 }
 
 func (u *UI) adminPrincipals(w http.ResponseWriter, r *http.Request, v *viewer) {
-	if !u.adminOnly(w, r, v) {
-		return
-	}
 	ctx := r.Context()
 	ids := u.cfg.Identity
 	sps, err := ids.ServicePrincipals(ctx, v.P, app.PageRequest{Limit: listLimit})
