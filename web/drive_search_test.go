@@ -272,7 +272,7 @@ func TestDriveSearchRebuild(t *testing.T) {
 			}
 		}
 	}
-	if err := s.Main.Drive.Rebuild(context.Background(), nil); err != nil {
+	if err := s.Main.Search.Rebuild(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
 	same("after Rebuild", ann.rest)
@@ -386,12 +386,12 @@ func TestDriveSearchAfterEventsPruned(t *testing.T) {
 	if got := hitNames(c.search(q("quetzal"))); got != "later.txt" {
 		t.Fatalf("later: %q", got)
 	}
-	if done, err := s.Main.Drive.Maintain(ctx); err != nil || done["events_pruned"] != 0 {
+	if done, err := s.Main.Housekeeping(ctx); err != nil || done["events_pruned"] != 0 {
 		t.Fatalf("young events pruned: %v %v", done, err)
 	}
 	s.Clock.Advance(8 * 24 * time.Hour)
 	kept := events()
-	if done, err := s.Main.Drive.Maintain(ctx); err != nil || done["events_pruned"] != kept || kept == 0 {
+	if done, err := s.Main.Housekeeping(ctx); err != nil || done["events_pruned"] != kept || kept == 0 {
 		t.Fatalf("a week later: %v %v, want %d events pruned", done, err, kept)
 	}
 	if n := events(); n != 0 {

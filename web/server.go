@@ -39,13 +39,16 @@ const APITitle = "Atrium Workspace Platform — Public External API"
 
 // Config is what the server needs.
 type Config struct {
-	PublicURL   string
-	Log         *slog.Logger
-	Identity    *identity.Service
-	Partner     *partner.Service
-	Webhooks    *webhooks.Service
-	Contacts    *contacts.Service
-	Drive       *drive.Service
+	PublicURL string
+	Log       *slog.Logger
+	Identity  *identity.Service
+	Partner   *partner.Service
+	Webhooks  *webhooks.Service
+	Contacts  *contacts.Service
+	Drive     *drive.Service
+	// Search counts the documents of the drive's search index (a metric);
+	// ok is false while it is being built or updated.
+	Search      func() (n uint64, ok bool)
 	Calendar    *calendar.Service
 	Audit       app.Auditor
 	Idempotency app.IdempotencyStore
@@ -104,8 +107,8 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, log: cfg.Log, problems: problems{base: cfg.PublicURL + "/problems"}}
 	s.metrics = newMetrics(cfg.Registry)
 	s.crossOrigin = newCrossOrigin(cfg.PublicURL)
-	if cfg.Drive != nil {
-		s.metrics.searchDocuments(cfg.Drive.SearchDocuments)
+	if cfg.Search != nil {
+		s.metrics.searchDocuments(cfg.Search)
 	}
 	s.limits = DefaultLimits
 	if cfg.Limits != nil {

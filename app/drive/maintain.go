@@ -1,8 +1,8 @@
 package drive
 
 // Maintenance: the periodic sweeps (expired uploads, the trash, old
-// versions, orphaned and stray blobs, previews, archive, digests, search
-// events), each bounded by sweepTime.
+// versions, orphaned and stray blobs, previews, archive, digests), each
+// bounded by sweepTime.
 
 import (
 	"context"
@@ -18,8 +18,7 @@ const batch = 200
 // Maintain runs the drive's housekeeping once: expired uploads and pending
 // files go, trash and versions past their retention are purged, old tombstones
 // are forgotten, the SHA-1 and MD5 of contents stored without them are
-// computed, blobs nothing refers to any more are deleted, and outbox
-// events the search index has applied go after EventsMaxAge. It returns a
+// computed and blobs nothing refers to any more are deleted. It returns a
 // summary of what it did.
 func (s *Service) Maintain(ctx context.Context) (map[string]int, error) {
 	done := map[string]int{}
@@ -41,7 +40,6 @@ func (s *Service) Maintain(ctx context.Context) (map[string]int, error) {
 		{"blobs_deleted", s.collect},
 		{"strays_found", s.findStrays}, // after collect: marking restarts an orphan's grace
 		{"archive_deleted", s.sweepArchive},
-		{"events_pruned", s.pruneEvents},
 	}
 	for _, st := range steps {
 		n, err := st.fn(ctx, now)

@@ -46,7 +46,7 @@ type Options struct {
 	// archive is the archive tier (WithArchive); nil: none.
 	archive *archiveTier
 	// search is the search index (WithSearch); nil: none.
-	search *searcher
+	search SearchBackend
 	// PreviewCacheBytes caps the cached thumbnails and previews (default 1 GiB);
 	// PreviewMaxPixels refuses larger source images (default 50 million).
 	PreviewCacheBytes, PreviewMaxPixels int64

@@ -39,7 +39,7 @@ func newReindexCmd() *cobra.Command {
 				bar.Set64(done)
 			}
 			start := time.Now()
-			err = m.Drive.Rebuild(cmd.Context(), progress)
+			err = m.Search.Rebuild(cmd.Context(), progress)
 			if bar != nil {
 				bar.Finish()
 			}
@@ -49,7 +49,7 @@ func newReindexCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, done, _ := m.Drive.SearchProgress()
+			_, done, _ := m.Search.Progress()
 			fmt.Fprintf(cmd.OutOrStdout(), "indexed %d items in %s\n", done, time.Since(start).Round(time.Millisecond))
 			return nil
 		},

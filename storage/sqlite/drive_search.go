@@ -2,8 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"time"
 
 	"atrium/app/drive"
@@ -64,27 +62,6 @@ func (s DriveStore) EventsHorizon(ctx context.Context) (int64, error) {
 	err := s.read(ctx).QueryRowContext(ctx, `SELECT ifnull((SELECT min(seq) - 1 FROM outbox),
 		ifnull((SELECT seq FROM sqlite_sequence WHERE name = 'outbox'), 0))`).Scan(&seq)
 	return seq, mapErr(err, "outbox")
-}
-
-// PruneEvents deletes at most limit events up to seq upTo created before t.
-func (s DriveStore) PruneEvents(ctx context.Context, upTo int64, t time.Time, limit int) (int, error) {
-	// The first event to keep by age, read first: the delete then walks the
-	// primary key only, holding the writer as briefly as it can.
-	var young sql.NullInt64
-	err := s.read(ctx).QueryRowContext(ctx, `SELECT seq FROM outbox WHERE created_at >= ? ORDER BY seq LIMIT 1`, ms(t)).Scan(&young)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return 0, mapErr(err, "outbox")
-	}
-	if young.Valid {
-		upTo = min(upTo, young.Int64-1)
-	}
-	res, err := s.write(ctx).ExecContext(ctx, `DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox
-		WHERE seq <= ? ORDER BY seq LIMIT ?)`, upTo, limit)
-	if err != nil {
-		return 0, mapErr(err, "outbox")
-	}
-	n, err := res.RowsAffected()
-	return int(n), mapErr(err, "outbox")
 }
 
 const indexableWhere = `f.trashed_at IS NULL AND f.status <> 'pending'`

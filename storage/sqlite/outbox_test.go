@@ -56,7 +56,7 @@ func TestOutboxPruning(t *testing.T) {
 		{"all of them", 5, day.Add(24 * time.Hour), 1, 5, 5},
 	}
 	for _, tc := range cases {
-		n, err := st.PruneEvents(ctx, tc.upTo, tc.before, 1000)
+		n, err := (Outbox{DB: db}).PruneEvents(ctx, tc.upTo, tc.before, 1000)
 		if err != nil || n != tc.pruned {
 			t.Fatalf("%s: pruned %d (%v), want %d", tc.name, n, err, tc.pruned)
 		}

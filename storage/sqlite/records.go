@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"time"
 
@@ -123,6 +124,28 @@ func (o Outbox) Emit(ctx context.Context, e app.Event) error {
 	}
 	// The webhook deliveries of the event commit with it (one per subscription).
 	return mapErr(fanOutDeliveries(ctx, o.DB, o.write(ctx), e, data), "event deliveries")
+}
+
+// PruneEvents deletes at most limit events up to seq upTo created before t
+// (app.OutboxPruner).
+func (o Outbox) PruneEvents(ctx context.Context, upTo int64, t time.Time, limit int) (int, error) {
+	// The first event to keep by age, read first: the delete then walks the
+	// primary key only, holding the writer as briefly as it can.
+	var young sql.NullInt64
+	err := o.read(ctx).QueryRowContext(ctx, `SELECT seq FROM outbox WHERE created_at >= ? ORDER BY seq LIMIT 1`, ms(t)).Scan(&young)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, mapErr(err, "outbox")
+	}
+	if young.Valid {
+		upTo = min(upTo, young.Int64-1)
+	}
+	res, err := o.write(ctx).ExecContext(ctx, `DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox
+		WHERE seq <= ? ORDER BY seq LIMIT ?)`, upTo, limit)
+	if err != nil {
+		return 0, mapErr(err, "outbox")
+	}
+	n, err := res.RowsAffected()
+	return int(n), mapErr(err, "outbox")
 }
 
 // Events returns outbox events after sequence number seq, oldest first, with their

@@ -20,6 +20,7 @@ import (
 	"atrium/app/calendar"
 	"atrium/app/contacts"
 	"atrium/app/drive"
+	"atrium/app/drive/indexer"
 	"atrium/app/identity"
 	"atrium/app/partner"
 	"atrium/app/webhooks"
@@ -45,9 +46,11 @@ type Main struct {
 	Contacts *contacts.Service
 	Calendar *calendar.Service
 	Drive    *drive.Service
-	Tus      *tus.Handler
-	Mail     sqlite.MailOutbox
-	Server   *web.Server
+	// Search is the drive's search index (started by StartSearch).
+	Search *indexer.Indexer
+	Tus    *tus.Handler
+	Mail   sqlite.MailOutbox
+	Server *web.Server
 
 	// Webhooks manages subscriptions; Dispatcher posts their deliveries (started by Serve).
 	Webhooks   *webhooks.Service
@@ -166,10 +169,11 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		return nil, err
 	}
 	converter := convert.New(cfg.Editor.SofficePath, cfg.Editor.ConvertTimeout, "")
+	m.Search = indexer.New(sqlite.DriveStore{DB: db}, driveBlobs{m.Blobs}, searchIndexes(cfg.Data), extractor{}, log)
 	m.Drive = drive.NewService(sqlite.DriveStore{DB: db}, driveBlobs{m.Blobs}, driveURLs{signer}, audit, sqlite.Outbox{DB: db}, m.Clock, log,
 		cfg.Drive.options().WithSyncKey(cursorKey).WithPublicURL(cfg.PublicURL).WithArchive(archive, cfg.Drive.ArchiveAfter).
 			WithEditor(cfg.Editor.options(wopiKey)).WithConverter(converter).WithImaging(imaging.Codec{}).
-			WithSearch(searchIndexes(cfg.Data), extractor{}))
+			WithSearch(m.Search))
 	m.Partner.WithUserData(m.Drive) // contacts and calendars go with the user by the schema's cascades
 	if m.Tus, err = tus.New(tus.Config{Drive: m.Drive, Blobs: m.Blobs, Dir: filepath.Join(cfg.Data, "tus"), PublicURL: cfg.PublicURL, Log: log}); err != nil {
 		m.Close()
@@ -184,6 +188,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		Contacts:    m.Contacts,
 		Calendar:    m.Calendar,
 		Drive:       m.Drive,
+		Search:      m.Search.Documents,
 		Audit:       audit,
 		Idempotency: sqlite.Idempotency{DB: db},
 		Tx:          db,
@@ -270,7 +275,8 @@ func (m *Main) MetricsAddr() net.Addr {
 // Housekeeping runs once the maintenance that is not the drive's: it forgets
 // CardDAV and CalDAV deletions older than the sync log's age
 // (drive.sync_log_max_age), audit entries older than audit.max_age (when
-// set) and idle or expired web sessions. It returns how many rows each step removed.
+// set), idle or expired web sessions, and outbox events older than
+// app.EventsMaxAge that the search index has applied. It returns how many rows each step removed.
 func (m *Main) Housekeeping(ctx context.Context) (map[string]int, error) {
 	done := map[string]int{}
 	steps := []struct {
@@ -285,6 +291,9 @@ func (m *Main) Housekeeping(ctx context.Context) (map[string]int, error) {
 		}},
 		{"audit_pruned", m.pruneAudit},
 		{"web_sessions_pruned", m.Identity.PruneSessions},
+		{"events_pruned", func(ctx context.Context) (int, error) {
+			return app.OutboxPruner{Store: sqlite.Outbox{DB: m.DB}, Applied: m.Search.Applied}.Prune(ctx, m.Clock.Now())
+		}},
 	}
 	var errs []error
 	for _, st := range steps {
@@ -371,8 +380,8 @@ func (m *Main) Close() error {
 	if m.stopSearch != nil {
 		m.stopSearch()
 	}
-	if m.Drive != nil {
-		errs = append(errs, m.Drive.CloseSearch())
+	if m.Search != nil {
+		errs = append(errs, m.Search.Close())
 	}
 	if m.DB != nil {
 		errs = append(errs, m.DB.Close())

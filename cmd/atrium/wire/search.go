@@ -35,9 +35,9 @@ func (m *Main) StartSearch(ctx context.Context) {
 		cancel()
 		<-done
 	}
-	m.Drive.StartSearch(ctx)
+	m.Search.Start(ctx)
 	go func() {
 		defer close(done)
-		m.Drive.RunIndexer(ctx, m.Config.Drive.IndexInterval)
+		m.Search.Run(ctx, m.Config.Drive.IndexInterval)
 	}()
 }

@@ -1,0 +1,523 @@
+// Package indexer keeps the drive's full-text search index: it opens the index
+// on disk (rebuilding it from the store when it is missing, unreadable or
+// older than the events kept), applies the drive's outbox events to it in
+// outbox order, and answers the drive service's queries (drive.SearchBackend).
+//
+// The index is never the source of truth: it records the last event it
+// applied together with the documents, so a crash replays what it had not
+// applied, and it can be rebuilt from SQLite at any time (Rebuild, `atrium
+// reindex`). While it is being rebuilt, queries answer index_rebuilding (503,
+// Retry-After). Who may see a hit is the drive service's rule, decided at
+// query time (drive.Service.Search), never here.
+package indexer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"atrium/app"
+	"atrium/app/drive"
+)
+
+const (
+	// extractMaxBytes is the largest content whose text is extracted.
+	extractMaxBytes = 128 << 20
+	// extractTimeout bounds the text extraction of one file.
+	extractTimeout = 30 * time.Second
+	// inlineRebuild is the largest drive Start indexes before it returns; a
+	// larger one is indexed in the background.
+	inlineRebuild = 1000
+	// batch is how many documents one index batch holds.
+	batch = 500
+)
+
+// Store is what the indexer reads: the drive's items and the outbox.
+type Store interface {
+	drive.SearchStore
+	File(ctx context.Context, id string) (drive.File, error)
+	Ancestors(ctx context.Context, id string) ([]drive.File, error)
+	Subtree(ctx context.Context, id string, includeTrashed bool) ([]drive.File, error)
+}
+
+// Contents opens stored contents by blob name (drive.File.Hash).
+type Contents interface {
+	Open(hash string) (io.ReadSeekCloser, error)
+}
+
+// Indexer is the search index of a drive and its lifecycle.
+type Indexer struct {
+	store   Store
+	blobs   Contents
+	indexes drive.SearchIndexes
+	extract drive.TextExtractor
+	log     *slog.Logger
+
+	// mu serialises applying events and swapping the index.
+	mu  sync.Mutex
+	idx drive.SearchIndex
+	// rebuilding is set while the index is built anew; queries answer 503.
+	rebuilding atomic.Bool
+	// progress of a rebuild: done and total items.
+	done, total atomic.Int64
+	// bg counts the goroutines Start started; Close waits for them.
+	bg sync.WaitGroup
+}
+
+// New returns the indexer of the index on disk (indexes); Start opens it.
+func New(store Store, blobs Contents, indexes drive.SearchIndexes, extract drive.TextExtractor, log *slog.Logger) *Indexer {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Indexer{store: store, blobs: blobs, indexes: indexes, extract: extract, log: log}
+}
+
+func rebuildingError() error {
+	return &app.Error{Code: app.EIndexRebuilding, RetryAfter: 5,
+		Message: "The search index is being rebuilt; search is back in a moment."}
+}
+
+// Start opens the search index. A missing or unreadable index is rebuilt from
+// the store in the background; until it is ready, queries answer
+// index_rebuilding. It returns at once.
+func (x *Indexer) Start(ctx context.Context) {
+	idx, err := x.indexes.Open()
+	if err == nil {
+		if err = x.missedEvents(ctx, idx); err == nil {
+			x.mu.Lock()
+			x.idx = idx
+			x.mu.Unlock()
+			return
+		}
+		if cerr := idx.Close(); cerr != nil {
+			x.log.Warn("close the outdated search index", slog.Any("err", cerr))
+		}
+	}
+	if errors.Is(err, drive.ErrSearchIndexBusy) {
+		// Queries answer index_rebuilding until the other process lets go.
+		x.log.Error("search index held by another process; retrying", slog.Any("err", err))
+		x.bg.Go(func() { every(ctx, 5*time.Second, x.reopen(ctx)) })
+		return
+	}
+	// A small drive (a new installation) is indexed before serving, so
+	// search works from the first request; a large one in the background.
+	if n, cerr := x.store.CountIndexable(ctx); cerr == nil && n <= inlineRebuild {
+		x.log.Info("search index missing or unusable: building it", slog.Any("reason", err), slog.Int64("items", n))
+		if err := x.Rebuild(ctx, nil); err != nil && ctx.Err() == nil {
+			x.log.Error("search index rebuild failed", slog.Any("err", err))
+		}
+		return
+	}
+	x.log.Info("search index missing or unusable: building it in the background", slog.Any("reason", err))
+	x.rebuilding.Store(true)
+	x.bg.Go(func() {
+		if err := x.Rebuild(ctx, nil); err != nil && ctx.Err() == nil {
+			x.log.Error("search index rebuild failed", slog.Any("err", err))
+		}
+	})
+}
+
+// missedEvents returns an error when idx has not seen events that were pruned
+// since (an index older than the database): it must be built anew.
+func (x *Indexer) missedEvents(ctx context.Context, idx drive.SearchIndex) error {
+	cursor, err := idx.Cursor()
+	if err != nil {
+		return err
+	}
+	horizon, err := x.store.EventsHorizon(ctx)
+	if err != nil {
+		return err
+	}
+	if cursor < horizon {
+		return fmt.Errorf("the index stops at event %d, and the events up to %d were pruned since", cursor, horizon)
+	}
+	return nil
+}
+
+// Applied returns the last outbox event the index has applied: the events up
+// to it may be pruned. ok is false while the index is being built or is not
+// open (then no event may go).
+func (x *Indexer) Applied() (seq int64, ok bool) {
+	if x.rebuilding.Load() {
+		return 0, false
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.idx == nil {
+		return 0, false
+	}
+	seq, err := x.idx.Cursor()
+	return seq, err == nil && seq > 0
+}
+
+// reopen returns the step of the retry loop of Start while another process
+// holds the index: true to try again later.
+func (x *Indexer) reopen(ctx context.Context) func() bool {
+	return func() bool {
+		idx, err := x.indexes.Open()
+		switch {
+		case err == nil:
+			x.mu.Lock()
+			x.idx = idx
+			x.mu.Unlock()
+		case errors.Is(err, drive.ErrSearchIndexBusy):
+			return true
+		default:
+			x.Start(ctx)
+		}
+		return false
+	}
+}
+
+// Close flushes and closes the index. The context given to Start must be
+// done: Close waits for the goroutines it started.
+func (x *Indexer) Close() error {
+	x.bg.Wait()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.idx == nil {
+		return nil
+	}
+	err := x.idx.Close()
+	x.idx = nil
+	return err
+}
+
+// Rebuild builds the index anew from the store and puts it in place; progress,
+// when set, is told how many items are done of how many. Queries answer
+// index_rebuilding meanwhile.
+func (x *Indexer) Rebuild(ctx context.Context, progress func(done, total int64)) error {
+	x.rebuilding.Store(true)
+	defer x.rebuilding.Store(false)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.idx == nil {
+		// Make sure no other process uses the index we are about to replace.
+		idx, err := x.indexes.Open()
+		if errors.Is(err, drive.ErrSearchIndexBusy) {
+			return err
+		}
+		if err == nil {
+			x.idx = idx
+		}
+	}
+	if x.idx != nil {
+		if err := x.idx.Close(); err != nil {
+			return fmt.Errorf("close search index: %w", err)
+		}
+		x.idx = nil
+	}
+	// Events up to here are covered by the scan; later ones are applied after.
+	cursor, err := x.store.LastEventSeq(ctx)
+	if err != nil {
+		return err
+	}
+	total, err := x.store.CountIndexable(ctx)
+	if err != nil {
+		return err
+	}
+	x.total.Store(total)
+	x.done.Store(0)
+	parents, err := x.store.FolderParents(ctx)
+	if err != nil {
+		return err
+	}
+	idx, err := x.indexes.Build(ctx, func(idx drive.SearchIndex) error {
+		err := x.indexFiles(ctx, idx, nil, "", parents, cursor, func(n int) {
+			done := x.done.Add(int64(n))
+			if progress != nil {
+				progress(done, total)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		return idx.Apply(ctx, nil, nil, cursor) // an empty drive's index has its cursor too
+	})
+	if err != nil {
+		return fmt.Errorf("rebuild search index: %w", err)
+	}
+	x.idx = idx
+	return nil
+}
+
+// folderChain returns the folders from the root down to parent.
+func folderChain(parents map[string]string, parent string) []string {
+	var chain []string
+	for id := parent; id != "" && len(chain) < 1000; id = parents[id] {
+		chain = append(chain, id)
+	}
+	slices.Reverse(chain)
+	return chain
+}
+
+// doc makes the document of f. The content's text is reused from the index
+// when the content did not change, else extracted from the bytes.
+func (x *Indexer) doc(ctx context.Context, idx drive.SearchIndex, f drive.File, folders []string) drive.SearchDoc {
+	d := drive.SearchDoc{ID: f.ID, OrgID: f.OrgID, OwnerID: f.OwnerID, OwnerName: f.OwnerName, ParentID: f.Parent(),
+		Folders: folders, Name: f.Name, MimeType: f.MimeType, MimeGroup: f.MimeGroup, Description: f.Metadata.Description,
+		Tags: f.Metadata.Tags, IsFolder: f.IsFolder, SizeBytes: f.SizeBytes, ContentHash: f.ContentHash,
+		CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt}
+	if f.IsFolder || f.ContentHash == "" || !x.extract.Supported(f.MimeType, f.Name) {
+		return d
+	}
+	if idx != nil {
+		if hash, text, ok, err := idx.Content(f.ID); err == nil && ok && hash == f.ContentHash {
+			d.Content = text
+			return d
+		}
+	}
+	if f.SizeBytes > extractMaxBytes || f.Status != drive.StatusActive {
+		return d
+	}
+	r, err := x.blobs.Open(f.Hash())
+	if err != nil {
+		x.log.Warn("search: content not readable", slog.String("file_id", f.ID), slog.Any("err", err))
+		return d
+	}
+	defer r.Close()
+	// A deadline per file: a hostile document cannot hold the indexer.
+	ectx, cancel := context.WithTimeout(ctx, extractTimeout)
+	defer cancel()
+	text, _, err := x.extract.Text(ectx, r, f.SizeBytes, f.MimeType, f.Name, drive.SearchContentMax)
+	if err != nil {
+		// A file we cannot read is still found by its name and metadata.
+		x.log.Info("search: no text extracted", slog.String("file_id", f.ID), slog.String("mime_type", f.MimeType), slog.Any("err", err))
+	}
+	d.Content = text
+	return d
+}
+
+// Pending applies the drive events the index has not seen yet. Query calls
+// it first, so a search sees every change committed before it; a background
+// loop calls it too (Run).
+func (x *Indexer) Pending(ctx context.Context) error {
+	if x.rebuilding.Load() {
+		return nil
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.idx == nil {
+		return nil
+	}
+	cursor, err := x.idx.Cursor()
+	if err != nil {
+		return err
+	}
+	for {
+		changes, last, err := x.store.DriveEventsAfter(ctx, cursor, batch)
+		if err != nil {
+			return err
+		}
+		if last == cursor {
+			return nil
+		}
+		docs, deletes, err := x.changedDocs(ctx, x.idx, changes.FileIDs)
+		if err != nil {
+			return err
+		}
+		// The renamed owners' items go in first, under the old cursor: after a
+		// crash half-way, the events are applied again.
+		if err := x.reindexOwners(ctx, x.idx, changes.Renamed, cursor); err != nil {
+			return err
+		}
+		if err := x.forgetOwners(ctx, x.idx, changes.Deleted, cursor); err != nil {
+			return err
+		}
+		if err := x.idx.Apply(ctx, docs, deletes, last); err != nil {
+			return err
+		}
+		cursor = last
+	}
+}
+
+// forgetOwners removes every document of the owners, whose drives were
+// deleted with them.
+func (x *Indexer) forgetOwners(ctx context.Context, idx drive.SearchIndex, owners []string, cursor int64) error {
+	for _, owner := range owners {
+		for {
+			ids, err := idx.OwnedBy(ctx, owner, batch)
+			if err != nil {
+				return err
+			}
+			if len(ids) == 0 {
+				break
+			}
+			if err := idx.Apply(ctx, nil, ids, cursor); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Documents returns the number of items in the index; ok is false while the
+// index is being rebuilt or updated.
+func (x *Indexer) Documents() (n uint64, ok bool) {
+	if x.rebuilding.Load() || !x.mu.TryLock() {
+		return 0, false
+	}
+	defer x.mu.Unlock()
+	if x.idx == nil {
+		return 0, false
+	}
+	n, err := x.idx.Count()
+	return n, err == nil
+}
+
+// reindexOwners indexes again every live item of the owners, in batches, for
+// the owner's new name; the content's text is reused from the index.
+func (x *Indexer) reindexOwners(ctx context.Context, idx drive.SearchIndex, owners []string, cursor int64) error {
+	if len(owners) == 0 {
+		return nil
+	}
+	parents, err := x.store.FolderParents(ctx)
+	if err != nil {
+		return err
+	}
+	for _, owner := range slices.Compact(slices.Sorted(slices.Values(owners))) {
+		if err := x.indexFiles(ctx, idx, idx, owner, parents, cursor, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// indexFiles indexes every live item (ownerID's only when it is set) in
+// batches, recording cursor with each; the extracted text of documents in
+// reuse (when set) is reused. done, when set, is told each batch's size.
+func (x *Indexer) indexFiles(ctx context.Context, idx, reuse drive.SearchIndex, ownerID string, parents map[string]string, cursor int64, done func(int)) error {
+	after := ""
+	for {
+		files, err := x.store.IndexableFiles(ctx, ownerID, after, batch)
+		if err != nil || len(files) == 0 {
+			return err
+		}
+		docs := make([]drive.SearchDoc, 0, len(files))
+		for _, f := range files {
+			docs = append(docs, x.doc(ctx, reuse, f, folderChain(parents, f.Parent())))
+		}
+		if err := idx.Apply(ctx, docs, nil, cursor); err != nil {
+			return err
+		}
+		after = files[len(files)-1].ID
+		if done != nil {
+			done(len(files))
+		}
+	}
+}
+
+// changedDocs returns the documents to index and the ids to remove after
+// events about ids. An event about a folder re-indexes everything below it:
+// a move, rename, trash or restore of a folder changes what is below it too.
+func (x *Indexer) changedDocs(ctx context.Context, idx drive.SearchIndex, ids []string) ([]drive.SearchDoc, []string, error) {
+	var docs []drive.SearchDoc
+	var deletes []string
+	seen := map[string]bool{}
+	add := func(f drive.File, folders []string) {
+		if f.Searchable() {
+			docs = append(docs, x.doc(ctx, idx, f, folders))
+		} else {
+			deletes = append(deletes, f.ID)
+		}
+	}
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		f, err := x.store.File(ctx, id)
+		if app.ErrorCode(err) == app.ENotFound {
+			deletes = append(deletes, id)
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		anc, err := x.store.Ancestors(ctx, f.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		folders := make([]string, 0, len(anc))
+		for _, a := range anc {
+			folders = append(folders, a.ID)
+		}
+		add(f, folders)
+		if !f.IsFolder {
+			continue
+		}
+		below, err := x.store.Subtree(ctx, f.ID, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		chain := map[string][]string{f.ID: append(slices.Clone(folders), f.ID)}
+		for _, c := range below {
+			seen[c.ID] = true
+			up := chain[c.Parent()]
+			if c.IsFolder {
+				chain[c.ID] = append(slices.Clone(up), c.ID)
+			}
+			add(c, up) // the descendants of a trashed folder are trashed with it
+		}
+	}
+	return docs, deletes, nil
+}
+
+// Run applies new drive events to the index every interval until ctx ends.
+func (x *Indexer) Run(ctx context.Context, interval time.Duration) {
+	every(ctx, interval, func() bool {
+		if err := x.Pending(ctx); err != nil && ctx.Err() == nil {
+			x.log.Error("search indexing failed", slog.Any("err", err))
+		}
+		return true
+	})
+}
+
+// every calls fn every interval until ctx ends or fn returns false.
+func every(ctx context.Context, interval time.Duration, fn func() bool) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if !fn() {
+				return
+			}
+		}
+	}
+}
+
+// Progress reports whether the index is being rebuilt and how far.
+func (x *Indexer) Progress() (rebuilding bool, done, total int64) {
+	return x.rebuilding.Load(), x.done.Load(), x.total.Load()
+}
+
+// Query runs q on the index once the pending events are applied
+// (drive.SearchBackend): a search sees every change committed before it.
+func (x *Indexer) Query(ctx context.Context, q drive.SearchQuery) (drive.IndexResult, error) {
+	if x.rebuilding.Load() {
+		return drive.IndexResult{}, rebuildingError()
+	}
+	if err := x.Pending(ctx); err != nil {
+		return drive.IndexResult{}, fmt.Errorf("search: apply pending changes: %w", err)
+	}
+	x.mu.Lock()
+	idx := x.idx
+	x.mu.Unlock()
+	if idx == nil {
+		return drive.IndexResult{}, rebuildingError()
+	}
+	res, err := idx.Search(ctx, q)
+	if err != nil {
+		return drive.IndexResult{}, fmt.Errorf("search: %w", err)
+	}
+	return res, nil
+}
