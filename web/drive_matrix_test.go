@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -24,11 +25,21 @@ const txtDiscovery = `<?xml version="1.0" encoding="utf-8"?>
 </net-zone></wopi-discovery>`
 
 // matrixWorld: ann's folder Box holds f.txt at version 2 ("v2") and is shared
-// with bob for editing; ann writes through every door while a condition holds.
+// with bob for editing; the writer (me: ann, or bob for the view-only share)
+// writes through every door while a condition holds. box is the WebDAV path
+// of Box as the writer sees it.
 type matrixWorld struct {
-	s        *webtest.Server
-	ann, bob davUser
-	box, f   driveFile
+	s            *webtest.Server
+	ann, bob, me davUser
+	box, f       driveFile
+	boxPath      string
+}
+
+// setup is what a door prepares as the condition asks: the editor holds its
+// WOPI lock; the link the door writes through has this permission.
+type setup struct {
+	wopiLock bool
+	linkPerm string
 }
 
 // snapshot is what a refused write must leave as it was: the drive's rows,
@@ -63,70 +74,70 @@ func TestDriveWriteMatrix(t *testing.T) {
 	type prep = map[string]string
 	type door struct {
 		name    string
-		prepare func(t *testing.T, w matrixWorld, wopiLock bool) prep
+		prepare func(t *testing.T, w matrixWorld, su setup) prep
 		do      func(w matrixWorld, p prep) *webtest.Response
 		wopi    bool
 	}
-	over := func() map[string]string {
-		return map[string]string{"Destination": "/api/v1/webdav/Box/f.txt", "Overwrite": "T"}
+	over := func(w matrixWorld) map[string]string {
+		return map[string]string{"Destination": "/api/v1/webdav" + strings.ReplaceAll(w.boxPath, " ", "%20") + "/f.txt", "Overwrite": "T"}
 	}
 	doors := []door{
 		{name: "REST confirm",
-			prepare: func(t *testing.T, w matrixWorld, _ bool) prep {
+			prepare: func(t *testing.T, w matrixWorld, _ setup) prep {
 				var tk uploadTicket
-				w.ann.rest.ok(201, "POST", "/api/v1/drive/upload", map[string]any{"name": "f.txt", "parent_id": w.box.ID, "size": 5}, &tk)
+				w.me.rest.ok(201, "POST", "/api/v1/drive/upload", map[string]any{"name": "f.txt", "parent_id": w.box.ID, "size": 5}, &tk)
 				if res := putURL(t, tk.UploadURL, "text/plain", []byte("ann's")); res.StatusCode != 200 {
 					t.Fatalf("PUT upload: %d", res.StatusCode)
 				}
 				return prep{"id": tk.File.ID}
 			},
 			do: func(w matrixWorld, p prep) *webtest.Response {
-				return w.s.Do(webtest.Request{Method: "POST", Path: "/api/v1/drive/" + p["id"] + "/confirm", Token: w.ann.creds.Token})
+				return w.s.Do(webtest.Request{Method: "POST", Path: "/api/v1/drive/" + p["id"] + "/confirm", Token: w.me.creds.Token})
 			}},
 		{name: "WebDAV PUT",
 			do: func(w matrixWorld, _ prep) *webtest.Response {
-				return w.s.Do(davReq(w.ann, "PUT", "/Box/f.txt", nil, "ann's"))
+				return w.s.Do(davReq(w.me, "PUT", w.boxPath+"/f.txt", nil, "ann's"))
 			}},
 		{name: "MOVE over",
-			prepare: func(t *testing.T, w matrixWorld, _ bool) prep {
-				w.ann.want(201, "PUT", "/src.txt", nil, "ann's")
+			prepare: func(t *testing.T, w matrixWorld, _ setup) prep {
+				w.me.want(201, "PUT", "/src.txt", nil, "ann's")
 				return nil
 			},
 			do: func(w matrixWorld, _ prep) *webtest.Response {
-				return w.s.Do(davReq(w.ann, "MOVE", "/src.txt", over(), nil))
+				return w.s.Do(davReq(w.me, "MOVE", "/src.txt", over(w), nil))
 			}},
 		{name: "COPY onto",
-			prepare: func(t *testing.T, w matrixWorld, _ bool) prep {
-				w.ann.want(201, "PUT", "/src.txt", nil, "ann's")
+			prepare: func(t *testing.T, w matrixWorld, _ setup) prep {
+				w.me.want(201, "PUT", "/src.txt", nil, "ann's")
 				return nil
 			},
 			do: func(w matrixWorld, _ prep) *webtest.Response {
-				return w.s.Do(davReq(w.ann, "COPY", "/src.txt", over(), nil))
+				return w.s.Do(davReq(w.me, "COPY", "/src.txt", over(w), nil))
 			}},
 		{name: "TUS complete",
-			prepare: func(t *testing.T, w matrixWorld, _ bool) prep {
-				tc := tusClient{t: t, s: w.s, tok: w.ann.creds.Token}
+			prepare: func(t *testing.T, w matrixWorld, _ setup) prep {
+				tc := tusClient{t: t, s: w.s, tok: w.me.creds.Token}
 				return prep{"path": tc.create(tusMeta("filename", "t.txt", "parent_id", w.box.ID), 5)}
 			},
 			do: func(w matrixWorld, p prep) *webtest.Response {
-				return w.s.Do(webtest.Request{Method: "PATCH", Path: p["path"], Token: w.ann.creds.Token, Body: []byte("ann's"),
+				return w.s.Do(webtest.Request{Method: "PATCH", Path: p["path"], Token: w.me.creds.Token, Body: []byte("ann's"),
 					Header: map[string]string{"Tus-Resumable": "1.0.0", "Upload-Offset": "0", "Content-Type": "application/offset+octet-stream"}})
 			}},
 		{name: "TUS resolve overwrite",
-			prepare: func(t *testing.T, w matrixWorld, _ bool) prep {
-				tc := tusClient{t: t, s: w.s, tok: w.ann.creds.Token}
+			prepare: func(t *testing.T, w matrixWorld, _ setup) prep {
+				tc := tusClient{t: t, s: w.s, tok: w.me.creds.Token}
 				up := tc.create(tusMeta("filename", "f.txt", "parent_id", w.box.ID), 5)
 				webtest.Check(t, tc.patch(up, 0, []byte("ann's")), webtest.Scenario{Status: 204, Headers: map[string]string{"Atrium-Upload-Status": "conflict"}})
 				return prep{"id": strings.TrimPrefix(up, "/api/v1/drive/tus/")}
 			},
 			do: func(w matrixWorld, p prep) *webtest.Response {
-				return w.s.Do(webtest.Request{Method: "POST", Path: "/api/v1/drive/tus/" + p["id"] + "/resolve?strategy=overwrite", Token: w.ann.creds.Token})
+				return w.s.Do(webtest.Request{Method: "POST", Path: "/api/v1/drive/tus/" + p["id"] + "/resolve?strategy=overwrite", Token: w.me.creds.Token})
 			}},
 		{name: "WOPI PutFile", wopi: true,
-			prepare: func(t *testing.T, w matrixWorld, wopiLock bool) prep {
+			prepare: func(t *testing.T, w matrixWorld, su setup) prep {
 				var es editSession
-				w.ann.rest.ok(200, "GET", "/api/v1/drive/"+w.f.ID+"/edit-url", nil, &es)
-				if wopiLock {
+				w.me.rest.ok(200, "GET", "/api/v1/drive/"+w.f.ID+"/edit-url", nil, &es)
+				if su.wopiLock {
 					wantWOPI(t, wopiCall(w.s, "POST", w.f.ID, "", es.AccessToken, wopiOp("LOCK", "X-WOPI-Lock", "W1"), nil), 200, nil)
 				}
 				return prep{"tok": es.AccessToken}
@@ -135,19 +146,19 @@ func TestDriveWriteMatrix(t *testing.T) {
 				return wopiCall(w.s, "POST", w.f.ID, "contents", p["tok"], wopiOp("PUT", "X-WOPI-Lock", "W1"), "ann's")
 			}},
 		{name: "link write",
-			prepare: func(t *testing.T, w matrixWorld, _ bool) prep {
-				return prep{"tok": linkToken(t, w.s, w.ann.rest.share(w.f.ID, map[string]any{"create_link": true, "permission": "edit"}))}
+			prepare: func(t *testing.T, w matrixWorld, su setup) prep {
+				return prep{"tok": linkToken(t, w.s, w.ann.rest.share(w.f.ID, map[string]any{"create_link": true, "permission": su.linkPerm}))}
 			},
 			do: func(w matrixWorld, p prep) *webtest.Response {
 				return w.s.Do(webtest.Request{Method: "PUT", Path: "/api/v1/drive/shared-link/" + p["tok"] + "/content", Body: json.RawMessage(`"ann's"`)})
 			}},
 		{name: "version restore",
-			prepare: func(t *testing.T, w matrixWorld, _ bool) prep {
+			prepare: func(t *testing.T, w matrixWorld, _ setup) prep {
 				var vs []struct {
 					ID      string `json:"id"`
 					Version int    `json:"version"`
 				}
-				w.ann.rest.ok(200, "GET", "/api/v1/drive/"+w.f.ID+"/versions", nil, &vs)
+				w.me.rest.ok(200, "GET", "/api/v1/drive/"+w.f.ID+"/versions", nil, &vs)
 				for _, v := range vs {
 					if v.Version == 1 {
 						return prep{"v": v.ID}
@@ -157,7 +168,7 @@ func TestDriveWriteMatrix(t *testing.T) {
 				return nil
 			},
 			do: func(w matrixWorld, p prep) *webtest.Response {
-				return w.s.Do(webtest.Request{Method: "POST", Path: "/api/v1/drive/" + w.f.ID + "/versions/" + p["v"] + "/restore", Token: w.ann.creds.Token})
+				return w.s.Do(webtest.Request{Method: "POST", Path: "/api/v1/drive/" + w.f.ID + "/versions/" + p["v"] + "/restore", Token: w.me.creds.Token})
 			}},
 	}
 	bobLocks := func(folder bool) func(t *testing.T, w matrixWorld) {
@@ -180,6 +191,10 @@ func TestDriveWriteMatrix(t *testing.T) {
 		code     string
 		wopi     int  // WOPI's status
 		wopiLock bool // the editor holds its lock (else another's lock stands in its way)
+		// byBob: bob writes (through his share of Box, and a link of the
+		// permission linkPerm), else ann.
+		byBob    bool
+		linkPerm string
 		notApply []string
 		// except are doors that answer otherwise, by design: status and code.
 		except map[string][2]any
@@ -210,6 +225,17 @@ func TestDriveWriteMatrix(t *testing.T) {
 			// found (as when it is announced); a link to a trashed item is gone.
 			except: map[string][2]any{"TUS complete": {404, app.ENotFound}, "TUS resolve overwrite": {404, app.ENotFound},
 				"link write": {404, app.ENotFound}}},
+		{name: "view-only share", status: 403, code: app.EForbidden, wopi: 401, byBob: true, linkPerm: "view",
+			// Bob's share of Box becomes view-only after he announced,
+			// started or opened his change; a view link writes nothing.
+			apply: func(t *testing.T, w matrixWorld) {
+				if _, err := w.s.Main.DB.Exec(context.Background(), `UPDATE drive_shares SET permission = 'view' WHERE user_id = ?`, w.bob.creds.UserID); err != nil {
+					t.Fatal(err)
+				}
+			},
+			// The WebDAV mount shows what others share in "Shared with me",
+			// read-only whatever the share allows.
+			except: map[string][2]any{"WebDAV PUT": {403, app.EReadOnly}, "MOVE over": {403, app.EReadOnly}, "COPY onto": {403, app.EReadOnly}}},
 		{name: "suspended organisation", status: 403, code: app.EOrgSuspended, wopi: 401, wopiLock: true,
 			// A link of a suspended organisation is gone, like a revoked one:
 			// an anonymous caller learns nothing about the organisation.
@@ -246,9 +272,14 @@ func TestDriveWriteMatrix(t *testing.T) {
 				w.box = w.ann.rest.list("/api/v1/drive/browse").Items[0]
 				w.f = w.ann.rest.list("/api/v1/drive/browse/" + w.box.ID).Items[0]
 				share(t, s, w.ann, w.box.ID, w.bob.creds.UserID, "edit")
+				w.me, w.boxPath = w.ann, "/Box"
+				if c.byBob {
+					w.me, w.boxPath = w.bob, "/Shared with me/Box"
+				}
+				su := setup{wopiLock: c.wopiLock, linkPerm: cmp.Or(c.linkPerm, "edit")}
 				var p prep
 				if d.prepare != nil {
-					p = d.prepare(t, w, c.wopiLock)
+					p = d.prepare(t, w, su)
 				}
 				c.apply(t, w)
 				before := w.snapshot(t)
