@@ -3,11 +3,15 @@ package web_test
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,11 +39,36 @@ type matrixWorld struct {
 	boxPath      string
 }
 
+// prep is what a door prepared (ids, tokens) for its change.
+type prep = map[string]string
+
 // setup is what a door prepares as the condition asks: the editor holds its
 // WOPI lock; the link the door writes through has this permission.
 type setup struct {
 	wopiLock bool
 	linkPerm string
+}
+
+// as resolves the writer's REST token as the doors do (the identity service:
+// a suspended organisation is refused there) and calls fn with the principal.
+func (w matrixWorld) as(ctx context.Context, fn func(*app.Principal) error) error {
+	p, err := w.s.Main.Identity.Authenticate(ctx, w.me.creds.Token)
+	if err != nil {
+		return err
+	}
+	return fn(p)
+}
+
+// rootItem returns the id of the writer's item name at their root.
+func (w matrixWorld) rootItem(t *testing.T, name string) string {
+	t.Helper()
+	for _, it := range w.me.rest.list("/api/v1/drive/browse").Items {
+		if it.Name == name {
+			return it.ID
+		}
+	}
+	t.Fatalf("no %s at the root", name)
+	return ""
 }
 
 // snapshot is what a refused write must leave as it was: the drive's rows,
@@ -66,17 +95,22 @@ func scalar(t *testing.T, s *webtest.Server, q string) int64 {
 	return n
 }
 
-// The matrix of the issue: a write refused by a condition is refused with the
-// same app error through every door (WOPI in its protocol's terms) and
-// changes nothing: content, versions, items, events, sync feed.
+// The write matrix: a write refused by a condition is refused with the same
+// app error through every door and changes nothing: content, versions,
+// items, events, sync feed. Every cell runs twice: through the app services
+// the door calls (the credential resolved by the identity service, as the
+// doors do), then over HTTP through the real door, where the error becomes
+// its status (WOPI and the WebDAV mount in their protocols' terms).
 func TestDriveWriteMatrix(t *testing.T) {
 	t.Parallel()
-	type prep = map[string]string
 	type door struct {
 		name    string
 		prepare func(t *testing.T, w matrixWorld, su setup) prep
 		do      func(w matrixWorld, p prep) *webtest.Response
-		wopi    bool
+		// call makes the same change through the app services the door
+		// calls, the caller's credential resolved by the identity service.
+		call func(ctx context.Context, w matrixWorld, p prep) error
+		wopi bool
 	}
 	over := func(w matrixWorld) map[string]string {
 		return map[string]string{"Destination": "/api/v1/webdav" + strings.ReplaceAll(w.boxPath, " ", "%20") + "/f.txt", "Overwrite": "T"}
@@ -93,26 +127,47 @@ func TestDriveWriteMatrix(t *testing.T) {
 			},
 			do: func(w matrixWorld, p prep) *webtest.Response {
 				return w.s.Do(webtest.Request{Method: "POST", Path: "/api/v1/drive/" + p["id"] + "/confirm", Token: w.me.creds.Token})
+			},
+			call: func(ctx context.Context, w matrixWorld, p prep) error {
+				return w.as(ctx, func(pr *app.Principal) error { _, err := w.s.Main.Drive.Confirm(ctx, pr, p["id"]); return err })
 			}},
 		{name: "WebDAV PUT",
 			do: func(w matrixWorld, _ prep) *webtest.Response {
 				return w.s.Do(davReq(w.me, "PUT", w.boxPath+"/f.txt", nil, "ann's"))
+			},
+			call: func(ctx context.Context, w matrixWorld, _ prep) error {
+				return w.as(ctx, func(pr *app.Principal) error {
+					_, _, err := w.s.Main.Drive.Put(ctx, pr, drive.PutRequest{ParentID: w.box.ID, Name: "f.txt", Size: 5, Body: strings.NewReader("ann's")})
+					return err
+				})
 			}},
 		{name: "MOVE over",
 			prepare: func(t *testing.T, w matrixWorld, _ setup) prep {
 				w.me.want(201, "PUT", "/src.txt", nil, "ann's")
-				return nil
+				return prep{"src": w.rootItem(t, "src.txt")}
 			},
 			do: func(w matrixWorld, _ prep) *webtest.Response {
 				return w.s.Do(davReq(w.me, "MOVE", "/src.txt", over(w), nil))
+			},
+			call: func(ctx context.Context, w matrixWorld, p prep) error {
+				return w.as(ctx, func(pr *app.Principal) error {
+					_, err := w.s.Main.Drive.MoveOver(ctx, pr, p["src"], w.box.ID, "f.txt", w.f.ID)
+					return err
+				})
 			}},
 		{name: "COPY onto",
 			prepare: func(t *testing.T, w matrixWorld, _ setup) prep {
 				w.me.want(201, "PUT", "/src.txt", nil, "ann's")
-				return nil
+				return prep{"src": w.rootItem(t, "src.txt")}
 			},
 			do: func(w matrixWorld, _ prep) *webtest.Response {
 				return w.s.Do(davReq(w.me, "COPY", "/src.txt", over(w), nil))
+			},
+			call: func(ctx context.Context, w matrixWorld, p prep) error {
+				return w.as(ctx, func(pr *app.Principal) error {
+					_, err := w.s.Main.Drive.CopyOver(ctx, pr, p["src"], w.box.ID, "f.txt", false, w.f.ID)
+					return err
+				})
 			}},
 		{name: "TUS complete",
 			prepare: func(t *testing.T, w matrixWorld, _ setup) prep {
@@ -122,6 +177,18 @@ func TestDriveWriteMatrix(t *testing.T) {
 			do: func(w matrixWorld, p prep) *webtest.Response {
 				return w.s.Do(webtest.Request{Method: "PATCH", Path: p["path"], Token: w.me.creds.Token, Body: []byte("ann's"),
 					Header: map[string]string{"Tus-Resumable": "1.0.0", "Upload-Offset": "0", "Content-Type": "application/offset+octet-stream"}})
+			},
+			call: func(ctx context.Context, w matrixWorld, p prep) error {
+				sum := sha256.Sum256([]byte("ann's"))
+				put := func() error { _, err := w.s.Main.Blobs.Put(ctx, strings.NewReader("ann's"), 5); return err }
+				return w.as(ctx, func(pr *app.Principal) error {
+					id := path.Base(p["path"])
+					if _, err := w.s.Main.Drive.TusProgress(ctx, pr, id, 5, nil); err != nil {
+						return err
+					}
+					_, err := w.s.Main.Drive.CompleteTusUpload(ctx, pr, id, hex.EncodeToString(sum[:]), 5, put)
+					return err
+				})
 			}},
 		{name: "TUS resolve overwrite",
 			prepare: func(t *testing.T, w matrixWorld, _ setup) prep {
@@ -132,6 +199,12 @@ func TestDriveWriteMatrix(t *testing.T) {
 			},
 			do: func(w matrixWorld, p prep) *webtest.Response {
 				return w.s.Do(webtest.Request{Method: "POST", Path: "/api/v1/drive/tus/" + p["id"] + "/resolve?strategy=overwrite", Token: w.me.creds.Token})
+			},
+			call: func(ctx context.Context, w matrixWorld, p prep) error {
+				return w.as(ctx, func(pr *app.Principal) error {
+					_, err := w.s.Main.Drive.ResolveTusUpload(ctx, pr, p["id"], "overwrite")
+					return err
+				})
 			}},
 		{name: "WOPI PutFile", wopi: true,
 			prepare: func(t *testing.T, w matrixWorld, su setup) prep {
@@ -144,6 +217,14 @@ func TestDriveWriteMatrix(t *testing.T) {
 			},
 			do: func(w matrixWorld, p prep) *webtest.Response {
 				return wopiCall(w.s, "POST", w.f.ID, "contents", p["tok"], wopiOp("PUT", "X-WOPI-Lock", "W1"), "ann's")
+			},
+			call: func(ctx context.Context, w matrixWorld, p prep) error {
+				es, err := w.s.Main.Drive.OpenEditorSession(ctx, p["tok"], w.f.ID)
+				if err != nil {
+					return err
+				}
+				_, err = w.s.Main.Drive.WOPIPutFile(ctx, es, drive.WOPIPut{Lock: "W1", Body: strings.NewReader("ann's"), Size: 5})
+				return err
 			}},
 		{name: "link write",
 			prepare: func(t *testing.T, w matrixWorld, su setup) prep {
@@ -151,6 +232,10 @@ func TestDriveWriteMatrix(t *testing.T) {
 			},
 			do: func(w matrixWorld, p prep) *webtest.Response {
 				return w.s.Do(webtest.Request{Method: "PUT", Path: "/api/v1/drive/shared-link/" + p["tok"] + "/content", Body: json.RawMessage(`"ann's"`)})
+			},
+			call: func(ctx context.Context, w matrixWorld, p prep) error {
+				_, err := w.s.Main.Drive.LinkWriteContent(ctx, p["tok"], "ann's")
+				return err
 			}},
 		{name: "version restore",
 			prepare: func(t *testing.T, w matrixWorld, _ setup) prep {
@@ -169,6 +254,12 @@ func TestDriveWriteMatrix(t *testing.T) {
 			},
 			do: func(w matrixWorld, p prep) *webtest.Response {
 				return w.s.Do(webtest.Request{Method: "POST", Path: "/api/v1/drive/" + w.f.ID + "/versions/" + p["v"] + "/restore", Token: w.me.creds.Token})
+			},
+			call: func(ctx context.Context, w matrixWorld, p prep) error {
+				return w.as(ctx, func(pr *app.Principal) error {
+					_, err := w.s.Main.Drive.RestoreVersion(ctx, pr, w.f.ID, p["v"])
+					return err
+				})
 			}},
 	}
 	bobLocks := func(folder bool) func(t *testing.T, w matrixWorld) {
@@ -198,6 +289,10 @@ func TestDriveWriteMatrix(t *testing.T) {
 		notApply []string
 		// except are doors that answer otherwise, by design: status and code.
 		except map[string][2]any
+		// mount are the WebDAV mount's answers over HTTP where they differ.
+		mount map[string][2]any
+		// wopiCode is the app error of the WOPI door's service call (else code).
+		wopiCode string
 	}{
 		{name: "locked file", apply: bobLocks(false), status: 423, code: app.ELocked, wopi: 409,
 			notApply: []string{"TUS complete"}}, // a new name is not under the file's lock
@@ -224,7 +319,11 @@ func TestDriveWriteMatrix(t *testing.T) {
 			// A resumable upload names its folder by id: a trashed one is not
 			// found (as when it is announced); a link to a trashed item is gone.
 			except: map[string][2]any{"TUS complete": {404, app.ENotFound}, "TUS resolve overwrite": {404, app.ENotFound},
-				"link write": {404, app.ENotFound}}},
+				"link write": {404, app.ENotFound},
+				"WebDAV PUT": {404, app.ENotFound}, "MOVE over": {404, app.ENotFound}, "COPY onto": {404, app.ENotFound}},
+			// The mount answers 409 for a path whose parent is missing (RFC
+			// 4918 §9.7.1), the service not_found for the folder in the trash.
+			mount: map[string][2]any{"WebDAV PUT": {409, app.EConflict}, "MOVE over": {409, app.EConflict}, "COPY onto": {409, app.EConflict}}},
 		{name: "view-only share", status: 403, code: app.EForbidden, wopi: 401, byBob: true, linkPerm: "view",
 			// Bob's share of Box becomes view-only after he announced,
 			// started or opened his change; a view link writes nothing.
@@ -235,8 +334,11 @@ func TestDriveWriteMatrix(t *testing.T) {
 			},
 			// The WebDAV mount shows what others share in "Shared with me",
 			// read-only whatever the share allows.
-			except: map[string][2]any{"WebDAV PUT": {403, app.EReadOnly}, "MOVE over": {403, app.EReadOnly}, "COPY onto": {403, app.EReadOnly}}},
+			mount: map[string][2]any{"WebDAV PUT": {403, app.EReadOnly}, "MOVE over": {403, app.EReadOnly}, "COPY onto": {403, app.EReadOnly}}},
 		{name: "suspended organisation", status: 403, code: app.EOrgSuspended, wopi: 401, wopiLock: true,
+			// An editor's access token of a suspended organisation is no
+			// longer valid (WOPI's answer to a bad token).
+			wopiCode: app.EUnauthorized,
 			// A link of a suspended organisation is gone, like a revoked one:
 			// an anonymous caller learns nothing about the organisation.
 			except: map[string][2]any{"link write": {404, app.ENotFound}},
@@ -252,65 +354,87 @@ func TestDriveWriteMatrix(t *testing.T) {
 		rw.Write([]byte(strings.ReplaceAll(txtDiscovery, "EDITOR", editor.URL)))
 	})
 	t.Cleanup(editor.Close)
-	for _, c := range conditions {
-		for _, d := range doors {
-			skip := false
-			for _, n := range c.notApply {
-				skip = skip || n == d.name
-			}
-			if skip {
-				continue
-			}
-			t.Run(c.name+"/"+d.name, func(t *testing.T) {
-				t.Parallel()
-				s := webtest.New(t, withEditor(editor.URL))
-				w := matrixWorld{s: s, ann: newDavUser(t, s, "Matrix Org", "ann@example.test", "admin"),
-					bob: newDavUser(t, s, "Matrix Org", "bob@example.test", "member")}
-				w.ann.want(201, "MKCOL", "/Box", nil, nil)
-				w.ann.want(201, "PUT", "/Box/f.txt", map[string]string{"Content-Type": "text/plain"}, "v1")
-				w.ann.want(204, "PUT", "/Box/f.txt", map[string]string{"Content-Type": "text/plain"}, "v2")
-				w.box = w.ann.rest.list("/api/v1/drive/browse").Items[0]
-				w.f = w.ann.rest.list("/api/v1/drive/browse/" + w.box.ID).Items[0]
-				share(t, s, w.ann, w.box.ID, w.bob.creds.UserID, "edit")
-				w.me, w.boxPath = w.ann, "/Box"
-				if c.byBob {
-					w.me, w.boxPath = w.bob, "/Shared with me/Box"
+	for _, mode := range []string{"service", "HTTP"} {
+		for _, c := range conditions {
+			for _, d := range doors {
+				if slices.Contains(c.notApply, d.name) {
+					continue
 				}
-				su := setup{wopiLock: c.wopiLock, linkPerm: cmp.Or(c.linkPerm, "edit")}
-				var p prep
-				if d.prepare != nil {
-					p = d.prepare(t, w, su)
-				}
-				c.apply(t, w)
-				before := w.snapshot(t)
-				res := d.do(w, p)
-				if d.wopi {
-					if res.StatusCode != c.wopi {
-						t.Fatalf("WOPI: %d %s, want %d", res.StatusCode, res.Body, c.wopi)
+				t.Run(mode+"/"+c.name+"/"+d.name, func(t *testing.T) {
+					t.Parallel()
+					w, p := newMatrixWorld(t, editor.URL, c.byBob, func(w matrixWorld) prep {
+						if d.prepare == nil {
+							return nil
+						}
+						return d.prepare(t, w, setup{wopiLock: c.wopiLock, linkPerm: cmp.Or(c.linkPerm, "edit")})
+					})
+					c.apply(t, w)
+					before := w.snapshot(t)
+					if mode == "service" {
+						want := c.code
+						if e, ok := c.except[d.name]; ok {
+							want = e[1].(string)
+						}
+						if d.wopi && c.wopiCode != "" {
+							want = c.wopiCode
+						}
+						if err := d.call(context.Background(), w, p); app.ErrorCode(err) != want {
+							t.Fatalf("%v (%s), want %s", err, app.ErrorCode(err), want)
+						}
+					} else {
+						res := d.do(w, p)
+						if d.wopi {
+							if res.StatusCode != c.wopi {
+								t.Fatalf("WOPI: %d %s, want %d", res.StatusCode, res.Body, c.wopi)
+							}
+							if c.code == app.ELocked && len(res.Header.Values("X-WOPI-Lock")) != 1 {
+								t.Fatalf("WOPI lock refusal without X-WOPI-Lock: %v", res.Header)
+							}
+						} else if e, ok := c.mount[d.name]; ok {
+							webtest.Check(t, res, webtest.Scenario{Status: e[0].(int), Problem: e[1].(string)})
+						} else if e, ok := c.except[d.name]; ok {
+							webtest.Check(t, res, webtest.Scenario{Status: e[0].(int), Problem: e[1].(string)})
+						} else {
+							webtest.Check(t, res, webtest.Scenario{Status: c.status, Problem: c.code})
+						}
 					}
-					if c.code == app.ELocked && len(res.Header.Values("X-WOPI-Lock")) != 1 {
-						t.Fatalf("WOPI lock refusal without X-WOPI-Lock: %v", res.Header)
+					if after := w.snapshot(t); after != before {
+						t.Fatalf("a refused write changed the drive: %s → %s", before, after)
 					}
-				} else if e, ok := c.except[d.name]; ok {
-					webtest.Check(t, res, webtest.Scenario{Status: e[0].(int), Problem: e[1].(string)})
-				} else {
-					webtest.Check(t, res, webtest.Scenario{Status: c.status, Problem: c.code})
-				}
-				if after := w.snapshot(t); after != before {
-					t.Fatalf("a refused write changed the drive: %s → %s", before, after)
-				}
-				var content string
-				db := openRO(t, s)
-				defer db.Close()
-				if err := db.QueryRow(`SELECT version || ':' || content_hash || ':' || name FROM drive_files WHERE id = ?`, w.f.ID).Scan(&content); err != nil {
-					t.Fatal(err)
-				}
-				if want := fmt.Sprintf("2:%s:f.txt", w.f.ContentHash); content != want {
-					t.Fatalf("f.txt is %s, want %s", content, want)
-				}
-			})
+					var content string
+					db := openRO(t, w.s)
+					defer db.Close()
+					if err := db.QueryRow(`SELECT version || ':' || content_hash || ':' || name FROM drive_files WHERE id = ?`, w.f.ID).Scan(&content); err != nil {
+						t.Fatal(err)
+					}
+					if want := fmt.Sprintf("2:%s:f.txt", w.f.ContentHash); content != want {
+						t.Fatalf("f.txt is %s, want %s", content, want)
+					}
+				})
+			}
 		}
 	}
+}
+
+// newMatrixWorld makes the world of one cell: ann's Box with f.txt at
+// version 2, shared with bob for editing; the writer is bob when byBob. It
+// returns what prepare made before the condition is applied.
+func newMatrixWorld(t *testing.T, editorURL string, byBob bool, prepare func(matrixWorld) prep) (matrixWorld, prep) {
+	t.Helper()
+	s := webtest.New(t, withEditor(editorURL))
+	w := matrixWorld{s: s, ann: newDavUser(t, s, "Matrix Org", "ann@example.test", "admin"),
+		bob: newDavUser(t, s, "Matrix Org", "bob@example.test", "member")}
+	w.ann.want(201, "MKCOL", "/Box", nil, nil)
+	w.ann.want(201, "PUT", "/Box/f.txt", map[string]string{"Content-Type": "text/plain"}, "v1")
+	w.ann.want(204, "PUT", "/Box/f.txt", map[string]string{"Content-Type": "text/plain"}, "v2")
+	w.box = w.ann.rest.list("/api/v1/drive/browse").Items[0]
+	w.f = w.ann.rest.list("/api/v1/drive/browse/" + w.box.ID).Items[0]
+	share(t, s, w.ann, w.box.ID, w.bob.creds.UserID, "edit")
+	w.me, w.boxPath = w.ann, "/Box"
+	if byBob {
+		w.me, w.boxPath = w.bob, "/Shared with me/Box"
+	}
+	return w, prepare(w)
 }
 
 func openRO(t *testing.T, s *webtest.Server) *sql.DB {

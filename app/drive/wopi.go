@@ -25,16 +25,24 @@ import (
 
 // LockMismatch is a WOPI lock conflict (409 with X-WOPI-Lock): Current is the
 // file's editor lock id, empty when the file is unlocked or locked by another
-// client (a WebDAV lock).
+// client (a WebDAV lock); Held is set when a lock stands in the way (another
+// editor session's or another client's), not when the file is unlocked.
 type LockMismatch struct {
 	Current string
 	Reason  string
+	Held    bool
 }
 
 func (e *LockMismatch) Error() string { return "lock mismatch: " + e.Reason }
 
-// Unwrap makes a mismatch a conflict for app.ErrorCode.
-func (e *LockMismatch) Unwrap() error { return &app.Error{Code: app.EConflict, Message: e.Reason} }
+// Unwrap makes a mismatch locked for app.ErrorCode when a lock is held by
+// another (as at every other door), else a conflict.
+func (e *LockMismatch) Unwrap() error {
+	if e.Held {
+		return &app.Error{Code: app.ELocked, Message: e.Reason}
+	}
+	return &app.Error{Code: app.EConflict, Message: e.Reason}
+}
 
 // DocumentChanged is the answer to a PutFile whose editor loaded an older
 // state of the file than the current one (Collabora's X-COOL-WOPI-Timestamp).
@@ -184,10 +192,10 @@ func (s *Service) editorLocks(ctx context.Context, fileID string) (*Lock, []Lock
 
 func mismatch(ed *Lock, others []Lock) error {
 	if ed != nil {
-		return &LockMismatch{Current: ed.OwnerInfo, Reason: "The file is locked by another editor session."}
+		return &LockMismatch{Current: ed.OwnerInfo, Reason: "The file is locked by another editor session.", Held: true}
 	}
 	if len(others) > 0 {
-		return &LockMismatch{Reason: "The file is locked by another client (a WebDAV lock)."}
+		return &LockMismatch{Reason: "The file is locked by another client (a WebDAV lock).", Held: true}
 	}
 	return &LockMismatch{Reason: "The file is not locked."}
 }
