@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"net/http"
 	"time"
 )
 
@@ -24,7 +23,7 @@ type IdempotencyRecord struct {
 	RequestHash []byte
 	InFlight    bool
 	Status      int
-	Header      http.Header
+	Header      map[string][]string
 	Body        []byte
 }
 
@@ -45,7 +44,7 @@ type IdempotencyStore interface {
 	Claim(ctx context.Context, orgID, key, principal string, requestHash []byte) (*IdempotencyRecord, error)
 	// Complete stores the response of a claimed key (inside the handler's
 	// transaction, so the resource and its replay commit together).
-	Complete(ctx context.Context, orgID, key string, status int, header http.Header, body []byte) error
+	Complete(ctx context.Context, orgID, key string, status int, header map[string][]string, body []byte) error
 	// Release forgets a claimed key whose request failed (4xx and 5xx are not kept).
 	Release(ctx context.Context, orgID, key string) error
 }

@@ -17,6 +17,7 @@ import (
 	"atrium/app"
 	"atrium/app/identity"
 	"atrium/app/webhooks"
+	"atrium/hooksend"
 	"atrium/cmd/atrium/wire"
 	"atrium/storage/sqlite"
 	"atrium/web/webtest"
@@ -801,8 +802,9 @@ func TestWebhookConcurrentDispatchersNeverDoubleSend(t *testing.T) {
 	}
 	// Two dispatchers on the same database, as two processes would be.
 	schedule, _ := w.s.Main.Config.RetrySchedule()
-	other := webhooks.NewDispatcher(sqlite.WebhookStore{DB: w.s.Main.DB}, webhooks.DispatcherConfig{Schedule: schedule,
-		Timeout: time.Second, AllowPrivateTargets: true, Workers: 4, PerTarget: 2}, nil, w.s.Clock.Now)
+	poster := hooksend.New(hooksend.Options{Timeout: time.Second, AllowPrivateTargets: true, Conns: 4})
+	other := webhooks.NewDispatcher(sqlite.WebhookStore{DB: w.s.Main.DB}, poster, webhooks.DispatcherConfig{Schedule: schedule,
+		Timeout: time.Second, Workers: 4, PerTarget: 2}, nil, w.s.Clock.Now)
 	other.Start(context.Background())
 	t.Cleanup(func() { other.Shutdown(context.Background()) })
 	w.start()

@@ -3,12 +3,9 @@ package webhooks
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
-	"net/http"
+	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -21,10 +18,9 @@ type DispatcherConfig struct {
 	// Schedule is the retry schedule: entry i is the delay before attempt i+1;
 	// its length is the number of attempts (default DefaultSchedule).
 	Schedule []time.Duration
-	// Timeout bounds one attempt: a receiver must answer 2xx within it (default 10 s).
+	// Timeout is the poster's bound on one attempt (default 10 s): a claimed
+	// delivery's lease outlasts it.
 	Timeout time.Duration
-	// AllowPrivateTargets lets connections reach loopback and private addresses.
-	AllowPrivateTargets bool
 	// Retention is how long finished deliveries are kept (default 30 days).
 	Retention time.Duration
 	// Workers is the number of concurrent attempts (default 128).
@@ -35,9 +31,33 @@ type DispatcherConfig struct {
 	// Poll is how often due deliveries are looked for when nothing wakes the
 	// dispatcher (default 250 ms).
 	Poll time.Duration
-	// Transport overrides the HTTP transport (tests); its dialer must apply the
-	// private-target check itself.
-	Transport http.RoundTripper
+}
+
+// Post is one attempt as the receiver gets it: the target, the headers
+// (signature, timestamp, event type, delivery id) and the body.
+type Post struct {
+	URL    string
+	Header map[string][]string
+	Body   []byte
+}
+
+// Reply is a receiver's answer: its status and headers, the first
+// ResponseBodyLimit bytes of its body, the delay its Retry-After asks for
+// (capped at MaxRetryAfter; 0 without one), and why the body could not be
+// read to the end, if it could not.
+type Reply struct {
+	Status     int
+	Header     map[string][]string
+	Body       []byte
+	RetryAfter time.Duration
+	ReadError  string
+}
+
+// Poster makes one attempt (an adapter: hooksend, over HTTP, refusing
+// private targets unless allowed and never following redirects). An error
+// means no answer came; its message tells the integrator why.
+type Poster interface {
+	Post(ctx context.Context, p Post) (Reply, error)
 }
 
 // Dispatcher posts due deliveries. It owns its goroutines: Start runs them,
@@ -52,7 +72,7 @@ type Dispatcher struct {
 	cfg    DispatcherConfig
 	log    *slog.Logger
 	clock  app.Clock
-	client *http.Client
+	poster Poster
 
 	wakeCh chan struct{}
 	jobs   chan Job
@@ -69,8 +89,8 @@ type Dispatcher struct {
 	started  bool
 }
 
-// NewDispatcher returns a dispatcher; Start runs it.
-func NewDispatcher(store Store, cfg DispatcherConfig, log *slog.Logger, clock app.Clock) *Dispatcher {
+// NewDispatcher returns a dispatcher posting through poster; Start runs it.
+func NewDispatcher(store Store, poster Poster, cfg DispatcherConfig, log *slog.Logger, clock app.Clock) *Dispatcher {
 	if len(cfg.Schedule) == 0 {
 		cfg.Schedule = DefaultSchedule
 	}
@@ -92,30 +112,8 @@ func NewDispatcher(store Store, cfg DispatcherConfig, log *slog.Logger, clock ap
 	if log == nil {
 		log = slog.Default()
 	}
-	tr := cfg.Transport
-	if tr == nil {
-		d := &net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}
-		if !cfg.AllowPrivateTargets {
-			d.Control = dialControl
-		}
-		tr = &http.Transport{
-			Proxy:                 nil, // never through a proxy: the address check applies to the receiver
-			DialContext:           d.DialContext,
-			ForceAttemptHTTP2:     true,
-			MaxIdleConns:          cfg.Workers * 2,
-			MaxIdleConnsPerHost:   cfg.Workers, // subscriptions may share a host
-			IdleConnTimeout:       90 * time.Second,
-			TLSHandshakeTimeout:   cfg.Timeout,
-			ResponseHeaderTimeout: cfg.Timeout,
-		}
-	}
 	return &Dispatcher{
-		store: store, cfg: cfg, log: log, clock: clock,
-		client: &http.Client{
-			Transport:     tr,
-			Timeout:       cfg.Timeout,
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		},
+		store: store, poster: poster, cfg: cfg, log: log, clock: clock,
 		wakeCh:   make(chan struct{}, 1),
 		inflight: map[string]int{},
 	}
@@ -321,84 +319,45 @@ func (d *Dispatcher) prune(ctx context.Context) {
 func (d *Dispatcher) attempt(ctx context.Context, j Job) Result {
 	start := d.clock.Now()
 	ts := start.Unix()
-	a := DeliveryAttempt{Number: j.Attempt, StartedAt: start, RequestHeaders: http.Header{}}
-	r := Result{Job: j}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, j.URL, bytes.NewReader(j.Body))
-	if err != nil {
-		a.Error = "invalid target URL: " + err.Error()
-		r.Attempt = a
-		return r
+	hdr := map[string][]string{
+		"Content-Type":  {"application/json"},
+		"User-Agent":    {"Atrium-Webhooks/1"},
+		HeaderEvent:     {j.EventType},
+		HeaderDelivery:  {j.DeliveryID},
+		HeaderTimestamp: {strconv.FormatInt(ts, 10)},
+		HeaderSignature: {Sign(j.Secret, ts, j.Body)},
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "Atrium-Webhooks/1")
-	req.Header.Set(HeaderEvent, j.EventType)
-	req.Header.Set(HeaderDelivery, j.DeliveryID)
-	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
-	req.Header.Set(HeaderSignature, Sign(j.Secret, ts, j.Body))
-	a.RequestHeaders = req.Header.Clone()
-	a.RequestHeaders.Set("Content-Length", strconv.Itoa(len(j.Body)))
-
+	a := DeliveryAttempt{Number: j.Attempt, StartedAt: start, RequestHeaders: maps.Clone(hdr)}
+	a.RequestHeaders["Content-Length"] = []string{strconv.Itoa(len(j.Body))}
+	r := Result{Job: j}
 	t0 := time.Now()
-	res, err := d.client.Do(req)
+	res, err := d.poster.Post(ctx, Post{URL: j.URL, Header: hdr, Body: j.Body})
+	a.DurationMS = time.Since(t0).Milliseconds()
 	if err != nil {
-		a.DurationMS = time.Since(t0).Milliseconds()
-		a.Error = describe(err, d.cfg.Timeout)
+		a.Error = err.Error()
 		r.Interrupted = ctx.Err() != nil
 		r.Attempt = a
 		return r
 	}
-	body, rerr := io.ReadAll(io.LimitReader(res.Body, ResponseBodyLimit))
-	// Drain a little more so the connection can be reused, then close.
-	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
-	res.Body.Close()
-	a.DurationMS = time.Since(t0).Milliseconds()
-	st := res.StatusCode
+	st := res.Status
 	a.ResponseStatus = &st
 	a.ResponseHeaders = res.Header
-	a.ResponseBody = string(bytes.ToValidUTF8(body, []byte("\uFFFD")))
+	a.ResponseBody = string(bytes.ToValidUTF8(res.Body, []byte("\uFFFD")))
 	switch {
-	case rerr != nil && !errors.Is(rerr, io.EOF):
-		a.Error = "reading the response: " + describe(rerr, d.cfg.Timeout)
+	case res.ReadError != "":
+		a.Error = res.ReadError
 	case st >= 200 && st < 300:
 		r.Success = true
 	case st >= 300 && st < 400:
 		a.Error = fmt.Sprintf("receiver answered %d (redirects are not followed)", st)
 	default:
 		a.Error = fmt.Sprintf("receiver answered %d", st)
-		if st == http.StatusTooManyRequests || st == http.StatusServiceUnavailable {
-			r.RetryAfter = retryAfter(res.Header.Get("Retry-After"), d.clock.Now())
+		if st == 429 || st == 503 { // Too Many Requests, Service Unavailable
+			r.RetryAfter = res.RetryAfter
 		}
 	}
 	r.Attempt = a
 	return r
-}
-
-// describe turns a transport error into a message for the integrator.
-func describe(err error, timeout time.Duration) string {
-	var ne net.Error
-	switch {
-	case errors.Is(err, errPrivateTarget):
-		return errPrivateTarget.Error()
-	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
-		return fmt.Sprintf("no answer within %s", timeout)
-	case errors.Is(err, context.Canceled):
-		return "attempt interrupted by shutdown"
-	}
-	return err.Error()
-}
-
-// retryAfter parses a Retry-After header (seconds or an HTTP date), capped.
-func retryAfter(v string, now time.Time) time.Duration {
-	if v == "" {
-		return 0
-	}
-	var d time.Duration
-	if n, err := strconv.Atoi(v); err == nil {
-		d = time.Duration(n) * time.Second
-	} else if t, err := http.ParseTime(v); err == nil {
-		d = t.Sub(now)
-	}
-	return min(max(d, 0), MaxRetryAfter)
 }
 
 // NextAttempt returns, for a failed attempt number n of the current cycle (1-based),

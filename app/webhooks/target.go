@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -52,23 +51,6 @@ func PublicAddr(a netip.Addr) bool {
 		}
 	}
 	return true
-}
-
-// errPrivateTarget is returned when a connection would reach a refused address.
-var errPrivateTarget = errors.New("target address is loopback, private, link-local or reserved (refused; set webhooks.allow_private_targets to allow)")
-
-// dialControl refuses, at connect time, addresses that are not public: a host
-// that resolved to a public address when the subscription was saved may resolve
-// elsewhere later (DNS rebinding).
-func dialControl(_, address string, _ syscall.RawConn) error {
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil {
-		return fmt.Errorf("dial %s: %w", address, errPrivateTarget)
-	}
-	if !PublicAddr(ap.Addr()) {
-		return fmt.Errorf("dial %s: %w", ap.Addr(), errPrivateTarget)
-	}
-	return nil
 }
 
 // checkURL validates a subscription URL: absolute http(s), a host, no

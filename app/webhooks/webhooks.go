@@ -11,7 +11,6 @@ package webhooks
 
 import (
 	"context"
-	"net/http"
 	"slices"
 	"time"
 
@@ -119,16 +118,16 @@ type Delivery struct {
 
 // DeliveryAttempt is one HTTP request of a delivery and its outcome.
 type DeliveryAttempt struct {
-	Number          int         `json:"number"`
-	StartedAt       time.Time   `json:"started_at"`
-	RequestHeaders  http.Header `json:"request_headers" doc:"Headers sent (signature and timestamp of this attempt)."`
-	RequestBody     string      `json:"request_body" doc:"The body sent: identical for every attempt of a delivery."`
-	ResponseStatus  *int        `json:"response_status"`
-	ResponseHeaders http.Header `json:"response_headers"`
-	ResponseBody    string      `json:"response_body" doc:"The first 4 KiB of the response body."`
-	DurationMS      int64       `json:"duration_ms"`
-	Error           string      `json:"error"`
-	Outcome         string      `json:"outcome" enum:"successful,retrying,failed,skipped" doc:"The delivery status this attempt led to."`
+	Number          int                 `json:"number"`
+	StartedAt       time.Time           `json:"started_at"`
+	RequestHeaders  map[string][]string `json:"request_headers" doc:"Headers sent (signature and timestamp of this attempt)."`
+	RequestBody     string              `json:"request_body" doc:"The body sent: identical for every attempt of a delivery."`
+	ResponseStatus  *int                `json:"response_status"`
+	ResponseHeaders map[string][]string `json:"response_headers"`
+	ResponseBody    string              `json:"response_body" doc:"The first 4 KiB of the response body."`
+	DurationMS      int64               `json:"duration_ms"`
+	Error           string              `json:"error"`
+	Outcome         string              `json:"outcome" enum:"successful,retrying,failed,skipped" doc:"The delivery status this attempt led to."`
 }
 
 // Job is a delivery claimed by a dispatcher: what it needs to post it.

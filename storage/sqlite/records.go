@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"time"
 
 	"atrium/app"
@@ -222,7 +221,7 @@ func (s Idempotency) Claim(ctx context.Context, orgID, key, principal string, ha
 }
 
 // Complete stores the response of a claimed key.
-func (s Idempotency) Complete(ctx context.Context, orgID, key string, status int, header http.Header, body []byte) error {
+func (s Idempotency) Complete(ctx context.Context, orgID, key string, status int, header map[string][]string, body []byte) error {
 	h, _ := json.Marshal(header)
 	_, err := s.write(ctx).ExecContext(ctx, `UPDATE idempotency_keys SET state = 'done', status = ?, headers = ?, body = ?
 		WHERE organization_id = ? AND key = ?`, status, string(h), body, orgID, key)

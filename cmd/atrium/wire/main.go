@@ -25,6 +25,7 @@ import (
 	"atrium/app/partner"
 	"atrium/app/webhooks"
 	"atrium/convert"
+	"atrium/hooksend"
 	"atrium/imaging"
 	"atrium/mail"
 	"atrium/storage/blob"
@@ -148,8 +149,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 	}
 	whStore := sqlite.WebhookStore{DB: db}
 	m.Webhooks = webhooks.NewService(whStore, audit, m.Clock, webhooks.Options{AllowPrivateTargets: cfg.Webhooks.AllowPrivateTargets})
-	m.Dispatcher = webhooks.NewDispatcher(whStore, webhooks.DispatcherConfig{Schedule: schedule, Timeout: cfg.Webhooks.Timeout,
-		AllowPrivateTargets: cfg.Webhooks.AllowPrivateTargets, Retention: cfg.Webhooks.Retention}, log, m.Clock)
+	poster := hooksend.New(hooksend.Options{Timeout: cfg.Webhooks.Timeout, AllowPrivateTargets: cfg.Webhooks.AllowPrivateTargets, Now: m.Clock})
+	m.Dispatcher = webhooks.NewDispatcher(whStore, poster, webhooks.DispatcherConfig{Schedule: schedule, Timeout: cfg.Webhooks.Timeout,
+		Retention: cfg.Webhooks.Retention}, log, m.Clock)
 	m.Webhooks.OnQueued(m.Dispatcher.Wake)
 	whStore.OnQueued(m.Dispatcher.Wake)
 	if cfg.Mail.Host != "" {
