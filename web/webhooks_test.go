@@ -17,8 +17,8 @@ import (
 	"atrium/app"
 	"atrium/app/identity"
 	"atrium/app/webhooks"
-	"atrium/hooksend"
 	"atrium/cmd/atrium/wire"
+	"atrium/hooksend"
 	"atrium/storage/sqlite"
 	"atrium/web/webtest"
 )
