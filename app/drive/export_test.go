@@ -10,3 +10,6 @@ func SetBeforeWrite(s *Service, fn func()) {
 	}
 	s.beforeWrite.Store(&fn)
 }
+
+// SetChildBatch makes Children read n items per query.
+func SetChildBatch(s *Service, n int) { s.childBatch = n }

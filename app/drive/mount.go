@@ -5,6 +5,7 @@ package drive
 // modification times.
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -31,10 +32,11 @@ type MountStore interface {
 	PatchDeadProps(ctx context.Context, fileID string, set, remove []DeadProp) error
 	// CopyDeadProps copies the dead properties of one item to another.
 	CopyDeadProps(ctx context.Context, fromID, toID string) error
-	// Children returns up to limit live items of folder parentID ("" is the
-	// root) of ownerID with ids after afterID, by id, with the columns a
-	// listing of the mount shows (no owner name, no metadata).
-	Children(ctx context.Context, ownerID, parentID, afterID string, limit int) ([]File, error)
+	// Children returns up to limit live folders (folders) or files of folder
+	// parentID ("" is the root) of ownerID after the key after, by name key
+	// then id, with the columns a listing of the mount shows (no owner name,
+	// no metadata), and the key of the last one.
+	Children(ctx context.Context, ownerID, parentID string, folders bool, after ChildKey, limit int) ([]File, ChildKey, error)
 	// SharedSince returns when the newest unexpired share with userID of a
 	// live item was made, else when the user was created.
 	SharedSince(ctx context.Context, orgID, userID string, now time.Time) (time.Time, error)
@@ -79,10 +81,16 @@ func (s *Service) ResolvePath(ctx context.Context, p *app.Principal, parentID st
 	return items, nil
 }
 
+// ChildKey is where a listing of a folder's children stopped: the name key
+// and id of the last item (zero: from the start).
+type ChildKey struct{ NameKey, ID string }
+
 // Children calls fn with the live items of folder folderID ("" is the
-// caller's root) in batches, each item carrying the caller's permission. It is
-// Browse for the mount: no counts, breadcrumbs, owner names or metadata, and
-// no page limit, so that a folder of 10,000 items lists in a few queries.
+// caller's root) in batches, folders first, then by name; each item carries
+// the caller's permission. It is Browse for the mount: no counts,
+// breadcrumbs, owner names or metadata, and no page limit, so that a folder
+// of 10,000 items lists in a few queries, each walking an index from where
+// the last stopped.
 func (s *Service) Children(ctx context.Context, p *app.Principal, folderID string, fn func([]File) error) error {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return err
@@ -101,26 +109,29 @@ func (s *Service) Children(ctx context.Context, p *app.Principal, folderID strin
 		}
 		owner, perm = f.OwnerID, f.Permission
 	}
-	const batch = 2000
-	after := ""
-	for {
-		items, err := s.store.Children(ctx, owner, folderID, after, batch)
-		if err != nil {
-			return err
-		}
-		for i := range items {
-			items[i].Permission = perm
-		}
-		if len(items) > 0 {
-			if err := fn(items); err != nil {
+	batch := cmp.Or(s.childBatch, 2000)
+	for _, folders := range []bool{true, false} {
+		var after ChildKey
+		for {
+			items, last, err := s.store.Children(ctx, owner, folderID, folders, after, batch)
+			if err != nil {
 				return err
 			}
+			for i := range items {
+				items[i].Permission = perm
+			}
+			if len(items) > 0 {
+				if err := fn(items); err != nil {
+					return err
+				}
+			}
+			if len(items) < batch {
+				break
+			}
+			after = last
 		}
-		if len(items) < batch {
-			return nil
-		}
-		after = items[len(items)-1].ID
 	}
+	return nil
 }
 
 // DeadProps returns the dead properties of items the caller has listed.

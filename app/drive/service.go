@@ -118,6 +118,9 @@ type Service struct {
 	// digests is where fillDigests goes on.
 	digests digestCursor
 
+	// childBatch is how many items one query of Children reads (0: 2000;
+	// tests set fewer).
+	childBatch int
 	// beforeWrite, in tests, runs between a change's early checks and its
 	// transaction (see export_test.go).
 	beforeWrite atomic.Pointer[func()]

@@ -72,31 +72,35 @@ func (s DriveStore) CopyDeadProps(ctx context.Context, fromID, toID string) erro
 	return mapErr(err, "drive properties")
 }
 
-// Children returns a batch of a folder's live items by id, with the columns
-// of a mount listing only.
-func (s DriveStore) Children(ctx context.Context, ownerID, parentID, afterID string, limit int) ([]drive.File, error) {
+// Children returns a batch of a folder's live folders or files by name key,
+// with the columns of a mount listing only.
+func (s DriveStore) Children(ctx context.Context, ownerID, parentID string, folders bool, after drive.ChildKey, limit int) ([]drive.File, drive.ChildKey, error) {
+	// The index drive_files_browse_name walks (owner, parent, is_folder,
+	// name_key, id) of live items from the key on: no sort, no rescan.
 	rows, err := s.read(ctx).QueryContext(ctx, `SELECT id, organization_id, parent_id, name, is_folder, mime_type, size_bytes,
-		content_hash, version, status, seq, created_at, updated_at, ifnull(modified_at, updated_at) FROM drive_files
-		WHERE owner_id = ? AND parent_id IS ? AND trashed_at IS NULL AND status <> 'pending' AND id > ?
-		ORDER BY id LIMIT ?`, ownerID, emptyNull(parentID), afterID, limit)
+		content_hash, version, status, seq, created_at, updated_at, ifnull(modified_at, updated_at), name_key FROM drive_files
+		WHERE owner_id = ? AND parent_id IS ? AND is_folder = ? AND trashed_at IS NULL AND status <> 'pending'
+		AND (name_key, id) > (?, ?) ORDER BY name_key, id LIMIT ?`, ownerID, emptyNull(parentID), folders, after.NameKey, after.ID, limit)
 	if err != nil {
-		return nil, mapErr(err, "drive listing")
+		return nil, after, mapErr(err, "drive listing")
 	}
 	defer rows.Close()
 	out := make([]drive.File, 0, 64)
+	last := after
 	for rows.Next() {
 		f := drive.File{OwnerID: ownerID}
 		var parent sql.NullString
 		var c, u, m int64
 		if err := rows.Scan(&f.ID, &f.OrgID, &parent, &f.Name, &f.IsFolder, &f.MimeType, &f.SizeBytes, &f.ContentHash,
-			&f.Version, &f.Status, &f.Seq, &c, &u, &m); err != nil {
-			return nil, mapErr(err, "drive listing")
+			&f.Version, &f.Status, &f.Seq, &c, &u, &m, &last.NameKey); err != nil {
+			return nil, after, mapErr(err, "drive listing")
 		}
 		if parent.Valid {
 			f.ParentID = &parent.String
 		}
 		f.CreatedAt, f.UpdatedAt, f.ModifiedAt = fromMS(c), fromMS(u), fromMS(m)
+		last.ID = f.ID
 		out = append(out, f)
 	}
-	return out, mapErr(rows.Err(), "drive listing")
+	return out, last, mapErr(rows.Err(), "drive listing")
 }
