@@ -55,7 +55,7 @@ soak_secs=$(python3 -c "import re,sys; m=re.fullmatch(r'(\d+)(s|m|h)','$SOAK_DUR
   { echo "--soak-duration: use e.g. 90s, 10m, 1h" >&2; exit 2; }
 if [ "$soak_secs" -ge 300 ]; then SOAK_WINDOW=1m; else SOAK_WINDOW="$((soak_secs / 6))s"; fi
 
-STEPS="foundation partner webhooks contacts calendar drive thumbnail index blob transfer tus webdav smallfiles requestpath memory radicale webapp soak"
+STEPS="foundation partner webhooks contacts calendar drive thumbnail index blob transfer tus webdav smallfiles smalluploads requestpath memory radicale webapp soak"
 want() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
 
 machine() {
@@ -104,6 +104,7 @@ step transfer env SIZE_MIB="$TRANSFER_MIB" bash bench/drive-transfer.sh
 step tus env SIZE_MIB="$TRANSFER_MIB" bash bench/tus.sh
 step webdav env ITEMS="$DAV_ITEMS" GET_MB="$DAV_GET" PUT_MB="$DAV_PUT" RUNS="$DAV_RUNS" bash bench/webdav.sh
 step smallfiles env N="$DAV_ITEMS" RUNS="$DAV_RUNS" bash bench/smallfiles.sh
+step smalluploads env RUNS="$DAV_RUNS" bash bench/smalluploads.sh
 step requestpath env RUNS="$DAV_RUNS" bash bench/requestpath.sh
 step memory env GET_MB="$DAV_GET" bash bench/memory.sh
 step radicale env N="$RAD_N" RUNS="$RAD_RUNS" bash bench/radicale.sh

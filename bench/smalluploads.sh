@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Many small uploads through the web app's two ways in (issue 21): N files of
+# SIZE bytes, C at a time, through TUS (tus-js-client with its defaults) and
+# through the three-step presigned upload (announce, PUT, confirm; a Go
+# client, bench/presign, whose CPU weighs little beside the server's), against
+# this checkout and against the commit before issue 21's work (BASELINE,
+# built from git), servers in turn run by run so the machine's noise falls on
+# both alike. Target: each way at least 3x faster than the baseline.
+#
+#   bash bench/smalluploads.sh
+# Environment: N (default 1000), SIZE (1024), C (4), RUNS (3), BASELINE
+# (default feb6ede, the parent of the first commit of issue 21).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export GOFLAGS="${GOFLAGS:--buildvcs=false}"
+export CGO_ENABLED=0
+N="${N:-1000}"
+SIZE="${SIZE:-1024}"
+C="${C:-4}"
+RUNS="${RUNS:-3}"
+BASELINE="${BASELINE:-feb6ede}"
+TMP="$(mktemp -d /tmp/atrium-smalluploads.XXXXXX)"
+source bench/lib.sh
+PIDS=()
+su_cleanup() {
+  for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  git worktree remove --force "$TMP/baseline-src" 2>/dev/null || true
+  cleanup
+}
+trap su_cleanup EXIT
+for tool in node npm curl git; do command -v "$tool" >/dev/null || die "$tool is not installed"; done
+git cat-file -e "$BASELINE^{commit}" 2>/dev/null || die "baseline commit $BASELINE is not in this clone (git fetch it, or set BASELINE)"
+(cd bench/smalluploads && npm ci --no-audit --no-fund --prefer-offline --loglevel=error >/dev/null) || die "npm ci in bench/smalluploads"
+
+echo "== machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== $N uploads of $SIZE B, $C at a time, per way; $RUNS runs; baseline $(git rev-parse --short "$BASELINE")"
+go build -trimpath -ldflags "-s -w" -o "$TMP/atrium-now" ./cmd/atrium || die "go build"
+go build -o "$TMP/presign" ./bench/presign || die "go build bench/presign"
+git worktree add --detach "$TMP/baseline-src" "$BASELINE" >/dev/null 2>&1 || die "git worktree add $BASELINE"
+(cd "$TMP/baseline-src" && go build -trimpath -ldflags "-s -w" -o "$TMP/atrium-base" ./cmd/atrium) || die "go build $BASELINE"
+
+# serve NAME: starts the binary NAME on a fresh data directory; sets URL_<NAME>, TOK_<NAME>.
+serve() {
+  local name=$1 bin="$TMP/atrium-$1" data="$TMP/data-$1" port boot
+  port=$(free_port) || die "no free port"
+  boot=$("$bin" bootstrap --data "$data" --json) || die "$name bootstrap"
+  printf -v "TOK_$name" '%s' "$(printf '%s' "$boot" | sed -n 's/.*"token":"\([^"]*\)".*/\1/p')"
+  printf -v "URL_$name" '%s' "http://127.0.0.1:$port"
+  "$bin" serve --data "$data" --listen "127.0.0.1:$port" >"$TMP/serve-$name.log" 2>&1 &
+  PIDS+=($!)
+  for _ in $(seq 500); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ] && return 0
+    sleep 0.02
+  done
+  die "$name did not become ready (log: $TMP/serve-$name.log)"
+}
+serve now
+serve base
+
+for run in $(seq "$RUNS"); do
+  for way in tus presign; do
+    for name in base now; do
+      url="URL_$name" tok="TOK_$name"
+      if [ "$way" = tus ]; then
+        line=$(node bench/smalluploads/upload.mjs tus "${!url}" "${!tok}" "$N" "$SIZE" "$C") || die "tus upload to $name"
+      else
+        line=$("$TMP/presign" "${!url}" "${!tok}" "$N" "$SIZE" "$C") || die "presigned upload to $name"
+      fi
+      echo "run $run $name $line" | tee -a "$TMP/out"
+    done
+  done
+done
+
+echo
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+for way in tus presign; do
+  b=$(awk -v w="$way" '$3 == "base" && $4 == w { print $6 }' "$TMP/out" | median)
+  n=$(awk -v w="$way" '$3 == "now" && $4 == w { print $6 }' "$TMP/out" | median)
+  r=$(ratio "$b" "$n")
+  fig "$N small uploads, $way: speed-up" "${r}x ($n s now vs $b s at $(git rev-parse --short "$BASELINE"))" ">= 3x" "$(ge "$r" 3)"
+done

@@ -1,0 +1,59 @@
+// Times many small resumable uploads into Atrium, for bench/smalluploads.sh
+// (issue 21): N files of SIZE bytes, C at a time, into a fresh folder, with
+// tus-js-client (the client of Uppy's Tus plugin) and its defaults: POST to
+// create, one PATCH with the bytes. (The three-step upload is timed by
+// bench/presign, a Go client.)
+// Prints one line: "tus <n> <seconds> <files/s> p50 <ms> p99 <ms>".
+//
+//   node upload.mjs tus BASE TOKEN N SIZE C
+import crypto from 'node:crypto'
+import * as tus from 'tus-js-client'
+
+const [mode, base, token, nArg, sizeArg, cArg] = process.argv.slice(2)
+const n = Number(nArg), size = Number(sizeArg), c = Number(cArg)
+if (mode !== 'tus' || !base || !token || !(n > 0) || !(size > 0) || !(c > 0)) {
+  console.error('usage: node upload.mjs tus BASE TOKEN N SIZE C')
+  process.exit(2)
+}
+const auth = { Authorization: `Bearer ${token}` }
+
+async function api(method, path, body) {
+  const res = await fetch(base + '/api/v1' + path, {
+    method, headers: { ...auth, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body),
+  })
+  const text = await res.text()
+  if (!res.ok) {
+    throw new Error(`${method} ${path}: ${res.status} ${text}`)
+  }
+  return text ? JSON.parse(text) : null
+}
+
+function tusUpload(name, bytes, folderID) {
+  return new Promise((resolve, reject) => {
+    const up = new tus.Upload(bytes, {
+      endpoint: base + '/api/v1/drive/tus/',
+      headers: auth,
+      metadata: { filename: name, filetype: 'application/octet-stream', parent_id: folderID },
+      uploadSize: bytes.length,
+      onSuccess: resolve,
+      onError: reject,
+    })
+    up.start()
+  })
+}
+
+const folder = await api('POST', '/drive/folders', { name: `${mode}-${Date.now()}-${crypto.randomUUID()}` })
+const lat = []
+let next = 0
+const start = performance.now()
+await Promise.all(Array.from({ length: c }, async () => {
+  for (let i = next++; i < n; i = next++) {
+    const t0 = performance.now()
+    await tusUpload(`f${String(i).padStart(5, '0')}.bin`, crypto.randomBytes(size), folder.id)
+    lat.push(performance.now() - t0)
+  }
+}))
+const secs = (performance.now() - start) / 1000
+lat.sort((a, b) => a - b)
+const q = (p) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))].toFixed(2)
+console.log(`${mode} ${n} ${secs.toFixed(2)} ${(n / secs).toFixed(0)} p50 ${q(0.5)} p99 ${q(0.99)}`)
