@@ -442,3 +442,68 @@ func TestAdminSubscription(t *testing.T) {
 		{Name: "member", Request: w.req("GET", "/subscription", w.member, nil), Status: 403, Problem: "insufficient_scope"},
 	})
 }
+
+// A person who lost their authenticator and recovery codes: an admin turns
+// their two-factor sign-in off; they sign in with their password alone, are
+// told by e-mail, and the audit log says who did it. Not on → 409; a member
+// cannot; an invitation has none.
+func TestAdminResetTwoFactor(t *testing.T) {
+	t.Parallel()
+	w := newAdminWorld(t)
+	s, ctx := w.s, context.Background()
+	inv := w.invite(t, "lost@acme.test", "member")
+	w.accept(t, "lost@acme.test")
+	lost := s.Token("lost@acme.test")
+	p, err := s.Main.Identity.Authenticate(ctx, lost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setup, err := s.Main.Identity.SetUpTwoFactor(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Main.Identity.EnableTwoFactor(ctx, p, totpCode(t, setup.Secret, s.Clock.Now())); err != nil {
+		t.Fatal(err)
+	}
+	signIn := func() error {
+		_, _, err := s.Main.Identity.SignIn(ctx, identity.SignInInput{Email: "lost@acme.test", Password: "a long enough password"})
+		return err
+	}
+	if err := signIn(); app.ErrorCode(err) != app.EUnauthorized {
+		t.Fatalf("password alone with two-factor on: %v", err)
+	}
+	row := func() string {
+		res := w.api("GET", "/users?q=lost", w.admin, nil)
+		webtest.Check(t, res, webtest.Scenario{Status: 200})
+		return string(res.Body)
+	}
+	if !strings.Contains(row(), `"two_factor":true`) {
+		t.Fatalf("the list does not show two-factor on: %s", row())
+	}
+	pending := w.invite(t, "new@acme.test", "member")
+	s.Run(t, []webtest.Scenario{
+		{Name: "a member cannot", Request: w.req("POST", "/users/"+inv+"/reset-two-factor", w.member, nil), Status: 403},
+		{Name: "not for an invitation", Request: w.req("POST", "/users/"+pending+"/reset-two-factor", w.admin, nil), Status: 409, Problem: "conflict",
+			Contains: []string{"must be active or suspended"}},
+		{Name: "another organisation's user", Request: w.req("POST", "/users/"+w.otherUserID+"/reset-two-factor", w.admin, nil), Status: 404},
+		{Name: "reset", Request: w.req("POST", "/users/"+inv+"/reset-two-factor", w.admin, nil), Status: 200, Contains: []string{`"two_factor":false`}},
+		{Name: "again: not on", Request: w.req("POST", "/users/"+inv+"/reset-two-factor", w.admin, nil), Status: 409, Problem: "conflict",
+			Contains: []string{"no two-factor sign-in"}},
+	})
+	if err := signIn(); err != nil {
+		t.Fatalf("password alone after the reset: %v", err)
+	}
+	if strings.Contains(row(), `"two_factor":true`) {
+		t.Fatalf("the list still shows two-factor on: %s", row())
+	}
+	told := false
+	for _, m := range w.mails(t, "lost@acme.test") {
+		told = told || (m.Subject == "Two-factor sign-in turned off" && strings.Contains(m.Body, "/settings"))
+	}
+	if !told {
+		t.Fatalf("no notice to the person: %+v", w.mails(t, "lost@acme.test"))
+	}
+	if !w.audited(t, w.org, "user.two_factor_reset", inv) {
+		t.Fatal("no audit entry user.two_factor_reset")
+	}
+}

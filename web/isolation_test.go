@@ -321,6 +321,7 @@ var isoRequests = map[string]func(f isoIDs) isoReq{
 	"POST /api/v1/admin/users/{user_id}/activate":            nil,
 	"POST /api/v1/admin/users/{user_id}/resend-invitation":   nil,
 	"POST /api/v1/admin/users/{user_id}/reset-password":      nil,
+	"POST /api/v1/admin/users/{user_id}/reset-two-factor":    nil,
 	"POST /api/v1/admin/users/{user_id}/change-role":         func(isoIDs) isoReq { return isoReq{body: map[string]any{"role_slug": "admin"}} },
 	"GET /api/v1/admin/teams":                                nil,
 	"POST /api/v1/admin/teams":                               func(isoIDs) isoReq { return isoReq{body: map[string]any{"name": "New Own Team"}} },

@@ -365,6 +365,22 @@ func (s *Service) DisableTwoFactor(ctx context.Context, p *app.Principal, passwo
 	})
 }
 
+// ResetTwoFactor turns userID's two-factor sign-in off without its proof: an
+// admin's way out for a person who lost their authenticator and their
+// recovery codes (the admin rules, the audit entry and the notice to the
+// person are the caller's, app/partner). Not on → conflict.
+func (s *Service) ResetTwoFactor(ctx context.Context, userID string) error {
+	tf, err := s.store.TwoFactor(ctx, userID)
+	if app.ErrorCode(err) == app.ENotFound || (err == nil && tf.EnabledAt == nil) {
+		return app.Errorf(app.EConflict, "The user has no two-factor sign-in to turn off.")
+	}
+	if err != nil {
+		return err
+	}
+	defer s.CredentialsChanged() // TwoFactorOn's answers are cached with them
+	return s.store.DeleteTwoFactor(ctx, userID)
+}
+
 // startChallenge starts the pending second step of u's sign-in.
 func (s *Service) startChallenge(ctx context.Context, u User) (SignInResult, error) {
 	now := s.clock.Now()

@@ -66,6 +66,7 @@ type OrgUser struct {
 	identity.User
 	LastSignInAt *time.Time `json:"last_sign_in_at" doc:"The user's last sign-in to the web app; null if they never signed in."`
 	LastActiveAt *time.Time `json:"last_active_at" doc:"The user's last request with a web session, an access token or an app password (to the minute); null if none is known. Ended sessions and deleted credentials no longer count."`
+	TwoFactor    bool       `json:"two_factor" doc:"The user signs in to the web app with a second step (an authenticator code or a recovery code)."`
 }
 
 // UserFilter narrows the user list of an organisation.

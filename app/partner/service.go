@@ -623,12 +623,14 @@ const (
 	ActionActivate         UserAction = "activate"
 	ActionResendInvitation UserAction = "resend-invitation"
 	ActionResetPassword    UserAction = "reset-password"
+	ActionResetTwoFactor   UserAction = "reset-two-factor"
 )
 
 // UserAct applies a state operation: suspend (active → suspended), activate
 // (suspended → active, when a seat is free), resend-invitation (invited only),
-// reset-password (active only; sends a reset link). Any other state is a
-// conflict saying why.
+// reset-password (active only; sends a reset link), reset-two-factor (a user
+// who lost their authenticator: their two-factor sign-in is turned off and
+// they are told by e-mail). Any other state is a conflict saying why.
 func (s *Service) UserAct(ctx context.Context, p *app.Principal, orgID, userID string, action UserAction) (identity.User, error) {
 	o, _, err := s.user(ctx, p, orgID, userID)
 	if err != nil {
@@ -696,6 +698,19 @@ func (s *Service) userAct(ctx context.Context, p *app.Principal, o Org, userID s
 				return err
 			}
 			return s.record(ctx, p, orgID, "user.password_reset_sent", "user", u.ID)
+		case ActionResetTwoFactor:
+			if u.Status == identity.UserInvited {
+				return wrong(identity.UserActive + " or " + identity.UserSuspended)
+			}
+			if err := s.ids.ResetTwoFactor(ctx, u.ID); err != nil {
+				return err
+			}
+			if err := s.mail.Queue(ctx, app.Mail{OrgID: orgID, To: u.Email, Subject: "Two-factor sign-in turned off",
+				Body: fmt.Sprintf("Hello %s,\n\nAn administrator of %s turned off two-factor sign-in for your Atrium account: you now sign in with your password alone.\n\nSet it up again in your settings:\n%s/settings\n\nIf you did not ask for this, tell your administrator.\n",
+					u.DisplayName(), o.Name, s.publicURL)}); err != nil {
+				return err
+			}
+			return s.record(ctx, p, orgID, "user.two_factor_reset", "user", u.ID)
 		}
 		return app.Errorf(app.ENotFound, "No such action.")
 	})

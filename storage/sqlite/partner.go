@@ -138,20 +138,21 @@ func (s PartnerStore) ActiveAdmins(ctx context.Context, orgID string) (int, erro
 	return n, mapErr(err, "users")
 }
 
-// orgUserCols are a user's columns with their last sign-in and their last
-// activity: the latest of their sessions' last requests and their tokens' and
-// app passwords' last uses.
+// orgUserCols are a user's columns with their last sign-in, their last
+// activity (the latest of their sessions' last requests and their tokens' and
+// app passwords' last uses) and whether two-factor sign-in is on.
 const orgUserCols = userCols + `, u.last_sign_in_at, nullif(max(
 	coalesce((SELECT max(last_seen_at) FROM web_sessions WHERE user_id = u.id), 0),
 	coalesce((SELECT max(last_used_at) FROM personal_access_tokens WHERE user_id = u.id), 0),
-	coalesce((SELECT max(last_used_at) FROM app_passwords WHERE user_id = u.id), 0)), 0)`
+	coalesce((SELECT max(last_used_at) FROM app_passwords WHERE user_id = u.id), 0)), 0),
+	EXISTS (SELECT 1 FROM user_two_factor WHERE user_id = u.id AND enabled_at IS NOT NULL)`
 
 func scanOrgUser(sc interface{ Scan(...any) error }) (partner.OrgUser, error) {
 	var ou partner.OrgUser
 	var c, up int64
 	var signIn, active sql.NullInt64
 	u := &ou.User
-	err := sc.Scan(&u.ID, &u.OrgID, &u.Email, &u.FirstName, &u.LastName, &u.RoleSlug, &u.Status, &c, &up, &signIn, &active)
+	err := sc.Scan(&u.ID, &u.OrgID, &u.Email, &u.FirstName, &u.LastName, &u.RoleSlug, &u.Status, &c, &up, &signIn, &active, &ou.TwoFactor)
 	u.CreatedAt, u.UpdatedAt = fromMS(c), fromMS(up)
 	if signIn.Valid {
 		t := fromMS(signIn.Int64)

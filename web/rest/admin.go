@@ -96,6 +96,8 @@ func registerAdmin(api huma.API, d Deps) {
 			"A new link replaces the previous one."},
 		{partner.ActionResetPassword, "resetAdminUserPassword", "E-mail a password reset link (active users only)",
 			"The link (to `/reset/{token}`, valid 24 hours) lets the user choose a new password; signing in with it ends their other sessions."},
+		{partner.ActionResetTwoFactor, "resetAdminUserTwoFactor", "Turn off a user's two-factor sign-in",
+			"For a user who lost their authenticator and their recovery codes (active or suspended users): they sign in with their password alone until they set two-factor sign-in up again, and are told so by e-mail. Not on → 409 `conflict`. Audited as `user.two_factor_reset`."},
 	} {
 		huma.Register(api, errs(status(adminOp(http.MethodPost, "/users/{user_id}/"+string(a.action), a.id, a.sum, a.desc), http.StatusOK), notFound, conflict),
 			func(ctx context.Context, in *AdminUserPath) (*body[partner.OrgUser], error) {

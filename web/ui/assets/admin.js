@@ -249,6 +249,10 @@
         tr.appendChild(el("td", "", u.role_slug === "admin" ? "Admin" : "Member"));
         var st = el("td");
         st.appendChild(el("span", "badge status-" + u.status, u.status));
+        if (u.two_factor) {
+          st.appendChild(document.createTextNode(" "));
+          st.appendChild(el("span", "badge on", "2FA"));
+        }
         tr.appendChild(st);
         var last = el("td");
         last.appendChild(timeEl(u.last_sign_in_at));
@@ -286,6 +290,13 @@
           confirmAction({ title: "Suspend " + u.email + "?", button: "Suspend user",
             text: "Their web sessions end and every password, app password and token of theirs is refused at once. Their files, contacts and calendars are kept, and their seat is freed. You can activate them again later.",
             run: function () { return act(u, "/suspend", u.email + " is suspended."); } });
+        } });
+      }
+      if (u.two_factor && u.status !== "invited") {
+        items.push({ label: "Turn off two-factor sign-in", run: function () {
+          confirmAction({ title: "Turn off two-factor sign-in for " + u.email + "?", button: "Turn off",
+            text: "For a person who lost their authenticator and their recovery codes: they sign in with their password alone until they set two-factor sign-in up again in their settings. They are told by e-mail.",
+            run: function () { return act(u, "/reset-two-factor", "Two-factor sign-in is off for " + u.email + "."); } });
         } });
       }
       if (u.status === "suspended") {
