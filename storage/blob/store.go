@@ -53,8 +53,8 @@ type Store struct {
 	objects string
 	tmp     string
 	// fanout holds the fan-out directories ("hhhh" of objects/hh/hh) known
-	// to exist durably.
-	fanout sync.Map
+	// to exist durably; top the first-level ones ("hh" of objects/hh).
+	fanout, top sync.Map
 }
 
 // copyBufferSize is the size of the chunks Put reads and writes.
@@ -366,9 +366,13 @@ func copyChunks(ctx context.Context, f *os.File, h io.Writer, r io.Reader, bufs 
 
 // ensureFanout creates the two fan-out directories of hash when missing and
 // returns the function that makes them durable, to be called once the object
-// is renamed into place and its directory synced: on file systems with one
-// journal (ext4, xfs) that sync has written the new directories too, and the
-// two syncs left find nothing to do — one wait for the disk, not three.
+// is renamed into place and its directory synced: the first-level directory
+// holds the new second-level one's entry, and the objects directory the new
+// first-level one's. A first-level directory known durable (made and synced
+// by this process, or found once and synced) spares the objects directory's
+// sync: of the 65,536 second-level directories a new store fills in, only
+// the first under each of the 256 first-level ones syncs the objects
+// directory.
 func (s *Store) ensureFanout(hash string) (syncNew func() error, err error) {
 	done := func() error { return nil }
 	if _, ok := s.fanout.Load(hash[:4]); ok {
@@ -376,28 +380,34 @@ func (s *Store) ensureFanout(hash string) (syncNew func() error, err error) {
 	}
 	d1 := filepath.Join(s.objects, hash[:2])
 	d2 := filepath.Join(d1, hash[2:4])
-	if _, err := os.Stat(d2); err == nil {
-		// Made by an earlier process (synced then) or by a concurrent Put,
-		// which syncs it before it returns; syncing again costs nothing.
-		return s.syncFanout(hash, d1), nil
-	}
-	for _, d := range []string{d1, d2} {
-		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("create fan-out dir: %w", err)
+	if _, err := os.Stat(d2); err != nil {
+		// Missing: made now. (One that exists was made by an earlier process,
+		// synced then, or by a concurrent Put, which syncs it before it
+		// returns; syncing again costs little.)
+		for _, d := range []string{d1, d2} {
+			if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+				return nil, fmt.Errorf("create fan-out dir: %w", err)
+			}
 		}
 	}
 	return s.syncFanout(hash, d1), nil
 }
 
-// syncFanout returns the function that syncs the fan-out directory d1 and the
-// objects directory, then remembers hash's fan-out as durable.
+// syncFanout returns the function that syncs the fan-out directory d1 and,
+// unless d1 is known durable, the objects directory, then remembers hash's
+// fan-out as durable.
 func (s *Store) syncFanout(hash, d1 string) func() error {
 	return func() error {
-		for _, d := range []string{d1, s.objects} {
+		dirs := []string{d1}
+		if _, ok := s.top.Load(hash[:2]); !ok {
+			dirs = append(dirs, s.objects)
+		}
+		for _, d := range dirs {
 			if err := SyncDir(d); err != nil {
 				return fmt.Errorf("sync fan-out dir: %w", err)
 			}
 		}
+		s.top.Store(hash[:2], struct{}{})
 		s.fanout.Store(hash[:4], struct{}{})
 		return nil
 	}
