@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -137,4 +138,35 @@ func (s *Service) digestBlob(contentHash string) (Digests, error) {
 		return Digests{}, fmt.Errorf("read blob %s: %w", contentHash, err)
 	}
 	return d.sums(), nil
+}
+
+// Checksum is a digest a writer sent with the content it wrote: the algorithm
+// (ChecksumSHA1, ChecksumMD5 or ChecksumSHA256) and the digest in hex.
+type Checksum struct {
+	Algorithm string
+	Hex       string
+}
+
+// The checksum algorithms a write can be verified with.
+const (
+	ChecksumSHA1   = "SHA1"
+	ChecksumMD5    = "MD5"
+	ChecksumSHA256 = "SHA256"
+)
+
+// ChecksumHexLen is the length in hex of each algorithm's digest.
+var ChecksumHexLen = map[string]int{ChecksumSHA1: 40, ChecksumMD5: 32, ChecksumSHA256: 64}
+
+// verify refuses content whose digest (sha256 its content hash, d its SHA-1
+// and MD5) is not the one the writer sent; a nil checksum verifies nothing.
+func (c *Checksum) verify(sha256 string, d Digests) error {
+	if c == nil {
+		return nil
+	}
+	got := map[string]string{ChecksumSHA1: d.SHA1, ChecksumMD5: d.MD5, ChecksumSHA256: sha256}[c.Algorithm]
+	if got == "" || !strings.EqualFold(got, c.Hex) {
+		return app.Errorf(app.EBadRequest, "The content's %s is %s, not %s as sent with it: it changed on the way, and nothing was stored.",
+			c.Algorithm, got, strings.ToLower(c.Hex))
+	}
+	return nil
 }

@@ -240,6 +240,10 @@ type PutRequest struct {
 	// ModifiedAt, when set, is the content's modification time as the writer
 	// reports it (WebDAV X-OC-Mtime); zero: the time of the write.
 	ModifiedAt time.Time
+	// Checksum, when set, is a digest the writer sent with the content
+	// (WebDAV OC-Checksum): content whose own digest differs was changed on
+	// the way and is refused, and nothing changes.
+	Checksum *Checksum
 
 	// keepExisting: a live item of the name is left as it is (PutLocked).
 	keepExisting bool
@@ -312,6 +316,10 @@ func (s *Service) put(ctx context.Context, p *app.Principal, req PutRequest, the
 	if req.Size >= 0 && n != req.Size {
 		_ = s.orphan(ctx, hash)
 		return File{}, false, app.Errorf(app.EBadRequest, "The body is incomplete: %d of %d bytes arrived.", n, req.Size)
+	}
+	if err := req.Checksum.verify(hash, dg.sums()); err != nil {
+		_ = s.orphan(ctx, hash)
+		return File{}, false, err
 	}
 	mimeType := DetectMime(req.Name, req.MimeType)
 	owner := s.owner(p, parent)

@@ -2,7 +2,9 @@ package webdav
 
 import (
 	"bufio"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"html"
 	"io"
 	"net/http"
@@ -94,8 +96,12 @@ func (q *request) put() error {
 	if err != nil {
 		return err
 	}
+	sum, err := ocChecksum(q.r.Header.Get("OC-Checksum"))
+	if err != nil {
+		return err
+	}
 	req := drive.PutRequest{ParentID: res.parentID, Name: res.name(), MimeType: q.r.Header.Get("Content-Type"),
-		Size: q.r.ContentLength, Body: q.r.Body, MaxBytes: MaxPutBytes, ModifiedAt: mtime}
+		Size: q.r.ContentLength, Body: q.r.Body, MaxBytes: MaxPutBytes, ModifiedAt: mtime, Checksum: sum}
 	if res.exists {
 		req.FileID = res.file.ID
 	}
@@ -298,6 +304,31 @@ func isPrefix(a, b []string) bool {
 // ocMtime parses the X-OC-Mtime header of a PUT (ownCloud's, sent by rclone
 // and the ownCloud and Nextcloud clients): the file's modification time in
 // Unix seconds; zero when absent.
+// ocChecksum reads OC-Checksum, the digest ownCloud and Nextcloud clients
+// (and rclone's owncloud vendor) send with a PUT: "SHA1:<hex>", "MD5:<hex>"
+// or "SHA256:<hex>"; the service refuses content that does not match. Other
+// algorithms (ADLER32) are not verified; none sent, nil.
+func ocChecksum(v string) (*drive.Checksum, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return nil, nil
+	}
+	alg, sum, ok := strings.Cut(v, ":")
+	alg = strings.ToUpper(strings.TrimSpace(alg))
+	n, known := drive.ChecksumHexLen[alg]
+	switch {
+	case !ok:
+		return nil, app.Invalid("header.OC-Checksum", "A checksum is ALGORITHM:HEX, such as SHA1:<40 hex digits>.", v)
+	case !known:
+		return nil, nil
+	}
+	sum = strings.TrimSpace(sum)
+	if _, err := hex.DecodeString(sum); err != nil || len(sum) != n {
+		return nil, app.Invalid("header.OC-Checksum", fmt.Sprintf("A %s checksum is %d hex digits.", alg, n), v)
+	}
+	return &drive.Checksum{Algorithm: alg, Hex: sum}, nil
+}
+
 func ocMtime(v string) (time.Time, error) {
 	if v == "" {
 		return time.Time{}, nil
