@@ -17,9 +17,10 @@ import (
 )
 
 // The drive's pages: a folder (/drive is the root, /drive/{id} a folder),
-// what others share with the person (/drive/shared), their trash
-// (/drive/trash) and search results (/drive/search?q=). The lists are rendered
-// here from the drive service's Browse, SharedWithMe, TrashList and Search —
+// what others share with the person (/drive/shared), their favourites
+// (/drive/favorites), their trash (/drive/trash) and search results
+// (/drive/search?q=). The lists are rendered here from the drive service's
+// Browse, SharedWithMe, Favorites, TrashList and Search —
 // the methods the REST operations call — one page of items at a time, so a
 // folder of any size answers fast. Changes (upload over tus, new folder,
 // rename, move, copy, share, trash) are made by assets/drive.js through the
@@ -30,7 +31,7 @@ const drivePerPage = 100
 
 // driveData is a drive page.
 type driveData struct {
-	// View is folder, shared, trash or search.
+	// View is folder, shared, favorites, trash or search.
 	View string
 	// FolderID is the folder shown ("" for the root and the other views).
 	FolderID string
@@ -184,6 +185,18 @@ func (u *UI) driveShared(w http.ResponseWriter, r *http.Request, v *viewer) {
 		return
 	}
 	u.showDrive(w, r, v, driveData{View: "shared", Heading: "Shared with me"}, l, sort, order)
+}
+
+// driveFavorites lists the person's favourite items from anywhere in their
+// drive (the service's Favorites).
+func (u *UI) driveFavorites(w http.ResponseWriter, r *http.Request, v *viewer) {
+	lp, sort, order := listParams(r.URL.Query())
+	l, err := u.cfg.Drive.Favorites(r.Context(), v.P, lp)
+	if err != nil {
+		u.fail(w, r, v, err)
+		return
+	}
+	u.showDrive(w, r, v, driveData{View: "favorites", Heading: "Favourites"}, l, sort, order)
 }
 
 func (u *UI) driveTrash(w http.ResponseWriter, r *http.Request, v *viewer) {

@@ -110,6 +110,7 @@ var Routes = []Route{
 	{http.MethodGet, "/drive"},
 	{http.MethodGet, "/drive/shared"},
 	{http.MethodGet, "/drive/trash"},
+	{http.MethodGet, "/drive/favorites"},
 	{http.MethodGet, "/drive/search"},
 	{http.MethodGet, "/drive/:id"},
 	{http.MethodGet, "/drive/:id/download"},
@@ -189,6 +190,7 @@ func New(cfg Config) *UI {
 		m.HandleFunc("GET /drive", u.signed(u.driveRoot))
 		m.HandleFunc("GET /drive/shared", u.signed(u.driveShared))
 		m.HandleFunc("GET /drive/trash", u.signed(u.driveTrash))
+		m.HandleFunc("GET /drive/favorites", u.signed(u.driveFavorites))
 		m.HandleFunc("GET /drive/search", u.signed(u.driveSearch))
 		m.HandleFunc("GET /drive/{id}", u.signed(u.driveFolderPage))
 		m.HandleFunc("GET /drive/{id}/download", u.signed(u.driveDownload))

@@ -142,6 +142,7 @@
       return a;
     },
     search: function (it) { return showActs.folder(it); },
+    favorites: function (it) { return showActs.folder(it); },
     shared: function (it) { return (viewable(it) ? ["view"] : []).concat(it.folder ? ["open", "download", "copy"] : ["download", "copy"]); },
     trash: function () { return ["restore", "purge"]; }
   };
