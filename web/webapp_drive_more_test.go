@@ -1,9 +1,13 @@
 package web_test
 
 import (
+	"html"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
+	"atrium/web/ui"
 	"atrium/web/webtest"
 )
 
@@ -96,5 +100,146 @@ func TestWebAppDriveFavorites(t *testing.T) {
 	}
 	if p := b.get("/drive/favorites"); !strings.Contains(p.Body, "No favourites yet.") {
 		t.Fatalf("a trashed favourite stays: %s", p.Body)
+	}
+}
+
+// editorPageRE reads the editor page's form and frame.
+var editorPageRE = regexp.MustCompile(`(?s)<form id="editor-form" method="post" action="([^"]+)" target="editor-frame"[^>]*>\s*` +
+	`<input type="hidden" name="access_token" value="([^"]+)">\s*<input type="hidden" name="access_token_ttl" value="(\d+)">`)
+
+// "Open in editor": with an online editor configured, the files its discovery
+// opens carry the menu item, and /drive/edit/{id} embeds the editor: a form
+// POSTing the access token into a frame, under a policy naming exactly the
+// editor's origin. Files it cannot open, and every file without an editor,
+// have no item; their page says why.
+func TestWebAppDriveEditor(t *testing.T) {
+	t.Parallel()
+	editor, _ := newFakeEditor(t)
+	s := webtest.New(t, withEditor(editor.URL))
+	c := person(t, s, "Edit Org", "writer@example.test", "member")
+	put := func(name, body string) string {
+		t.Helper()
+		r := s.Do(webtest.Request{Method: "PUT", Path: "/webdav/" + url.PathEscape(name), BasicID: c.Email, BasicPW: c.AppPassword, Body: body})
+		if r.StatusCode != 201 && r.StatusCode != 204 {
+			t.Fatalf("PUT %s: %d %s", name, r.StatusCode, r.Body)
+		}
+		res := s.Do(webtest.Request{Method: "GET", Path: "/api/v1/drive/browse?q=" + url.QueryEscape(name), Token: c.Token})
+		for _, it := range res.JSON()["items"].([]any) {
+			if m := it.(map[string]any); m["name"] == name {
+				return m["id"].(string)
+			}
+		}
+		t.Fatalf("no %s in %s", name, res.Body)
+		return ""
+	}
+	odt := put(`<i>plan.odt`, "odt bytes")
+	txt := put("notes.txt", "plain words")
+
+	b := newBrowser(t, s)
+	if p := b.get("/drive/edit/" + odt); p.StatusCode != 303 || !strings.HasPrefix(p.Header.Get("Location"), "/signin?next=") {
+		t.Fatalf("signed out: %d %q", p.StatusCode, p.Header.Get("Location"))
+	}
+	b.mustSignIn(c.Email, testPassword)
+
+	// The list marks the file the editor opens, and only it.
+	p := b.get("/drive")
+	if !strings.Contains(p.Body, `data-act="edit">Open in editor</button>`) {
+		t.Fatal("the drive page lacks the Open in editor menu item")
+	}
+	rowOf := func(body, id string) string {
+		i := strings.Index(body, `<tr data-id="`+id+`"`)
+		if i < 0 {
+			t.Fatalf("no row %s", id)
+		}
+		return body[i : i+strings.Index(body[i:], ">")]
+	}
+	if r := rowOf(p.Body, odt); !strings.Contains(r, `data-edit="true"`) {
+		t.Errorf("the .odt row is not editable: %s", r)
+	}
+	if r := rowOf(p.Body, txt); strings.Contains(r, `data-edit`) {
+		t.Errorf("the .txt row is editable: %s", r)
+	}
+
+	// The editor page.
+	p = b.get("/drive/edit/" + odt)
+	if p.StatusCode != 200 {
+		t.Fatalf("editor page: %d %s", p.StatusCode, p.Body)
+	}
+	origin := editor.URL // http://127.0.0.1:port
+	csp := p.Header.Get("Content-Security-Policy")
+	want := strings.Replace(ui.ContentSecurityPolicy, "form-action 'self'", "form-action 'self' "+origin, 1)
+	want = strings.Replace(want, "object-src 'none';", "object-src 'none'; frame-src "+origin+";", 1)
+	if csp != want {
+		t.Errorf("CSP:\n got %s\nwant %s", csp, want)
+	}
+	m := editorPageRE.FindStringSubmatch(p.Body)
+	if m == nil {
+		t.Fatalf("no editor form:\n%s", p.Body)
+	}
+	action := html.UnescapeString(m[1])
+	if !strings.HasPrefix(action, origin+"/browser/dist/cool.html?WOPISrc=") || strings.Contains(action, "access_token") {
+		t.Errorf("form action %q", action)
+	}
+	for _, w := range []string{`<iframe name="editor-frame" id="editor-frame" class="editor-frame" title="Editor for &lt;i&gt;plan.odt"`,
+		`<h1 id="editor-h">&lt;i&gt;plan.odt</h1>`, `<a class="editor-back" href="/drive">Back</a>`, `<script src="/assets/drive_edit.js" defer></script>`} {
+		if !strings.Contains(p.Body, w) {
+			t.Errorf("editor page lacks %q", w)
+		}
+	}
+	if strings.Contains(p.Body, "<i>plan") {
+		t.Error("the name is not escaped")
+	}
+	if p.Header.Get("Cache-Control") != "no-store" {
+		t.Errorf("Cache-Control %q", p.Header.Get("Cache-Control"))
+	}
+	// The token is the editor's: CheckFileInfo of the file answers with it.
+	if r := wopiCall(s, "GET", odt, "", html.UnescapeString(m[2]), nil, nil); r.StatusCode != 200 || !strings.Contains(string(r.Body), "plan") {
+		t.Fatalf("CheckFileInfo with the page's token: %d %s", r.StatusCode, r.Body)
+	}
+	// Other pages keep the site-wide policy.
+	if p := b.get("/drive"); p.Header.Get("Content-Security-Policy") != ui.ContentSecurityPolicy {
+		t.Errorf("the drive page's CSP: %s", p.Header.Get("Content-Security-Policy"))
+	}
+
+	// A file the editor cannot open, a folder, nothing: a page saying why.
+	for _, c := range []struct {
+		path   string
+		status int
+		says   string
+	}{
+		{"/drive/edit/" + txt, 409, "cannot open"},
+		{"/drive/edit/0190d6e2-0000-7000-8000-000000000000", 404, ""},
+	} {
+		p := b.get(c.path)
+		if p.StatusCode != c.status || !strings.Contains(p.Body, c.says) || strings.Contains(p.Body, "editor-frame") {
+			t.Errorf("%s: %d %s", c.path, p.StatusCode, p.Body)
+		}
+		if p.Header.Get("Content-Security-Policy") != ui.ContentSecurityPolicy {
+			t.Errorf("%s CSP: %s", c.path, p.Header.Get("Content-Security-Policy"))
+		}
+	}
+	// Downloads still answer at their paths.
+	if p := b.get("/drive/" + txt + "/download"); p.StatusCode != 303 {
+		t.Errorf("download: %d", p.StatusCode)
+	}
+	if p := b.get("/drive/" + txt + "/nope"); p.StatusCode != 404 {
+		t.Errorf("/drive/{id}/nope: %d", p.StatusCode)
+	}
+
+	// Without an editor: no menu item on any file, and no editor page.
+	plain := webtest.New(t)
+	pc := person(t, plain, "Plain Org", "plain@example.test", "member")
+	if r := plain.Do(webtest.Request{Method: "PUT", Path: "/webdav/doc.odt", BasicID: pc.Email, BasicPW: pc.AppPassword, Body: "x"}); r.StatusCode != 201 {
+		t.Fatalf("PUT: %d", r.StatusCode)
+	}
+	pb := newBrowser(t, plain)
+	pb.mustSignIn(pc.Email, testPassword)
+	p = pb.get("/drive")
+	if !strings.Contains(p.Body, "doc.odt") || strings.Contains(p.Body, `data-edit="true"`) {
+		t.Fatalf("without an editor: %s", p.Body)
+	}
+	id := regexp.MustCompile(`<tr data-id="([^"]+)"`).FindStringSubmatch(p.Body)[1]
+	if p := pb.get("/drive/edit/" + id); p.StatusCode != 404 {
+		t.Errorf("editor page without an editor: %d", p.StatusCode)
 	}
 }

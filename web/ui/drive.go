@@ -64,6 +64,8 @@ type driveItem struct {
 	Href string
 	// Snippets are the search highlights (search view only).
 	Snippets [][]textPart
+	// Editable: the online editor opens the file ("Open in editor").
+	Editable bool
 }
 
 // crumb is a folder of the breadcrumbs; Current is the folder shown.
@@ -250,6 +252,7 @@ func (u *UI) driveSearch(w http.ResponseWriter, r *http.Request, v *viewer) {
 		}
 		d.Items = append(d.Items, it)
 	}
+	u.markEditable(r, d.Items)
 	d.Facets = facetGroups(res.FacetDistribution)
 	if page > 1 {
 		d.PrevURL = withQuery("/drive/search", q, "page", strconv.Itoa(page-1))
@@ -314,6 +317,9 @@ func (u *UI) showDrive(w http.ResponseWriter, r *http.Request, v *viewer, d driv
 	d.Total, d.Page, d.Pages = l.Total, l.Page, l.TotalPages
 	for _, f := range l.Items {
 		d.Items = append(d.Items, makeItem(f))
+	}
+	if d.View != "trash" {
+		u.markEditable(r, d.Items)
 	}
 	if d.Page > 1 {
 		d.PrevURL = withQuery(path, q, "page", strconv.Itoa(d.Page-1))
