@@ -243,3 +243,45 @@ func TestWebAppDriveEditor(t *testing.T) {
 		t.Errorf("editor page without an editor: %d", p.StatusCode)
 	}
 }
+
+// The shared-link page of a folder links its ZIP archive — of the subfolder
+// being browsed, with folder_id — which needs no account; a file's page has
+// no such link.
+func TestSharePageFolderZip(t *testing.T) {
+	t.Parallel()
+	s := webtest.New(t)
+	ann := driveClient{t: t, s: s, tok: s.Bootstrap("Zip Org", "zipper@example.test", "member").Token}
+	album := ann.folder("Album", "")
+	ann.upload("a.txt", album.ID, "text/plain", []byte("aaa"))
+	inner := ann.folder("Inner", album.ID)
+	ann.upload("b.txt", inner.ID, "text/plain", []byte("bbb"))
+	single := ann.upload("single.txt", "", "text/plain", []byte("one"))
+	tok := linkToken(t, s, ann.share(album.ID, map[string]any{"create_link": true}))
+	fileTok := linkToken(t, s, ann.share(single.ID, map[string]any{"create_link": true}))
+
+	zipURL := "/api/v1/drive/shared-link/" + tok + "/download.zip"
+	cases := []struct {
+		name, page, href, want string
+	}{
+		{"the shared folder", "/s/" + tok, zipURL, "Album/ | Album/Inner/ | Album/Inner/b.txt | Album/a.txt"},
+		{"a subfolder", "/s/" + tok + "/f/" + inner.ID, zipURL + "?folder_id=" + inner.ID, "Inner/ | Inner/b.txt"},
+	}
+	for _, c := range cases {
+		page := s.Do(webtest.Request{Method: "GET", Path: c.page})
+		link := `<a class="btn" id="download-zip" href="` + html.EscapeString(c.href) + `" download>Download as ZIP</a>`
+		if page.StatusCode != 200 || !strings.Contains(string(page.Body), link) {
+			t.Fatalf("%s: %d lacks %s\n%s", c.name, page.StatusCode, link, page.Body)
+		}
+		res := s.Do(webtest.Request{Method: "GET", Path: c.href}) // no credential: the link token is one
+		if ct := res.Header.Get("Content-Type"); ct != "application/zip" {
+			t.Errorf("%s: Content-Type %q", c.name, ct)
+		}
+		files, _ := zipOf(t, res)
+		if got := entryNames(files); got != c.want {
+			t.Errorf("%s: entries %s, want %s", c.name, got, c.want)
+		}
+	}
+	if page := s.Do(webtest.Request{Method: "GET", Path: "/s/" + fileTok}); page.StatusCode != 200 || strings.Contains(string(page.Body), "download-zip") {
+		t.Errorf("a file's page: %d %s", page.StatusCode, page.Body)
+	}
+}
