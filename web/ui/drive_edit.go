@@ -67,7 +67,9 @@ func (u *UI) editorOpens(r *http.Request) func(name, mimeType string) bool {
 	defer cancel()
 	opens, err := u.cfg.Drive.EditorOpens(ctx)
 	if err != nil {
-		u.log.Warn("web app: the online editor's discovery", "err", err)
+		// Debug: every drive page would repeat it while the editor is down;
+		// the editor's own door (edit-url) reports it to whoever opens a file.
+		u.log.Debug("web app: the online editor's discovery", "err", err)
 		return nil
 	}
 	return opens
