@@ -19,7 +19,8 @@ import (
 // The shared-link page: what a person sees at share_link ({public_url}/s/{token}).
 // Server-rendered, no script, no external asset: the file with its name, size
 // and type, an inline preview for images and a download button; for a folder a
-// table of its items with links into subfolders. Downloads and previews go
+// table of its items with links into subfolders and a "Download as ZIP" link
+// to the folder shown (the REST API's shared-link download.zip). Downloads and previews go
 // through /s/{token}/download and /s/{token}/preview, which redirect to a fresh
 // presigned URL, so a page left open keeps working.
 
@@ -44,6 +45,7 @@ var sharePageTmpl = template.Must(template.New("share").Funcs(template.FuncMap{"
 {{else if .Link.IsFolder}}<p class="meta">Shared folder{{if eq .Link.Permission "edit"}} · editable{{end}}{{with .Link.ExpiresAt}} · available until {{.Format "2 Jan 2006 15:04 MST"}}{{end}}</p>
 <h1>{{.Link.Name}}</h1>
 {{if gt (len .Link.Breadcrumbs) 1}}<nav class="crumbs" aria-label="Path">{{range $i, $b := .Link.Breadcrumbs}}{{if $i}} <span>/</span> {{end}}<a href="{{$.FolderURL $b.ID}}">{{$b.Name}}</a>{{end}}</nav>{{end}}
+<p><a class="btn" id="download-zip" href="{{.ZipURL}}" download>Download as ZIP</a></p>
 {{if .Link.Items}}<table><thead><tr><th>Name</th><th>Type</th><th class="num">Size</th><th>Modified</th><th></th></tr></thead><tbody>
 {{range .Link.Items}}<tr>{{if .IsFolder}}<td><a href="{{$.FolderURL .ID}}">{{.Name}}/</a></td><td>Folder</td><td class="num"></td><td>{{.UpdatedAt.Format "2006-01-02 15:04"}}</td><td></td>
 {{else}}<td><a href="{{$.DownloadURL .ID}}" download="{{.Name}}">{{.Name}}</a></td><td>{{.MimeType}}</td><td class="num">{{size .SizeBytes}}</td><td>{{.UpdatedAt.Format "2006-01-02 15:04"}}</td><td><a class="dl" href="{{$.DownloadURL .ID}}" download="{{.Name}}">Download</a></td>{{end}}</tr>
@@ -83,6 +85,16 @@ func (d sharePageDoc) DownloadURL(id string) string {
 		return d.base() + "/download"
 	}
 	return d.base() + "/download?file_id=" + url.QueryEscape(id)
+}
+
+// ZipURL downloads the folder shown as a ZIP archive: the shared folder, or
+// the subfolder of it being browsed.
+func (d sharePageDoc) ZipURL() string {
+	u := "/api/v1/drive/shared-link/" + url.PathEscape(d.Token) + "/download.zip"
+	if d.Link.Folder != nil && d.Link.Folder.ID != d.Link.ID {
+		u += "?folder_id=" + url.QueryEscape(d.Link.Folder.ID)
+	}
+	return u
 }
 
 // PreviewURL shows the shared file inline.

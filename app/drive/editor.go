@@ -98,6 +98,20 @@ func (s *Service) initEditor() {
 // EditorConfigured reports whether an online editor is configured.
 func (s *Service) EditorConfigured() bool { return s.editor.disc != nil }
 
+// EditorOpens returns whether the online editor can open a file of a name and
+// mime type: its discovery has an edit or view action for the file's
+// extension or mime type (what EditURL opens). Without an editor, or when its
+// discovery cannot be had, the error says why and no file opens.
+func (s *Service) EditorOpens(ctx context.Context) (func(name, mimeType string) bool, error) {
+	disc, err := s.discovery(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return func(name, mimeType string) bool {
+		return disc.Action("edit", name, mimeType) != "" || disc.Action("view", name, mimeType) != ""
+	}, nil
+}
+
 func noEditor() error {
 	return app.Errorf(app.EEditorUnavailable, "No online editor (Collabora Online or ONLYOFFICE) is configured on this server: set [editor] url.")
 }

@@ -451,6 +451,12 @@ func (s *Service) SharedWithMe(ctx context.Context, p *app.Principal, lp ListPar
 	return s.list(ctx, p, ListShared, lp, "")
 }
 
+// Favorites lists the caller's items marked favourite (ToggleFavorite), from
+// anywhere in their drive: not trashed, uploads confirmed; folders first.
+func (s *Service) Favorites(ctx context.Context, p *app.Principal, lp ListParams) (Listing, error) {
+	return s.list(ctx, p, ListFavorites, lp, PermOwner)
+}
+
 func (s *Service) list(ctx context.Context, p *app.Principal, kind string, lp ListParams, perm string) (Listing, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return Listing{}, err

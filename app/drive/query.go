@@ -1,7 +1,7 @@
 package drive
 
 // Listing queries: filters, sorting and paging of folder listings, the
-// trash and the shared-with-me list.
+// trash, the shared-with-me list and the favourites.
 
 import (
 	"fmt"
@@ -17,6 +17,9 @@ const (
 	ListFolder = "folder"
 	ListTrash  = "trash"
 	ListShared = "shared"
+	// ListFavorites is the owner's items marked favourite, from anywhere in
+	// their drive (not trashed, confirmed).
+	ListFavorites = "favorites"
 )
 
 // List limits (spec §8).
@@ -33,11 +36,12 @@ type Filter struct {
 	Value any
 }
 
-// Query is a listing: a folder's children, the trash or what is shared with the caller.
+// Query is a listing: a folder's children, the trash, what is shared with the
+// caller or the owner's favourites.
 type Query struct {
 	Kind     string
 	OrgID    string
-	OwnerID  string // folder, trash
+	OwnerID  string // folder, trash, favorites
 	ParentID string // folder; "" is the root
 	UserID   string // shared: the caller
 	Now      time.Time
@@ -54,7 +58,7 @@ type Query struct {
 	IsFolder  *bool
 }
 
-// ListParams are the list parameters of browse, trash and shared as a client sent them.
+// ListParams are the list parameters of browse, trash, shared and favourites as a client sent them.
 type ListParams struct {
 	Q         string
 	SortBy    string

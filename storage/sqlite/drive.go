@@ -209,17 +209,21 @@ func filterSQL(f drive.Filter) (string, any) {
 	return col + " " + filterOps[f.Op] + " ?", v
 }
 
-// List returns one page of a listing and the total count.
-func (s DriveStore) List(ctx context.Context, q drive.Query) ([]drive.File, int, error) {
+// listWhere renders the conditions of a listing and their arguments; extra
+// is a column added to the page's SELECT (its arguments come first).
+func listWhere(q drive.Query) (cond string, args []any, extra string, err error) {
 	var where []string
-	var args []any
-	extra := ""
 	switch q.Kind {
 	case drive.ListFolder:
 		where = append(where, "f.owner_id = ?", "f.parent_id IS ?", "f.trashed_at IS NULL", "f.status <> 'pending'")
 		args = append(args, q.OwnerID, emptyNull(q.ParentID))
 	case drive.ListTrash:
 		where = append(where, "f.owner_id = ?", "f.trashed_at IS NOT NULL", "f.trash_root = f.id")
+		args = append(args, q.OwnerID)
+	case drive.ListFavorites:
+		// The literal terms match the partial index drive_files_favorites
+		// (migration 00021): the list reads only the owner's favourites.
+		where = append(where, "f.owner_id = ?", "f.is_favorite = 1", "f.trashed_at IS NULL", "f.status <> 'pending'")
 		args = append(args, q.OwnerID)
 	case drive.ListShared:
 		where = append(where, "f.organization_id = ?", "f.trashed_at IS NULL", "f.status <> 'pending'", "f.owner_id <> ?",
@@ -228,7 +232,7 @@ func (s DriveStore) List(ctx context.Context, q drive.Query) ([]drive.File, int,
 		extra = `, (SELECT CASE max(CASE permission WHEN 'edit' THEN 2 ELSE 1 END) WHEN 2 THEN 'edit' ELSE 'view' END
 			FROM drive_shares WHERE file_id = f.id AND user_id = ? AND (expires_at IS NULL OR expires_at > ?))`
 	default:
-		return nil, 0, fmt.Errorf("unknown listing kind %q", q.Kind)
+		return "", nil, "", fmt.Errorf("unknown listing kind %q", q.Kind)
 	}
 	if q.Q != "" {
 		where = append(where, `f.name LIKE ? ESCAPE '\'`)
@@ -260,16 +264,29 @@ func (s DriveStore) List(ctx context.Context, q drive.Query) ([]drive.File, int,
 		}
 		where = append(where, "("+strings.Join(ors, " OR ")+")")
 	}
-	cond := strings.Join(where, " AND ")
-	var total int
-	if err := s.read(ctx).QueryRowContext(ctx, `SELECT count(*) FROM drive_files f WHERE `+cond, args...).Scan(&total); err != nil {
-		return nil, 0, mapErr(err, "drive listing")
-	}
+	return strings.Join(where, " AND "), args, extra, nil
+}
+
+// listOrder is the ORDER BY of a listing: folders first, then the sort field, then the id.
+func listOrder(q drive.Query) string {
 	dir := "ASC"
 	if q.SortDesc {
 		dir = "DESC"
 	}
-	order := "f.is_folder DESC, " + sortCols[q.SortBy] + " " + dir + ", f.id " + dir
+	return "f.is_folder DESC, " + sortCols[q.SortBy] + " " + dir + ", f.id " + dir
+}
+
+// List returns one page of a listing and the total count.
+func (s DriveStore) List(ctx context.Context, q drive.Query) ([]drive.File, int, error) {
+	cond, args, extra, err := listWhere(q)
+	if err != nil {
+		return nil, 0, err
+	}
+	var total int
+	if err := s.read(ctx).QueryRowContext(ctx, `SELECT count(*) FROM drive_files f WHERE `+cond, args...).Scan(&total); err != nil {
+		return nil, 0, mapErr(err, "drive listing")
+	}
+	order := listOrder(q)
 	pageArgs := args
 	if extra != "" {
 		pageArgs = append([]any{q.UserID, ms(q.Now)}, args...)

@@ -17,9 +17,10 @@ import (
 )
 
 // The drive's pages: a folder (/drive is the root, /drive/{id} a folder),
-// what others share with the person (/drive/shared), their trash
-// (/drive/trash) and search results (/drive/search?q=). The lists are rendered
-// here from the drive service's Browse, SharedWithMe, TrashList and Search —
+// what others share with the person (/drive/shared), their favourites
+// (/drive/favorites), their trash (/drive/trash) and search results
+// (/drive/search?q=). The lists are rendered here from the drive service's
+// Browse, SharedWithMe, Favorites, TrashList and Search —
 // the methods the REST operations call — one page of items at a time, so a
 // folder of any size answers fast. Changes (upload over tus, new folder,
 // rename, move, copy, share, trash) are made by assets/drive.js through the
@@ -30,7 +31,7 @@ const drivePerPage = 100
 
 // driveData is a drive page.
 type driveData struct {
-	// View is folder, shared, trash or search.
+	// View is folder, shared, favorites, trash or search.
 	View string
 	// FolderID is the folder shown ("" for the root and the other views).
 	FolderID string
@@ -63,6 +64,8 @@ type driveItem struct {
 	Href string
 	// Snippets are the search highlights (search view only).
 	Snippets [][]textPart
+	// Editable: the online editor opens the file ("Open in editor").
+	Editable bool
 }
 
 // crumb is a folder of the breadcrumbs; Current is the folder shown.
@@ -186,6 +189,18 @@ func (u *UI) driveShared(w http.ResponseWriter, r *http.Request, v *viewer) {
 	u.showDrive(w, r, v, driveData{View: "shared", Heading: "Shared with me"}, l, sort, order)
 }
 
+// driveFavorites lists the person's favourite items from anywhere in their
+// drive (the service's Favorites).
+func (u *UI) driveFavorites(w http.ResponseWriter, r *http.Request, v *viewer) {
+	lp, sort, order := listParams(r.URL.Query())
+	l, err := u.cfg.Drive.Favorites(r.Context(), v.P, lp)
+	if err != nil {
+		u.fail(w, r, v, err)
+		return
+	}
+	u.showDrive(w, r, v, driveData{View: "favorites", Heading: "Favourites"}, l, sort, order)
+}
+
 func (u *UI) driveTrash(w http.ResponseWriter, r *http.Request, v *viewer) {
 	lp, sort, order := listParams(r.URL.Query())
 	l, err := u.cfg.Drive.TrashList(r.Context(), v.P, lp)
@@ -237,6 +252,7 @@ func (u *UI) driveSearch(w http.ResponseWriter, r *http.Request, v *viewer) {
 		}
 		d.Items = append(d.Items, it)
 	}
+	u.markEditable(r, d.Items)
 	d.Facets = facetGroups(res.FacetDistribution)
 	if page > 1 {
 		d.PrevURL = withQuery("/drive/search", q, "page", strconv.Itoa(page-1))
@@ -301,6 +317,9 @@ func (u *UI) showDrive(w http.ResponseWriter, r *http.Request, v *viewer, d driv
 	d.Total, d.Page, d.Pages = l.Total, l.Page, l.TotalPages
 	for _, f := range l.Items {
 		d.Items = append(d.Items, makeItem(f))
+	}
+	if d.View != "trash" {
+		u.markEditable(r, d.Items)
 	}
 	if d.Page > 1 {
 		d.PrevURL = withQuery(path, q, "page", strconv.Itoa(d.Page-1))

@@ -110,10 +110,12 @@ var Routes = []Route{
 	{http.MethodGet, "/drive"},
 	{http.MethodGet, "/drive/shared"},
 	{http.MethodGet, "/drive/trash"},
+	{http.MethodGet, "/drive/favorites"},
 	{http.MethodGet, "/drive/search"},
 	{http.MethodGet, "/drive/:id"},
 	{http.MethodGet, "/drive/:id/download"},
 	{http.MethodGet, "/drive/:id/download.zip"},
+	{http.MethodGet, "/drive/edit/:id"},
 	{http.MethodGet, "/contacts"},
 	{http.MethodGet, "/contacts/directory"},
 	{http.MethodGet, "/calendar"},
@@ -189,10 +191,13 @@ func New(cfg Config) *UI {
 		m.HandleFunc("GET /drive", u.signed(u.driveRoot))
 		m.HandleFunc("GET /drive/shared", u.signed(u.driveShared))
 		m.HandleFunc("GET /drive/trash", u.signed(u.driveTrash))
+		m.HandleFunc("GET /drive/favorites", u.signed(u.driveFavorites))
 		m.HandleFunc("GET /drive/search", u.signed(u.driveSearch))
 		m.HandleFunc("GET /drive/{id}", u.signed(u.driveFolderPage))
-		m.HandleFunc("GET /drive/{id}/download", u.signed(u.driveDownload))
-		m.HandleFunc("GET /drive/{id}/download.zip", u.signed(u.driveZip))
+		// download and download.zip (one pattern, so that /drive/edit/{id} is the more specific).
+		m.HandleFunc("GET /drive/{id}/{what}", u.signed(u.driveItemGet))
+		m.HandleFunc("GET /drive/edit/{id}", u.signed(u.driveEdit))
+		parseDriveEditPage(u.pages)
 	}
 	m.HandleFunc("GET /contacts", u.signed(u.contactsPage))
 	m.HandleFunc("GET /contacts/directory", u.signed(u.contactsDirectory))

@@ -94,7 +94,7 @@
     return null;
   }
   function item(row) {
-    return { id: row.dataset.id, name: row.dataset.name, folder: row.dataset.folder === "true", fav: row.dataset.fav === "true", perm: row.dataset.perm, mime: row.dataset.mime || "" };
+    return { id: row.dataset.id, name: row.dataset.name, folder: row.dataset.folder === "true", fav: row.dataset.fav === "true", perm: row.dataset.perm, mime: row.dataset.mime || "", edit: row.dataset.edit === "true" };
   }
   // Images the server previews, and text shown as is.
   var previewImages = ["image/jpeg", "image/png", "image/gif", "image/webp", "image/tiff", "image/bmp"];
@@ -138,11 +138,15 @@
       a.unshift("download");
       if (it.folder) { a.unshift("open"); }
       if (viewable(it)) { a.unshift("view"); }
+      if (it.edit) { a.unshift("edit"); }
       if (it.perm === "owner" || it.perm === "") { a.splice(1, 0, "share"); }
       return a;
     },
     search: function (it) { return showActs.folder(it); },
-    shared: function (it) { return (viewable(it) ? ["view"] : []).concat(it.folder ? ["open", "download", "copy"] : ["download", "copy"]); },
+    favorites: function (it) { return showActs.folder(it); },
+    shared: function (it) {
+      return (it.edit ? ["edit"] : []).concat(viewable(it) ? ["view"] : [], it.folder ? ["open", "download", "copy"] : ["download", "copy"]);
+    },
     trash: function () { return ["restore", "purge"]; }
   };
   function menuItems() { return Array.prototype.slice.call(menu.querySelectorAll("button:not([hidden])")); }
@@ -304,6 +308,7 @@
 
   var actions = {
     open: function (it) { location.href = "/drive/" + encodeURIComponent(it.id); },
+    edit: function (it) { location.href = "/drive/edit/" + encodeURIComponent(it.id); },
     download: function (it) {
       // A file: the server answers with a redirect to a fresh presigned URL.
       // A folder: the server streams it as a ZIP archive.
