@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -601,6 +602,25 @@ func BenchmarkPut(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkPutSmall stores 1 KiB objects, 4 at a time, as many small files
+// uploaded at once do: each is fsynced with its directory, and most land in a
+// new fan-out directory.
+func BenchmarkPutSmall(b *testing.B) {
+	const size = 1 << 10
+	s := newStore(b)
+	b.SetBytes(size)
+	b.SetParallelism(2) // 4 writers on 2 cores
+	var seed atomic.Uint64
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := s.Put(context.Background(), randomReader(seed.Add(1), size), 0); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }
 
 func TestAdopt(t *testing.T) {
