@@ -171,9 +171,9 @@ NOTES = {
                   "(the blob file, its directory, the fan-out directory holding a new one, the WAL once per group: strace of "
                   "1,000 PUTs), 45 WAL page writes; then the transaction's SQL, the search indexer (10%) and the request path. "
                   "The server uses about 60% of the two cores: the PUTs also wait on the fsyncs in turn. Keeping small "
-                  "contents in the database would leave only the WAL's. The PROPFIND follows the PUTs at once, while the "
-                  "search index takes in the 10,000 new files; on an idle server the same listing takes about 120 ms. Run to "
-                  "run, Atrium's PUT time swings by a third on this machine (24.7 to 35.1 s today).",
+                  "contents in the database would leave only the WAL's. The PROPFIND that counts comes 5 s after the PUTs, "
+                  "for every server alike; the one right after them, while Atrium's search index is still taking in the "
+                  "10,000 new files, is shown beside it. Run to run, Atrium's PUT time swings by a third on this machine.",
     "smalluploads": "1,000 uploads of 1 KiB, 4 at a time, into a fresh folder: TUS with tus-js-client's defaults in node "
                      "(POST, then one PATCH), the three-step upload with a Go client (announce, PUT to the presigned URL, "
                      "confirm); this checkout and the commit before issue 21's work, built from git, take turns run by run. "
