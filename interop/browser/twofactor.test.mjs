@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import crypto from 'node:crypto'
-import { base, launch, newPage, noProblems, axe, screenshot } from './browser.mjs'
+import { base, launch, newPage, noProblems, axe, screenshot, signInAs } from './browser.mjs'
 
 const email = process.env.TF_EMAIL
 const password = process.env.TF_PASSWORD
@@ -168,4 +168,37 @@ test('the two-factor section on a phone', async () => {
   await page.locator('#two-factor').scrollIntoViewIfNeeded()
   await screenshot(page, 'twofactor-settings-phone')
   noProblems(page)
+})
+
+// Last: the person lost their phone and their recovery codes. An admin of
+// their organisation turns two-factor sign-in off from the users list (a 2FA
+// badge marks who has it); the password alone then signs them in.
+test('an admin turns two-factor sign-in off for a person who lost their device', async () => {
+  assert.ok(secret, 'set up first')
+  const page = await signInAs(browser, process.env.ADMIN_EMAIL, process.env.ADMIN_PASSWORD, '/admin')
+  await page.getByLabel('Search users').fill(email)
+  await page.getByRole('button', { name: 'Search' }).click()
+  await page.waitForFunction(() => document.querySelectorAll('#users-body tr').length === 1)
+  const row = page.locator('#users-body tr', { has: page.getByText(email, { exact: true }) })
+  await row.getByText('2FA', { exact: true }).waitFor()
+  await page.getByRole('button', { name: `Actions for ${email}` }).click()
+  await page.getByRole('menuitem', { name: 'Turn off two-factor sign-in' }).click()
+  const dlg = page.getByRole('dialog', { name: `Turn off two-factor sign-in for ${email}?` })
+  await dlg.waitFor()
+  assert.match(await dlg.innerText(), /password alone/)
+  await axe(page, 'the turn-off confirmation')
+  await dlg.getByRole('button', { name: 'Turn off' }).click()
+  await dlg.waitFor({ state: 'hidden' })
+  await page.getByRole('status').getByText(`Two-factor sign-in is off for ${email}.`).waitFor()
+  assert.equal(await row.getByText('2FA', { exact: true }).count(), 0)
+  // The menu no longer offers it.
+  await page.getByRole('button', { name: `Actions for ${email}` }).click()
+  assert.equal(await page.getByRole('menuitem', { name: 'Turn off two-factor sign-in' }).count(), 0)
+  await page.keyboard.press('Escape')
+  noProblems(page)
+
+  const person = await signInAs(browser, email, password, '/settings')
+  assert.equal(new URL(person.url()).pathname, '/settings')
+  await person.getByRole('button', { name: 'Set up two-factor sign-in' }).waitFor()
+  noProblems(person)
 })
