@@ -35,7 +35,7 @@ type MountStore interface {
 	// Children returns up to limit live folders (folders) or files of folder
 	// parentID ("" is the root) of ownerID after the key after, by name key
 	// then id, with the columns a listing of the mount shows (no owner name,
-	// no metadata), and the key of the last one.
+	// no metadata, no organisation or version), and the key of the last one.
 	Children(ctx context.Context, ownerID, parentID string, folders bool, after ChildKey, limit int) ([]File, ChildKey, error)
 	// SharedSince returns when the newest unexpired share with userID of a
 	// live item was made, else when the user was created.

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 
 	"atrium/app/drive"
 )
@@ -77,8 +76,8 @@ func (s DriveStore) CopyDeadProps(ctx context.Context, fromID, toID string) erro
 func (s DriveStore) Children(ctx context.Context, ownerID, parentID string, folders bool, after drive.ChildKey, limit int) ([]drive.File, drive.ChildKey, error) {
 	// The index drive_files_browse_name walks (owner, parent, is_folder,
 	// name_key, id) of live items from the key on: no sort, no rescan.
-	rows, err := s.read(ctx).QueryContext(ctx, `SELECT id, organization_id, parent_id, name, is_folder, mime_type, size_bytes,
-		content_hash, version, status, seq, created_at, updated_at, ifnull(modified_at, updated_at), name_key FROM drive_files
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT id, name, is_folder, mime_type, size_bytes,
+		content_hash, status, seq, created_at, updated_at, ifnull(modified_at, updated_at), name_key FROM drive_files
 		WHERE owner_id = ? AND parent_id IS ? AND is_folder = ? AND trashed_at IS NULL AND status <> 'pending'
 		AND (name_key, id) > (?, ?) ORDER BY name_key, id LIMIT ?`, ownerID, emptyNull(parentID), folders, after.NameKey, after.ID, limit)
 	if err != nil {
@@ -87,16 +86,16 @@ func (s DriveStore) Children(ctx context.Context, ownerID, parentID string, fold
 	defer rows.Close()
 	out := make([]drive.File, 0, 64)
 	last := after
+	var parent *string
+	if parentID != "" {
+		parent = &parentID
+	}
 	for rows.Next() {
-		f := drive.File{OwnerID: ownerID}
-		var parent sql.NullString
+		f := drive.File{OwnerID: ownerID, ParentID: parent}
 		var c, u, m int64
-		if err := rows.Scan(&f.ID, &f.OrgID, &parent, &f.Name, &f.IsFolder, &f.MimeType, &f.SizeBytes, &f.ContentHash,
-			&f.Version, &f.Status, &f.Seq, &c, &u, &m, &last.NameKey); err != nil {
+		if err := rows.Scan(&f.ID, &f.Name, &f.IsFolder, &f.MimeType, &f.SizeBytes, &f.ContentHash,
+			&f.Status, &f.Seq, &c, &u, &m, &last.NameKey); err != nil {
 			return nil, after, mapErr(err, "drive listing")
-		}
-		if parent.Valid {
-			f.ParentID = &parent.String
 		}
 		f.CreatedAt, f.UpdatedAt, f.ModifiedAt = fromMS(c), fromMS(u), fromMS(m)
 		last.ID = f.ID
