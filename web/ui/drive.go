@@ -2,6 +2,7 @@ package ui
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"html"
 	"net/http"
@@ -179,36 +180,19 @@ func (u *UI) driveFolder(w http.ResponseWriter, r *http.Request, v *viewer, id s
 	u.showDrive(w, r, v, d, fc.Listing, sort, order)
 }
 
-func (u *UI) driveShared(w http.ResponseWriter, r *http.Request, v *viewer) {
-	lp, sort, order := listParams(r.URL.Query())
-	l, err := u.cfg.Drive.SharedWithMe(r.Context(), v.P, lp)
-	if err != nil {
-		u.fail(w, r, v, err)
-		return
+// driveListView serves a list view of the drive other than a folder: view
+// names it in the page, heading titles it, list is the drive service's
+// listing (SharedWithMe, Favorites, TrashList).
+func (u *UI) driveListView(view, heading string, list func(ctx context.Context, p *app.Principal, lp drive.ListParams) (drive.Listing, error)) func(http.ResponseWriter, *http.Request, *viewer) {
+	return func(w http.ResponseWriter, r *http.Request, v *viewer) {
+		lp, sort, order := listParams(r.URL.Query())
+		l, err := list(r.Context(), v.P, lp)
+		if err != nil {
+			u.fail(w, r, v, err)
+			return
+		}
+		u.showDrive(w, r, v, driveData{View: view, Heading: heading}, l, sort, order)
 	}
-	u.showDrive(w, r, v, driveData{View: "shared", Heading: "Shared with me"}, l, sort, order)
-}
-
-// driveFavorites lists the person's favourite items from anywhere in their
-// drive (the service's Favorites).
-func (u *UI) driveFavorites(w http.ResponseWriter, r *http.Request, v *viewer) {
-	lp, sort, order := listParams(r.URL.Query())
-	l, err := u.cfg.Drive.Favorites(r.Context(), v.P, lp)
-	if err != nil {
-		u.fail(w, r, v, err)
-		return
-	}
-	u.showDrive(w, r, v, driveData{View: "favorites", Heading: "Favourites"}, l, sort, order)
-}
-
-func (u *UI) driveTrash(w http.ResponseWriter, r *http.Request, v *viewer) {
-	lp, sort, order := listParams(r.URL.Query())
-	l, err := u.cfg.Drive.TrashList(r.Context(), v.P, lp)
-	if err != nil {
-		u.fail(w, r, v, err)
-		return
-	}
-	u.showDrive(w, r, v, driveData{View: "trash", Heading: "Trash"}, l, sort, order)
 }
 
 // driveSearch shows the results of the drive's full-text search (the

@@ -189,9 +189,10 @@ func New(cfg Config) *UI {
 	m.HandleFunc("POST /settings/two-factor/disable", u.signed(u.disableTwoFactor))
 	if cfg.Drive != nil {
 		m.HandleFunc("GET /drive", u.signed(u.driveRoot))
-		m.HandleFunc("GET /drive/shared", u.signed(u.driveShared))
-		m.HandleFunc("GET /drive/trash", u.signed(u.driveTrash))
-		m.HandleFunc("GET /drive/favorites", u.signed(u.driveFavorites))
+		m.HandleFunc("GET /drive/shared", u.signed(u.driveListView("shared", "Shared with me", u.cfg.Drive.SharedWithMe)))
+		m.HandleFunc("GET /drive/trash", u.signed(u.driveListView("trash", "Trash", u.cfg.Drive.TrashList)))
+		// Favourites: the person's marked items from anywhere in their drive.
+		m.HandleFunc("GET /drive/favorites", u.signed(u.driveListView("favorites", "Favourites", u.cfg.Drive.Favorites)))
 		m.HandleFunc("GET /drive/search", u.signed(u.driveSearch))
 		m.HandleFunc("GET /drive/{id}", u.signed(u.driveFolderPage))
 		// download and download.zip (one pattern, so that /drive/edit/{id} is the more specific).
