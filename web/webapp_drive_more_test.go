@@ -80,10 +80,7 @@ func TestWebAppDriveFavorites(t *testing.T) {
 	// Another person's favourites are theirs: a colleague with the folder
 	// shared sees none.
 	other := person(t, s, "Drive Org", "favs.colleague@example.test", "member")
-	if r := s.Do(webtest.Request{Method: "POST", Path: "/api/v1/drive/" + fx.folderID + "/shares", Token: fx.creds.Token,
-		Body: map[string]any{"email": other.Email, "permission": "edit"}}); r.StatusCode != 200 && r.StatusCode != 201 {
-		t.Fatalf("share: %d %s", r.StatusCode, r.Body)
-	}
+	driveClient{t: t, s: s, tok: fx.creds.Token}.share(fx.folderID, map[string]any{"email": other.Email, "permission": "edit"})
 	ob := newBrowser(t, s)
 	ob.mustSignIn(other.Email, testPassword)
 	if p := ob.get("/drive/favorites"); !strings.Contains(p.Body, "No favourites yet.") {
