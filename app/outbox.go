@@ -26,12 +26,14 @@ type OutboxPruner struct {
 	// drive's search index) has applied; ok false: none may go yet (the index
 	// is being built, or is not open).
 	Applied func() (seq int64, ok bool)
-	// Budget bounds one Prune (default 10 s); the rest goes next time.
-	Budget time.Duration
 }
 
-// pruneBatch is how many events one delete removes.
-const pruneBatch = 1000
+const (
+	// pruneBatch is how many events one delete removes.
+	pruneBatch = 1000
+	// pruneBudget bounds one Prune; the rest goes next time.
+	pruneBudget = 10 * time.Second
+)
 
 // Prune deletes, in batches, the events created before now - EventsMaxAge
 // that the reader has applied, and returns how many went.
@@ -44,12 +46,8 @@ func (o OutboxPruner) Prune(ctx context.Context, now time.Time) (int, error) {
 		}
 		upTo = seq
 	}
-	budget := o.Budget
-	if budget <= 0 {
-		budget = 10 * time.Second
-	}
 	total := 0
-	for deadline := time.Now().Add(budget); time.Now().Before(deadline); {
+	for deadline := time.Now().Add(pruneBudget); time.Now().Before(deadline); {
 		n, err := o.Store.PruneEvents(ctx, upTo, now.Add(-EventsMaxAge), pruneBatch)
 		total += n
 		if err != nil || n < pruneBatch {
