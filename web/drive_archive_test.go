@@ -131,10 +131,10 @@ func TestDriveArchiveRestore(t *testing.T) {
 	if done["files_archived"] != 0 {
 		t.Fatalf("archiving by age is off by default: %v", done)
 	}
-	if s.Main.Blobs.Exists(strings.TrimPrefix(report.ContentHash, "sha256:")) {
+	if s.Main.Contents.Exists(ctx, strings.TrimPrefix(report.ContentHash, "sha256:")) {
 		t.Fatal("the hot blob of an archived file was kept")
 	}
-	if !s.Main.Blobs.Exists(strings.TrimPrefix(shared.ContentHash, "sha256:")) {
+	if !s.Main.Contents.Exists(ctx, strings.TrimPrefix(shared.ContentHash, "sha256:")) {
 		t.Fatal("the hot blob another file uses was deleted")
 	}
 	if got := c.download(dup.ID); string(got) != "shared bytes" {

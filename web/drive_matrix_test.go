@@ -186,7 +186,7 @@ func TestDriveWriteMatrix(t *testing.T) {
 					if _, err := w.s.Main.Drive.TusProgress(ctx, pr, id, 5, nil); err != nil {
 						return err
 					}
-					_, err := w.s.Main.Drive.CompleteTusUpload(ctx, pr, id, hex.EncodeToString(sum[:]), 5, put)
+					_, err := w.s.Main.Drive.CompleteTusUpload(ctx, pr, id, hex.EncodeToString(sum[:]), 5, nil, put)
 					return err
 				})
 			}},

@@ -589,7 +589,7 @@ func TestTusCompleteKeepsDeduplicatedOrphan(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A put that fails changes nothing: the upload stays, to be finished again.
-	_, err = s.Main.Drive.CompleteTusUpload(ctx, p, u.ID, obj.Hash, int64(len(content)), func() error { return errors.New("disk full") })
+	_, err = s.Main.Drive.CompleteTusUpload(ctx, p, u.ID, obj.Hash, int64(len(content)), nil, func() error { return errors.New("disk full") })
 	var pe *drive.PutError
 	if !errors.As(err, &pe) {
 		t.Fatalf("failed put: %v", err)
@@ -609,7 +609,7 @@ func TestTusCompleteKeepsDeduplicatedOrphan(t *testing.T) {
 		time.Sleep(200 * time.Millisecond) // the collector runs now, if it can
 		return nil
 	}
-	done, err := s.Main.Drive.CompleteTusUpload(ctx, p, u.ID, obj.Hash, int64(len(content)), put)
+	done, err := s.Main.Drive.CompleteTusUpload(ctx, p, u.ID, obj.Hash, int64(len(content)), nil, put)
 	if err != nil {
 		t.Fatalf("complete: %v", err)
 	}

@@ -83,7 +83,7 @@ func TestDeletingAUserFreesTheirDrive(t *testing.T) {
 	if done, err := s.Main.Drive.Maintain(ctx); err != nil || done["blobs_deleted"] != 2 {
 		t.Fatalf("maintenance: %v %v", done, err)
 	}
-	if s.Main.Blobs.Exists(blob) {
+	if s.Main.Contents.Exists(ctx, blob) {
 		t.Fatal("the deleted user's blob is still stored")
 	}
 }

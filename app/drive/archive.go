@@ -383,7 +383,7 @@ func (s *Service) archiveFile(ctx context.Context, f File, actor string) (File, 
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.store.Exists(f.Hash()) {
-		rc, err := s.blobs.Open(f.Hash())
+		rc, err := s.blobs.Open(ctx, f.Hash())
 		if err != nil {
 			return File{}, fmt.Errorf("archive %s: open blob: %w", f.ID, err)
 		}
@@ -444,7 +444,7 @@ func (s *Service) archiveFile(ctx context.Context, f File, actor string) (File, 
 }
 
 func (s *Service) rearchive(ctx context.Context, t *archiveTier, f File, now time.Time) error {
-	rc, err := s.blobs.Open(f.Hash())
+	rc, err := s.blobs.Open(ctx, f.Hash())
 	if err != nil {
 		return fmt.Errorf("archive %s: open blob: %w", f.ID, err)
 	}

@@ -107,10 +107,10 @@ func (s *Service) fillDigests(ctx context.Context, _ time.Time) (int, error) {
 			return n, err
 		}
 		for _, h := range hashes {
-			if !s.blobs.Exists(blobName(h)) {
+			if !s.blobs.Exists(ctx, blobName(h)) {
 				continue
 			}
-			d, err := s.digestBlob(h)
+			d, err := s.digestBlob(ctx, h)
 			if err != nil {
 				return n, err
 			}
@@ -127,8 +127,8 @@ func (s *Service) fillDigests(ctx context.Context, _ time.Time) (int, error) {
 	return n, nil
 }
 
-func (s *Service) digestBlob(contentHash string) (Digests, error) {
-	rc, err := s.blobs.Open(blobName(contentHash))
+func (s *Service) digestBlob(ctx context.Context, contentHash string) (Digests, error) {
+	rc, err := s.blobs.Open(ctx, blobName(contentHash))
 	if err != nil {
 		return Digests{}, fmt.Errorf("open blob %s: %w", contentHash, err)
 	}

@@ -286,14 +286,21 @@ type Store interface {
 	SharePermission(ctx context.Context, userID string, fileIDs []string, now time.Time) (string, error)
 }
 
-// Blobs is the content-addressed byte store; names are hex SHA-256.
+// Blobs is the content-addressed byte store; names are hex SHA-256. It has
+// two tiers: objects of their own (Put), and small contents kept with the
+// transaction that refers to them (PutSmall). Reading, deleting and walking
+// see both.
 type Blobs interface {
 	// Put streams r into the store, at most limit bytes (limit > 0), and returns
 	// the hex SHA-256 and size of what it stored; bytes are durable on return.
 	Put(ctx context.Context, r io.Reader, limit int64) (hash string, size int64, err error)
-	Exists(hash string) bool
-	Open(hash string) (io.ReadSeekCloser, error)
-	Delete(hash string) error
+	// PutSmall stores data, whose hex SHA-256 is hash, with the transaction of
+	// ctx (Store.InTx): durable when it commits, gone when it rolls back. For
+	// contents of at most Options.SmallBytes.
+	PutSmall(ctx context.Context, hash string, data []byte) error
+	Exists(ctx context.Context, hash string) bool
+	Open(ctx context.Context, hash string) (io.ReadSeekCloser, error)
+	Delete(ctx context.Context, hash string) error
 	// Walk calls fn with every stored blob's hash and modification time.
 	Walk(ctx context.Context, fn func(hash string, modTime time.Time) error) error
 }

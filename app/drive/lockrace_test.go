@@ -3,7 +3,9 @@ package drive_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -12,6 +14,7 @@ import (
 
 	"atrium/app"
 	"atrium/app/drive"
+	"atrium/storage/sqlite"
 	"atrium/web/webtest"
 )
 
@@ -89,12 +92,13 @@ func TestLockTakenBetweenCheckAndWrite(t *testing.T) {
 		prepare  func(t *testing.T, w raceWorld) prepared
 		do       func(w raceWorld, p prepared) *webtest.Response
 		gone, in bool // the change would remove f / add to Box
+		received bool // ann's bytes were stored, for her upload, before the refused step
 	}{
 		{name: "WebDAV PUT", lock: "f",
 			do: func(w raceWorld, _ prepared) *webtest.Response { return w.ann.dav("PUT", "/Box/f.txt", nil, "ann's") }},
 		{name: "WebDAV PUT new", lock: "box",
 			do: func(w raceWorld, _ prepared) *webtest.Response { return w.ann.dav("PUT", "/Box/n.txt", nil, "ann's") }},
-		{name: "REST confirm", lock: "f",
+		{name: "REST confirm", lock: "f", received: true,
 			prepare: func(t *testing.T, w raceWorld) prepared {
 				var tk struct {
 					UploadURL string `json:"upload_url"`
@@ -227,6 +231,11 @@ func TestLockTakenBetweenCheckAndWrite(t *testing.T) {
 			}
 			if tr := w.ann.rest("GET", "/api/v1/drive/trash", nil); strings.Contains(string(tr.Body), `"f.txt"`) {
 				t.Fatalf("trash %s", tr.Body)
+			}
+			// The refused bytes, small, were to commit with the write: they did not.
+			sum := sha256.Sum256([]byte("ann's"))
+			if ok, err := (sqlite.SmallBlobs{DB: w.s.Main.DB}).Exists(context.Background(), hex.EncodeToString(sum[:])); err != nil || ok != c.received {
+				t.Fatalf("the refused content is stored: %v %v", ok, err)
 			}
 		})
 	}

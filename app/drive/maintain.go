@@ -242,7 +242,7 @@ func (s *Service) collectOne(ctx context.Context, h string) (bool, error) {
 	if used {
 		return false, nil
 	}
-	if err := s.blobs.Delete(blobName(h)); err != nil {
+	if err := s.blobs.Delete(ctx, blobName(h)); err != nil {
 		return false, fmt.Errorf("delete blob %s: %w", h, err)
 	}
 	return true, s.store.DeleteDigests(ctx, h)

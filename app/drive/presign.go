@@ -147,24 +147,24 @@ func (s *Service) ReceiveUpload(ctx context.Context, ref, contentType string, co
 		return "", err
 	}
 	dg := newDigester(r)
-	hash, n, err := s.blobs.Put(ctx, dg, u.SizeBytes)
+	c, err := s.receive(ctx, dg, u.SizeBytes)
 	if err != nil {
 		if errors.Is(err, ErrTooLarge) {
 			return "", app.Invalid("body", fmt.Sprintf("The upload was announced as %d bytes; more arrived.", u.SizeBytes), nil)
 		}
 		return "", fmt.Errorf("store upload bytes: %w", err)
 	}
-	if n != u.SizeBytes {
-		_ = s.orphan(ctx, hash)
-		return "", app.Errorf(app.EBadRequest, "The upload is incomplete: %d of %d bytes arrived.", n, u.SizeBytes)
+	if c.size != u.SizeBytes {
+		s.drop(ctx, c)
+		return "", app.Errorf(app.EBadRequest, "The upload is incomplete: %d of %d bytes arrived.", c.size, u.SizeBytes)
 	}
-	err = s.referenced(ctx, hash, func(ctx context.Context) error {
-		if err := s.store.AddDigests(ctx, FormatHash(hash), dg.sums()); err != nil {
+	err = s.storeReferenced(ctx, c, nil, func(ctx context.Context) error {
+		if err := s.store.AddDigests(ctx, FormatHash(c.hash), dg.sums()); err != nil {
 			return err
 		}
-		return s.store.SetUploadReceived(ctx, u.ID, FormatHash(hash), s.clock.Now())
+		return s.store.SetUploadReceived(ctx, u.ID, FormatHash(c.hash), s.clock.Now())
 	})
-	return FormatHash(hash), err
+	return FormatHash(c.hash), err
 }
 
 // ErrTooLarge is what Blobs.Put returns (wrapped) for a stream over its limit.

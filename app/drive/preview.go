@@ -291,7 +291,7 @@ func (s *Service) derive(ctx context.Context, f File, kind string, size int) (st
 	now := s.clock.Now()
 	d, err := s.store.Derived(ctx, f.ContentHash, kind, size)
 	switch {
-	case err == nil && s.blobs.Exists(blobName(d.Hash)):
+	case err == nil && s.blobs.Exists(ctx, blobName(d.Hash)):
 		if err := s.store.TouchDerived(ctx, d.Source, kind, size, now); err != nil {
 			return "", err
 		}
@@ -299,7 +299,7 @@ func (s *Service) derive(ctx context.Context, f File, kind string, size int) (st
 	case err != nil && app.ErrorCode(err) != app.ENotFound:
 		return "", err
 	}
-	data, err := s.render(f, size)
+	data, err := s.render(ctx, f, size)
 	if err != nil {
 		return "", err
 	}
@@ -320,7 +320,7 @@ func (s *Service) derive(ctx context.Context, f File, kind string, size int) (st
 // render decodes f's image (the Imaging adapter), refusing sources over the pixel limit before
 // decoding them (decompression bombs), and returns a lossy WebP fitting a
 // size×size square.
-func (s *Service) render(f File, size int) ([]byte, error) {
+func (s *Service) render(ctx context.Context, f File, size int) ([]byte, error) {
 	if s.opts.Imaging == nil {
 		return nil, app.Errorf(app.ENoPreview, "No preview of %q: this server makes no previews.", f.Name)
 	}
@@ -329,7 +329,7 @@ func (s *Service) render(f File, size int) ([]byte, error) {
 		return nil, app.Invalid("path.file_id", fmt.Sprintf("The image is %d bytes; previews are made of images up to %d bytes.",
 			f.SizeBytes, previewMaxSourceBytes), f.ID)
 	}
-	rc, err := s.blobs.Open(f.Hash())
+	rc, err := s.blobs.Open(ctx, f.Hash())
 	if err != nil {
 		return nil, fmt.Errorf("open blob of %s: %w", f.ID, err)
 	}

@@ -58,7 +58,7 @@ func (s *Service) openFile(ctx context.Context, f File) (File, io.ReadSeekCloser
 	if f.Status != StatusActive {
 		return File{}, nil, app.Errorf(app.EConflict, "The file is %s; its content is not available now.", f.Status)
 	}
-	rc, err := s.blobs.Open(f.Hash())
+	rc, err := s.blobs.Open(ctx, f.Hash())
 	if err != nil {
 		return File{}, nil, fmt.Errorf("open blob of %s: %w", f.ID, err)
 	}

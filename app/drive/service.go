@@ -38,6 +38,13 @@ type Options struct {
 	OrphanGrace time.Duration
 	// MaxUploadBytes caps one presigned upload (default 10 GiB).
 	MaxUploadBytes int64
+	// SmallBytes is the size up to which a content written whole (a PUT, a
+	// presigned upload, a completed resumable upload) is kept with the
+	// transaction that commits its reference (Blobs.PutSmall) rather than as
+	// an object of its own: one durable write, shared by the writes committed
+	// together, instead of the object's, its directory's and the log's
+	// (default 64 KiB; negative: never).
+	SmallBytes int64
 	// SyncKey signs delta sync cursors (HMAC-SHA256); required by delta sync.
 	SyncKey []byte
 	// PublicURL is the server's external base URL; share links are
@@ -84,7 +91,15 @@ func (o *Options) defaults() {
 	if o.MaxUploadBytes <= 0 {
 		o.MaxUploadBytes = 10 << 30
 	}
+	if o.SmallBytes == 0 {
+		o.SmallBytes = DefaultSmallBytes
+	}
 }
+
+// DefaultSmallBytes is the default of Options.SmallBytes. Below about this
+// size SQLite reads and writes a content faster than the file system does
+// with a file per content ("35% Faster Than The Filesystem", sqlite.org).
+const DefaultSmallBytes = 64 << 10
 
 // Service is the one place the drive's rules live.
 type Service struct {

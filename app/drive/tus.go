@@ -6,6 +6,8 @@ package drive
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -236,15 +238,16 @@ func (s *Service) TusDeclareLength(ctx context.Context, p *app.Principal, id str
 }
 
 // CompleteTusUpload turns a fully received upload into a drive file. hash is
-// the hex SHA-256 of its bytes; put, when not nil, moves them into the blob
-// store (nil: they are there already). put runs where the collector cannot
+// the hex SHA-256 of its bytes; small, when not nil, is the whole content (at
+// most Options.SmallBytes), stored with the file's commit; else put, when not
+// nil, moves them into the blob store (nil: they are there already). put runs where the collector cannot
 // delete a stored blob of the same content before the file refers to it. Without
 // a live item of its name in the folder the file is created (drive.file.created);
 // otherwise the upload waits in the conflict state for ResolveTusUpload,
 // keeping the blob referenced. When put fails nothing changes (the caller keeps
 // its bytes and may try again); when completion fails after it, the upload is
 // dropped and its blob left to the collector.
-func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, hash string, size int64, put func() error) (TusUpload, error) {
+func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, hash string, size int64, small []byte, put func() error) (TusUpload, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return TusUpload{}, err
 	}
@@ -252,7 +255,14 @@ func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, h
 	if err != nil {
 		return TusUpload{}, err
 	}
-	u, err = s.completeTus(ctx, p, u, hash, size, put)
+	c := content{hash: hash, size: size}
+	if small != nil {
+		if sum := sha256.Sum256(small); int64(len(small)) != size || size > max(s.opts.SmallBytes, 0) || hex.EncodeToString(sum[:]) != hash {
+			return TusUpload{}, fmt.Errorf("tus upload %s: %d bytes given as the small content %s of %d bytes", id, len(small), hash, size)
+		}
+		c.small = small
+	}
+	u, err = s.completeTus(ctx, p, u, c, put)
 	var pe *PutError
 	if errors.As(err, &pe) {
 		return TusUpload{}, err
@@ -272,7 +282,8 @@ func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, h
 	return u, nil
 }
 
-func (s *Service) completeTus(ctx context.Context, p *app.Principal, u TusUpload, hash string, size int64, put func() error) (TusUpload, error) {
+func (s *Service) completeTus(ctx context.Context, p *app.Principal, u TusUpload, c content, put func() error) (TusUpload, error) {
+	hash, size := c.hash, c.size
 	if u.Status != TusUploading || u.LengthDeferred || u.Offset != size || u.Length != size {
 		return TusUpload{}, fmt.Errorf("tus upload %s: completing %d bytes in state %s at %d of %d", u.ID, size, u.Status, u.Offset, u.Length)
 	}
@@ -283,7 +294,7 @@ func (s *Service) completeTus(ctx context.Context, p *app.Principal, u TusUpload
 	owner := s.owner(p, parent)
 	// An upload holds no lock: it may end long after it began.
 	ctx = withoutUserLocks(ctx)
-	err = s.storeReferenced(ctx, hash, put, func(ctx context.Context) error {
+	err = s.storeReferenced(ctx, c, put, func(ctx context.Context) error {
 		_, err := s.store.LiveChild(ctx, owner, u.ParentID, NameKey(u.Name))
 		switch {
 		case err == nil:

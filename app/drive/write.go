@@ -10,7 +10,10 @@ package drive
 // makes names its author.
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -24,25 +27,76 @@ import (
 // collector cannot delete the blob in between: under refMu it checks the blob
 // exists and runs fn in a transaction.
 func (s *Service) referenced(ctx context.Context, hash string, fn func(ctx context.Context) error) error {
-	return s.storeReferenced(ctx, hash, nil, fn)
+	return s.storeReferenced(ctx, content{hash: hash}, nil, fn)
 }
 
 // storeReferenced is referenced with put, which stores the blob, run under the
 // same lock first: a put that finds the content already stored (and drops its
 // own copy) cannot lose it to the collector before fn commits the reference.
-// An error of put is returned as a *PutError.
-func (s *Service) storeReferenced(ctx context.Context, hash string, put func() error, fn func(ctx context.Context) error) error {
+// An error of put is returned as a *PutError. A small content (c.small) is
+// stored in fn's transaction, before fn runs.
+func (s *Service) storeReferenced(ctx context.Context, c content, put func() error, fn func(ctx context.Context) error) error {
 	s.refMu.RLock()
 	defer s.refMu.RUnlock()
+	if c.small != nil {
+		return s.writeTx(ctx, func(ctx context.Context) error {
+			if err := s.blobs.PutSmall(ctx, c.hash, c.small); err != nil {
+				return err
+			}
+			return fn(ctx)
+		})
+	}
 	if put != nil {
 		if err := put(); err != nil {
 			return &PutError{Err: err}
 		}
 	}
-	if !s.blobs.Exists(hash) {
-		return fmt.Errorf("blob %s vanished before it was referenced", hash)
+	if !s.blobs.Exists(ctx, c.hash) {
+		return fmt.Errorf("blob %s vanished before it was referenced", c.hash)
 	}
 	return s.writeTx(ctx, fn)
+}
+
+// content is the bytes of a write as received: already an object of the blob
+// store, or small (at most Options.SmallBytes) and held in memory until the
+// transaction that commits its first reference stores it (storeReferenced).
+type content struct {
+	hash  string // hex SHA-256
+	size  int64
+	small []byte // not nil: the whole content, not stored yet
+}
+
+// receive reads r to its end, at most limit bytes (limit > 0): a content of
+// at most Options.SmallBytes is returned in memory, a larger one is streamed
+// into the blob store. A content over limit is ErrTooLarge.
+func (s *Service) receive(ctx context.Context, r io.Reader, limit int64) (content, error) {
+	if small := s.opts.SmallBytes; small > 0 {
+		if limit > 0 {
+			small = min(small, limit)
+		}
+		data, err := io.ReadAll(io.LimitReader(r, small+1))
+		if err != nil {
+			return content{}, err
+		}
+		if int64(len(data)) <= small {
+			sum := sha256.Sum256(data)
+			return content{hash: hex.EncodeToString(sum[:]), size: int64(len(data)), small: data}, nil
+		}
+		r = io.MultiReader(bytes.NewReader(data), r)
+	}
+	hash, n, err := s.blobs.Put(ctx, r, limit)
+	if err != nil {
+		return content{}, err
+	}
+	return content{hash: hash, size: n}, nil
+}
+
+// drop gives up content c before a reference to it committed: a stored
+// object becomes an orphan for the collector; a small one was never stored.
+func (s *Service) drop(ctx context.Context, c content) {
+	if c.small == nil {
+		_ = s.orphan(ctx, c.hash)
+	}
 }
 
 // writeTx runs fn, a change of the drive, in a transaction. Every check that
@@ -306,19 +360,20 @@ func (s *Service) put(ctx context.Context, p *app.Principal, req PutRequest, the
 		return File{}, false, app.Errorf(app.EPayloadTooLarge, "One upload is at most %d bytes.", limit)
 	}
 	dg := newDigester(req.Body)
-	hash, n, err := s.blobs.Put(ctx, dg, limit)
+	c, err := s.receive(ctx, dg, limit)
 	if err != nil {
 		if errors.Is(err, ErrTooLarge) {
 			return File{}, false, app.Errorf(app.EPayloadTooLarge, "One upload is at most %d bytes.", limit)
 		}
 		return File{}, false, fmt.Errorf("store file bytes: %w", err)
 	}
+	hash, n := c.hash, c.size
 	if req.Size >= 0 && n != req.Size {
-		_ = s.orphan(ctx, hash)
+		s.drop(ctx, c)
 		return File{}, false, app.Errorf(app.EBadRequest, "The body is incomplete: %d of %d bytes arrived.", n, req.Size)
 	}
 	if err := req.Checksum.verify(hash, dg.sums()); err != nil {
-		_ = s.orphan(ctx, hash)
+		s.drop(ctx, c)
 		return File{}, false, err
 	}
 	mimeType := DetectMime(req.Name, req.MimeType)
@@ -366,7 +421,7 @@ func (s *Service) put(ctx context.Context, p *app.Principal, req PutRequest, the
 		out, err = s.commitContentAt(ctx, p, f, f.Name, mimeType, FormatHash(hash), n, req.ModifiedAt)
 		return err
 	}
-	err = s.referenced(ctx, hash, func(ctx context.Context) error {
+	err = s.storeReferenced(ctx, c, nil, func(ctx context.Context) error {
 		created = false
 		if err := write(ctx); err != nil {
 			return err
@@ -378,7 +433,7 @@ func (s *Service) put(ctx context.Context, p *app.Principal, req PutRequest, the
 	})
 	if err != nil {
 		if app.ErrorCode(err) != "" {
-			_ = s.orphan(context.WithoutCancel(ctx), hash)
+			s.drop(context.WithoutCancel(ctx), c)
 		}
 		return File{}, false, err
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,7 +19,8 @@ import (
 // database and its WAL are copied to a temp directory first, so the server's
 // own recovery at the next start finds them untouched: PRAGMA integrity_check
 // and foreign_key_check must pass, and every blob a live file row, a version
-// or a finished TUS upload references must be on disk, of its size and hash.
+// or a finished TUS upload references must be stored (on disk, or a small
+// content in the database), of its size and hash.
 func integrity(data string) error {
 	tmp, err := os.MkdirTemp("", "crash-db-*")
 	if err != nil {
@@ -93,7 +95,7 @@ func integrity(data string) error {
 		counted("blobs", 1)
 		bad, done := hashed[r.hash]
 		if !done {
-			bad = checkObject(filepath.Join(data, "blobs", "objects", r.hash[:2], r.hash[2:4], r.hash), r.hash, r.size)
+			bad = checkContent(db, data, r.hash, r.size)
 			hashed[r.hash] = bad
 		}
 		if bad != "" {
@@ -151,7 +153,7 @@ func integrity(data string) error {
 				continue
 			}
 			hash := hex.EncodeToString(h.Sum(nil))
-			if bad := checkObject(filepath.Join(data, "blobs", "objects", hash[:2], hash[2:4], hash), hash, length); bad != "" {
+			if bad := checkContent(db, data, hash, length); bad != "" {
 				fail("tus", "upload %s (%s) complete but not committed, no data file, and its blob %s: %s", id, name, hash, bad)
 			}
 			continue
@@ -167,6 +169,22 @@ func integrity(data string) error {
 		}
 	}
 	return rows.Err()
+}
+
+// checkContent checks the content hash of size bytes: a small content in the
+// database (drive_small_blobs), else an object of the blob store.
+func checkContent(db *sql.DB, data, hash string, size int64) string {
+	var small []byte
+	switch err := db.QueryRow(`SELECT data FROM drive_small_blobs WHERE hash = ?`, hash).Scan(&small); {
+	case err == nil:
+		if got := sha256.Sum256(small); hex.EncodeToString(got[:]) != hash || int64(len(small)) != size {
+			return fmt.Sprintf("the database holds %d bytes with sha256 %x", len(small), got)
+		}
+		return ""
+	case !errors.Is(err, sql.ErrNoRows):
+		return "read small content: " + err.Error()
+	}
+	return checkObject(filepath.Join(data, "blobs", "objects", hash[:2], hash[2:4], hash), hash, size)
 }
 
 func checkObject(path, hash string, size int64) string {

@@ -204,6 +204,9 @@ const tusChunk = 128 << 10
 func tusOnce(ctx context.Context, w *worker) error {
 	name := "crash-" + w.key("t") + ".bin"
 	size := int64(256<<10 + w.rng.IntN(1792<<10))
+	if w.rng.IntN(4) == 0 {
+		size = int64(1 + w.rng.IntN(64<<10)) // small: kept in the database when completed
+	}
 	seed := w.rng.Uint64() | 1
 	data := tusContent(seed, size)
 	h := sum(data)

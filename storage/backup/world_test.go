@@ -224,6 +224,8 @@ func seed(t *testing.T, s *webtest.Server) *world {
 	}
 	w.files[bID] = b2
 	w.files[w.ann.upload("same.bin", "", a)] = a // same content as a.bin: one blob
+	note := []byte("a small file: its bytes are in the database, not in the blob store")
+	w.files[w.ann.upload("note.txt", w.docs, note)] = note
 	trashed := w.ann.upload("trashed.txt", "", []byte("in the trash"))
 	w.ann.call(204, "POST", "/api/v1/drive/"+trashed+"/trash", nil, nil)
 	cold := randomBytes(r, 90_000)

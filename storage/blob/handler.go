@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -67,11 +68,17 @@ func ResponseHeader(ctx context.Context) http.Header {
 	return http.Header{}
 }
 
+// Objects is what GET serves objects from: a Store's Open, or a store of
+// more tiers than files. A missing object is an error wrapping ErrNotFound.
+type Objects interface {
+	Open(ctx context.Context, hash string) (io.ReadSeekCloser, error)
+}
+
 type handler struct {
-	store  *Store
-	signer *Signer
-	onPut  PutFunc
-	log    *slog.Logger
+	objects Objects
+	signer  *Signer
+	onPut   PutFunc
+	log     *slog.Logger
 }
 
 // NewHandler serves presigned URLs made by signer, at the paths it receives
@@ -87,11 +94,11 @@ type handler struct {
 // A bad signature is 403 forbidden, an expired URL 403 url_expired, an unknown
 // object 404 not_found, another method 405; errors are application/problem+json.
 // log may be nil (slog.Default).
-func NewHandler(store *Store, signer *Signer, onPut PutFunc, log *slog.Logger) http.Handler {
+func NewHandler(objects Objects, signer *Signer, onPut PutFunc, log *slog.Logger) http.Handler {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &handler{store: store, signer: signer, onPut: onPut, log: log}
+	return &handler{objects: objects, signer: signer, onPut: onPut, log: log}
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -137,7 +144,7 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request, hash string) {
 	if !ok {
 		return
 	}
-	f, err := h.store.Open(hash)
+	f, err := h.objects.Open(r.Context(), hash)
 	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalidHash) {
 		h.writeProblem(w, http.StatusNotFound, "not_found", "The object does not exist.")
 		return

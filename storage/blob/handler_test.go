@@ -73,8 +73,15 @@ func newTestServer(t *testing.T) *testServer {
 		return nil
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	mux.Handle("/blob/", NewHandler(ts.store, ts.signer, onPut, log))
+	mux.Handle("/blob/", NewHandler(storeObjects{ts.store}, ts.signer, onPut, log))
 	return ts
+}
+
+// storeObjects serves a Store's files as the handler's Objects.
+type storeObjects struct{ s *Store }
+
+func (o storeObjects) Open(_ context.Context, hash string) (io.ReadSeekCloser, error) {
+	return o.s.Open(hash)
 }
 
 type response struct {
@@ -393,7 +400,7 @@ func TestHandlerPutRejects(t *testing.T) {
 func TestHandlerUploadsDisabled(t *testing.T) {
 	store := newStore(t)
 	signer := NewSigner(testKey, "", fixedClock(t0))
-	h := NewHandler(store, signer, nil, nil)
+	h := NewHandler(storeObjects{store}, signer, nil, nil)
 	req := httptest.NewRequest("PUT", signer.URL("PUT", UploadPath("r"), nil, time.Minute), strings.NewReader("x"))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)

@@ -48,7 +48,8 @@ func Snapshot(ctx context.Context, src, dst string) error {
 type BlobRefs struct {
 	// Hot are the objects of the blob store the database needs: every version
 	// (but the head of an archived or restoring file, whose bytes are in the
-	// archive), received uploads, TUS uploads awaiting resolution and previews.
+	// archive), received uploads, TUS uploads awaiting resolution and previews
+	// — but not the small contents the database holds itself (SmallBlobs).
 	Hot []string
 	// Warm are heads of restoring files: in the blob store when their restore
 	// got far enough, else read again from the archive. Not required.
@@ -99,6 +100,26 @@ func ReadBlobRefs(ctx context.Context, path string) (BlobRefs, error) {
 		}
 		*l.to = hashes
 	}
+	// Small contents are in the database itself: a backup copies no file of
+	// theirs and a restore needs none. (A database from before the table has none.)
+	var hasSmall bool
+	if err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM sqlite_schema
+		WHERE type = 'table' AND name = 'drive_small_blobs')`).Scan(&hasSmall); err != nil {
+		return BlobRefs{}, fmt.Errorf("small contents of %s: %w", path, err)
+	}
+	var small []string
+	if hasSmall {
+		if small, err = scanHashes(db.QueryContext(ctx, `SELECT hash FROM drive_small_blobs`)); err != nil {
+			return BlobRefs{}, fmt.Errorf("small contents of %s: %w", path, err)
+		}
+	}
+	if len(small) > 0 {
+		inDB := make(map[string]bool, len(small))
+		for _, h := range small {
+			inDB[h] = true
+		}
+		out.Hot, out.Warm = notIn(out.Hot, inDB), notIn(out.Warm, inDB)
+	}
 	rows, err := db.QueryContext(ctx, `SELECT id, upload_offset, hash_state FROM drive_tus_uploads
 		WHERE status = 'uploading' AND upload_offset > 0 ORDER BY id`)
 	if err != nil {
@@ -116,6 +137,17 @@ func ReadBlobRefs(ctx context.Context, path string) (BlobRefs, error) {
 		return BlobRefs{}, fmt.Errorf("resumable uploads of %s: %w", path, err)
 	}
 	return out, nil
+}
+
+// notIn returns the hashes of l not in drop, in order.
+func notIn(l []string, drop map[string]bool) []string {
+	out := l[:0]
+	for _, h := range l {
+		if !drop[h] {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // scanHashes reads one column of content hashes ("sha256:<hex>" or bare hex)

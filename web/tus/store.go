@@ -350,9 +350,27 @@ func (up *upload) finish(ctx context.Context) error {
 		}
 		return nil
 	}
-	nu, err := up.s.svc.CompleteTusUpload(ctx, rq.p, u.ID, sum, u.Length, adopt)
+	// A small content goes into the database with the file's commit (no move
+	// into the blob store, no directory to sync); the data file is then freed.
+	// When the process stops in between, the upload's expiry removes it.
+	var small []byte
+	if u.Length <= up.s.svc.Options().SmallBytes {
+		small, err = os.ReadFile(up.s.path(u.ID))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			small = nil // moved into the blob store by an earlier attempt: adopt finds it
+		case err != nil:
+			return rq.fail(fmt.Errorf("read upload data file: %w", err))
+		}
+	}
+	nu, err := up.s.svc.CompleteTusUpload(ctx, rq.p, u.ID, sum, u.Length, small, adopt)
 	if err != nil {
 		return rq.fail(err)
+	}
+	if small != nil {
+		if err := up.s.remove(u.ID); err != nil {
+			up.s.log.Warn("tus: remove the data file of a small upload", "upload", u.ID, "err", err)
+		}
 	}
 	up.u = nu
 	up.headers()

@@ -48,7 +48,7 @@ type Store interface {
 
 // Contents opens stored contents by blob name (drive.File.Hash).
 type Contents interface {
-	Open(hash string) (io.ReadSeekCloser, error)
+	Open(ctx context.Context, hash string) (io.ReadSeekCloser, error)
 }
 
 // Indexer is the search index of a drive and its lifecycle.
@@ -276,7 +276,7 @@ func (x *Indexer) doc(ctx context.Context, idx drive.SearchIndex, f drive.File, 
 	if f.SizeBytes > extractMaxBytes || f.Status != drive.StatusActive {
 		return d
 	}
-	r, err := x.blobs.Open(f.Hash())
+	r, err := x.blobs.Open(ctx, f.Hash())
 	if err != nil {
 		x.log.Warn("search: content not readable", slog.String("file_id", f.ID), slog.Any("err", err))
 		return d

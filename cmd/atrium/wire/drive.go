@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,27 +11,76 @@ import (
 
 	"atrium/app/drive"
 	"atrium/storage/blob"
+	"atrium/storage/sqlite"
 )
 
-// driveBlobs adapts the blob store to drive.Blobs.
-type driveBlobs struct{ store *blob.Store }
+// contents is the drive's byte store (drive.Blobs) of two tiers: objects of
+// the blob store, one file each, and small contents in the database
+// (sqlite.SmallBlobs), written in the transaction of their reference. Reads
+// look in the blob store first: a content may be in both (stored whole, then
+// again as a small one), and then it is the same bytes.
+type contents struct {
+	files *blob.Store
+	small sqlite.SmallBlobs
+}
 
-func (b driveBlobs) Put(ctx context.Context, r io.Reader, limit int64) (string, int64, error) {
-	o, err := b.store.Put(ctx, r, limit)
+func (c contents) Put(ctx context.Context, r io.Reader, limit int64) (string, int64, error) {
+	o, err := c.files.Put(ctx, r, limit)
 	if errors.Is(err, blob.ErrTooLarge) {
 		return "", 0, fmt.Errorf("%w: %w", drive.ErrTooLarge, err)
 	}
 	return o.Hash, o.Size, err
 }
 
-func (b driveBlobs) Exists(hash string) bool { return b.store.Exists(hash) }
+func (c contents) PutSmall(ctx context.Context, hash string, data []byte) error {
+	if err := blob.ValidHash(hash); err != nil {
+		return fmt.Errorf("small content: %w", err)
+	}
+	return c.small.Put(ctx, hash, data, time.Now())
+}
 
-func (b driveBlobs) Open(hash string) (io.ReadSeekCloser, error) { return b.store.Open(hash) }
+func (c contents) Exists(ctx context.Context, hash string) bool {
+	if c.files.Exists(hash) {
+		return true
+	}
+	ok, err := c.small.Exists(ctx, hash)
+	return err == nil && ok
+}
 
-func (b driveBlobs) Delete(hash string) error { return b.store.Delete(hash) }
+// Open opens hash; a content in neither tier is blob.ErrNotFound.
+func (c contents) Open(ctx context.Context, hash string) (io.ReadSeekCloser, error) {
+	f, err := c.files.Open(hash)
+	if err == nil || !errors.Is(err, blob.ErrNotFound) {
+		return f, err
+	}
+	data, serr := c.small.Data(ctx, hash)
+	if errors.Is(serr, sqlite.ErrNoSmallBlob) {
+		return nil, err
+	}
+	if serr != nil {
+		return nil, serr
+	}
+	return nopCloser{bytes.NewReader(data)}, nil
+}
 
-func (b driveBlobs) Walk(ctx context.Context, fn func(string, time.Time) error) error {
-	return b.store.Walk(ctx, fn)
+type nopCloser struct{ *bytes.Reader }
+
+func (nopCloser) Close() error { return nil }
+
+// Delete removes hash from both tiers.
+func (c contents) Delete(ctx context.Context, hash string) error {
+	if err := c.files.Delete(hash); err != nil {
+		return err
+	}
+	return c.small.Delete(ctx, hash)
+}
+
+// Walk walks the blob store's objects, then the small contents.
+func (c contents) Walk(ctx context.Context, fn func(string, time.Time) error) error {
+	if err := c.files.Walk(ctx, fn); err != nil {
+		return err
+	}
+	return c.small.Walk(ctx, fn)
 }
 
 // driveURLs adapts the presigned URL signer to drive.URLs.

@@ -40,8 +40,11 @@ type Main struct {
 	Log    *slog.Logger
 	Clock  app.Clock
 
-	DB       *sqlite.DB
-	Blobs    *blob.Store
+	DB    *sqlite.DB
+	Blobs *blob.Store
+	// Contents are the drive's stored bytes: Blobs' objects and the small
+	// contents the database holds.
+	Contents drive.Blobs
 	Identity *identity.Service
 	Partner  *partner.Service
 	Contacts *contacts.Service
@@ -171,8 +174,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		return nil, err
 	}
 	converter := convert.New(cfg.Editor.SofficePath, cfg.Editor.ConvertTimeout, "")
-	m.Search = indexer.New(sqlite.DriveStore{DB: db}, driveBlobs{m.Blobs}, searchIndexes(cfg.Data), extractor{}, log)
-	m.Drive = drive.NewService(sqlite.DriveStore{DB: db}, driveBlobs{m.Blobs}, driveURLs{signer}, audit, sqlite.Outbox{DB: db}, m.Clock, log,
+	m.Contents = contents{files: m.Blobs, small: sqlite.SmallBlobs{DB: db}}
+	m.Search = indexer.New(sqlite.DriveStore{DB: db}, m.Contents, searchIndexes(cfg.Data), extractor{}, log)
+	m.Drive = drive.NewService(sqlite.DriveStore{DB: db}, m.Contents, driveURLs{signer}, audit, sqlite.Outbox{DB: db}, m.Clock, log,
 		cfg.Drive.options().WithSyncKey(cursorKey).WithPublicURL(cfg.PublicURL).WithArchive(archive, cfg.Drive.ArchiveAfter).
 			WithEditor(cfg.Editor.options(wopiKey)).WithConverter(converter).WithImaging(imaging.Codec{}).
 			WithSearch(m.Search))
@@ -196,7 +200,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		Tx:          db,
 		Cursors:     &app.Cursors{Key: cursorKey, Clock: m.Clock},
 		Ready:       m.ready,
-		Blob:        blob.NewHandler(m.Blobs, signer, web.DriveUpload(m.Drive), log),
+		Blob:        blob.NewHandler(m.Contents, signer, web.DriveUpload(m.Drive), log),
 		Tus:         m.Tus,
 		Limits:      cfg.Limits.web(),
 		Clock:       m.Clock,
