@@ -316,19 +316,12 @@ func (s *Service) completeTus(ctx context.Context, p *app.Principal, u TusUpload
 }
 
 // tusNewFile creates a file named name in the folder with content (hash,
-// size); it runs inside referenced.
+// size), after completeTus found no live item of the name; it runs inside
+// referenced.
 func (s *Service) tusNewFile(ctx context.Context, p *app.Principal, owner, parentID, name, mimeType, hash string, size int64) (File, error) {
-	now := s.clock.Now()
 	f := File{ID: app.NewID(), OrgID: p.OrgID, OwnerID: owner, ParentID: strPtr(parentID), Name: name,
-		MimeType: mimeType, MimeGroup: MimeGroup(mimeType), Status: StatusPending,
-		Metadata: Metadata{Tags: []string{}, Custom: map[string]string{}}, CreatedAt: now, UpdatedAt: now}
-	if err := s.change(ctx, &f); err != nil {
-		return File{}, err
-	}
-	if err := s.store.CreateFile(ctx, f); err != nil {
-		return File{}, err
-	}
-	return s.commitContent(ctx, p, f, name, mimeType, hash, size)
+		Metadata: Metadata{Tags: []string{}, Custom: map[string]string{}}}
+	return s.createContent(ctx, p, f, mimeType, hash, size, time.Time{})
 }
 
 // ResolveTusUpload settles the name conflict of a completed upload: skip

@@ -144,16 +144,12 @@ func (s *Service) commitContent(ctx context.Context, p *app.Principal, target Fi
 // It is the one place content is committed, whatever the door: the locks
 // (the file's, or for a new file its folder's), the quota and the name are
 // checked here, in the transaction of the write, so that a lock taken or a
-// name created after a door's early checks still holds.
+// name created after a door's early checks still holds. A door that creates
+// the file in the same transaction goes through createContent, which makes
+// the same checks.
 func (s *Service) commitContentAt(ctx context.Context, p *app.Principal, target File, name, mimeType, hash string, size int64, modified time.Time) (File, error) {
-	now := s.clock.Now()
 	if target.Status == StatusPending {
-		if target.ParentID != nil {
-			if parent, err := s.store.File(ctx, *target.ParentID); err != nil || parent.TrashedAt != nil {
-				return File{}, app.Errorf(app.EConflict, "The folder this upload was going to went to the trash or is gone; upload again.")
-			}
-		}
-		if err := s.checkFolderLock(ctx, p, target.Parent()); err != nil {
+		if err := s.checkNewFile(ctx, p, target); err != nil {
 			return File{}, err
 		}
 		other, err := s.store.LiveChild(ctx, target.OwnerID, target.Parent(), NameKey(target.Name))
@@ -176,30 +172,7 @@ func (s *Service) commitContentAt(ctx context.Context, p *app.Principal, target 
 		case app.ErrorCode(err) != app.ENotFound:
 			return File{}, err
 		}
-		if err := s.quota(ctx, p, size); err != nil {
-			return File{}, err
-		}
-		target.Status = StatusActive
-		target.MimeType, target.MimeGroup = mimeType, MimeGroup(mimeType)
-		target.SizeBytes, target.StoredBytes, target.ContentHash, target.Version = size, size, hash, 1
-		target.CreatedAt, target.UpdatedAt, target.ModifiedAt = now, now, modifiedOr(modified, now)
-		if err := s.change(ctx, &target); err != nil {
-			return File{}, err
-		}
-		if err := s.store.UpdateFile(ctx, target); err != nil {
-			return File{}, err
-		}
-		if err := s.store.AddVersion(ctx, Version{ID: app.NewID(), FileID: target.ID, Version: 1, SizeBytes: size, ContentHash: hash,
-			MimeType: mimeType, CreatedBy: p.UserID, CreatedAt: now}); err != nil {
-			return File{}, err
-		}
-		if err := s.store.AddUsage(ctx, target.OrgID, target.OwnerID, target.MimeGroup, size, 1); err != nil {
-			return File{}, err
-		}
-		if err := s.emit(ctx, EventFileCreated, target, map[string]any{"parent_id": target.ParentID, "size_bytes": size, "version": 1}); err != nil {
-			return File{}, err
-		}
-		return s.store.File(ctx, target.ID)
+		return s.activate(ctx, p, target, mimeType, hash, size, modified, false)
 	}
 	if target.TrashedAt != nil {
 		return File{}, app.Errorf(app.EConflict, "%q is in the trash; restore it to change its content.", target.Name)
@@ -211,6 +184,64 @@ func (s *Service) commitContentAt(ctx context.Context, p *app.Principal, target 
 		return File{}, err
 	}
 	return s.addVersionAt(ctx, p, target, mimeType, hash, size, modified)
+}
+
+// createContent creates f, a new file the caller built in this transaction
+// after finding no live item of its name in the folder, with content (hash,
+// size) as version 1: the checks of a pending file's first content, and one
+// insert of the active row.
+func (s *Service) createContent(ctx context.Context, p *app.Principal, f File, mimeType, hash string, size int64, modified time.Time) (File, error) {
+	if err := s.checkNewFile(ctx, p, f); err != nil {
+		return File{}, err
+	}
+	return s.activate(ctx, p, f, mimeType, hash, size, modified, true)
+}
+
+// checkNewFile checks, in the write's transaction, that a new file may
+// appear in target's folder: the folder is there and not in the trash, and
+// no lock on it refuses p.
+func (s *Service) checkNewFile(ctx context.Context, p *app.Principal, target File) error {
+	if target.ParentID != nil {
+		if parent, err := s.store.File(ctx, *target.ParentID); err != nil || parent.TrashedAt != nil {
+			return app.Errorf(app.EConflict, "The folder this upload was going to went to the trash or is gone; upload again.")
+		}
+	}
+	return s.checkFolderLock(ctx, p, target.Parent())
+}
+
+// activate makes content (hash, size) version 1 of target, a new file: the
+// quota, the active row (inserted when fresh, else the pending row updated),
+// the version, the usage counters and drive.file.created.
+func (s *Service) activate(ctx context.Context, p *app.Principal, target File, mimeType, hash string, size int64, modified time.Time, fresh bool) (File, error) {
+	if err := s.quota(ctx, p, size); err != nil {
+		return File{}, err
+	}
+	now := s.clock.Now()
+	target.Status = StatusActive
+	target.MimeType, target.MimeGroup = mimeType, MimeGroup(mimeType)
+	target.SizeBytes, target.StoredBytes, target.ContentHash, target.Version = size, size, hash, 1
+	target.CreatedAt, target.UpdatedAt, target.ModifiedAt = now, now, modifiedOr(modified, now)
+	if err := s.change(ctx, &target); err != nil {
+		return File{}, err
+	}
+	write := s.store.UpdateFile
+	if fresh {
+		write = s.store.CreateFile
+	}
+	if err := write(ctx, target); err != nil {
+		return File{}, err
+	}
+	if err := s.store.AddVersion(ctx, Version{ID: app.NewID(), FileID: target.ID, Version: 1, SizeBytes: size, ContentHash: hash,
+		MimeType: mimeType, CreatedBy: p.UserID, CreatedAt: now}); err != nil {
+		return File{}, err
+	}
+	if err := s.store.AddUsage(ctx, target.OrgID, target.OwnerID, target.MimeGroup, size, 1); err != nil {
+		return File{}, err
+	}
+	if err := s.emit(ctx, EventFileCreated, target, map[string]any{"parent_id": target.ParentID, "size_bytes": size, "version": 1}); err != nil {
+		return File{}, err
+	}
+	return s.store.File(ctx, target.ID)
 }
 
 // modifiedOr is the modification time a write keeps: the writer's, else now.
@@ -407,18 +438,10 @@ func (s *Service) put(ctx context.Context, p *app.Principal, req PutRequest, the
 		if app.ErrorCode(err) != app.ENotFound {
 			return err
 		}
-		now := s.clock.Now()
 		f = File{ID: app.NewID(), OrgID: p.OrgID, OwnerID: owner, ParentID: strPtr(req.ParentID), Name: req.Name,
-			MimeType: mimeType, MimeGroup: MimeGroup(mimeType), Status: StatusPending,
-			Metadata: Metadata{Tags: []string{}, Custom: map[string]string{}}, CreatedAt: now, UpdatedAt: now}
-		if err := s.change(ctx, &f); err != nil {
-			return err
-		}
-		if err := s.store.CreateFile(ctx, f); err != nil {
-			return err
-		}
+			Metadata: Metadata{Tags: []string{}, Custom: map[string]string{}}}
 		created = true
-		out, err = s.commitContentAt(ctx, p, f, f.Name, mimeType, FormatHash(hash), n, req.ModifiedAt)
+		out, err = s.createContent(ctx, p, f, mimeType, FormatHash(hash), n, req.ModifiedAt)
 		return err
 	}
 	err = s.storeReferenced(ctx, c, nil, func(ctx context.Context) error {
