@@ -535,7 +535,8 @@ func TestTusCompletesAfterCrashBetweenAdoptAndCommit(t *testing.T) {
 // offset 0 with no file: its first PATCH creates the file and goes on.
 func TestTusResumesWithoutDataFileAtOffsetZero(t *testing.T) {
 	s, c, tc := newTus(t)
-	content := []byte("created, then the server stopped before the data file")
+	// Larger than a small upload, which has no data file before its first PATCH.
+	content := bytes.Repeat([]byte("created, then the server stopped before the data file\n"), 2000)
 	up := tc.create(tusMeta("filename", "early.txt"), int64(len(content)))
 	dir := s.Data
 	s.Stop()

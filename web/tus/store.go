@@ -1,6 +1,7 @@
 package tus
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding"
@@ -110,6 +111,14 @@ func (s *store) NewUpload(ctx context.Context, info handler.FileInfo) (handler.U
 	if err != nil {
 		return nil, rq.fail(err)
 	}
+	up := &upload{s: s, rq: rq, u: u}
+	if !u.LengthDeferred && u.Length <= s.svc.Options().SmallBytes {
+		// A small upload usually comes whole in its first PATCH and never
+		// needs a data file (smallChunk); WriteChunk creates one at offset 0
+		// when it does.
+		up.headers()
+		return up, nil
+	}
 	f, err := os.OpenFile(s.path(u.ID), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err == nil {
 		err = f.Close()
@@ -120,7 +129,6 @@ func (s *store) NewUpload(ctx context.Context, info handler.FileInfo) (handler.U
 		}
 		return nil, rq.fail(fmt.Errorf("create upload data file: %w", err))
 	}
-	up := &upload{s: s, rq: rq, u: u}
 	up.headers()
 	return up, nil
 }
@@ -160,6 +168,9 @@ type upload struct {
 	s  *store
 	rq *request
 	u  drive.TusUpload
+	// small is the whole content of a small upload that came in one request
+	// (smallChunk): held here, not in the data file, until finish commits it.
+	small []byte
 }
 
 // headers adds the upload's expiry and, once complete, its state and file.
@@ -209,6 +220,12 @@ func (up *upload) WriteChunk(ctx context.Context, offset int64, src io.Reader) (
 		}
 		limit = u.Length - offset
 	}
+	if offset == 0 && !u.LengthDeferred && u.Length <= up.s.svc.Options().SmallBytes {
+		var n int64
+		if n, src, err = up.smallChunk(src); err != nil || n > 0 {
+			return n, err
+		}
+	}
 	h, err := restoreHash(u)
 	if err != nil {
 		return 0, rq.fail(err)
@@ -250,6 +267,27 @@ func (up *upload) WriteChunk(ctx context.Context, offset int64, src io.Reader) (
 		return n, rq.fail(drive.QuotaError(room))
 	}
 	return n, nil
+}
+
+// smallChunk reads the first chunk of a small upload (a known length of at
+// most Options.SmallBytes). When it is the whole content, it is kept in memory
+// for finish, which commits it with the file in one transaction: no data
+// file, no fsync and no progress of its own, and the recorded offset stays 0
+// until that commit (a PATCH that fails before it has stored nothing, and the
+// client sends the bytes again). Otherwise (n == 0) the bytes read are
+// returned in front of the rest of src, for the data file.
+func (up *upload) smallChunk(src io.Reader) (n int64, rest io.Reader, err error) {
+	data, err := io.ReadAll(io.LimitReader(src, up.u.Length+1))
+	if err != nil && len(data) == 0 {
+		return 0, nil, up.rq.fail(fmt.Errorf("read upload %s: %w", up.u.ID, err))
+	}
+	if err == nil && int64(len(data)) == up.u.Length {
+		up.small = data
+		return int64(len(data)), nil, nil
+	}
+	// Short (the client sends it in pieces, or went away) or too long: the
+	// data file takes what came, as for any upload.
+	return 0, io.MultiReader(bytes.NewReader(data), src), nil
 }
 
 // appendAt drops whatever follows offset in f (bytes written before a crash
@@ -351,10 +389,15 @@ func (up *upload) finish(ctx context.Context) error {
 		return nil
 	}
 	// A small content goes into the database with the file's commit (no move
-	// into the blob store, no directory to sync); the data file is then freed.
-	// When the process stops in between, the upload's expiry removes it.
-	var small []byte
-	if u.Length <= up.s.svc.Options().SmallBytes {
+	// into the blob store, no directory to sync); the data file, if any, is
+	// then freed. When the process stops in between, the upload's expiry
+	// removes it.
+	small := up.small
+	switch {
+	case small != nil:
+	case u.Length == 0:
+		small = []byte{} // completed at its creation: no data file
+	case u.Length <= up.s.svc.Options().SmallBytes:
 		small, err = os.ReadFile(up.s.path(u.ID))
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -362,6 +405,10 @@ func (up *upload) finish(ctx context.Context) error {
 		case err != nil:
 			return rq.fail(fmt.Errorf("read upload data file: %w", err))
 		}
+	}
+	if small != nil {
+		s := sha256.Sum256(small)
+		sum = hex.EncodeToString(s[:])
 	}
 	nu, err := up.s.svc.CompleteTusUpload(ctx, rq.p, u.ID, sum, u.Length, small, adopt)
 	if err != nil {
