@@ -20,8 +20,8 @@ func (s DriveStore) Digests(ctx context.Context, contentHashes []string) (map[st
 	if len(contentHashes) == 0 {
 		return out, nil
 	}
-	rows, err := s.read(ctx).QueryContext(ctx, `SELECT content_hash, sha1, md5 FROM drive_digests
-		WHERE content_hash IN (SELECT value FROM json_each(?))`, jsonIDs(contentHashes))
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT d.content_hash, d.sha1, d.md5 FROM json_each(?) j
+		JOIN drive_digests d ON d.content_hash = j.value`, distinctJSONIDs(contentHashes))
 	if err != nil {
 		return nil, mapErr(err, "content digests")
 	}

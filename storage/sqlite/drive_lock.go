@@ -98,8 +98,8 @@ func (s DriveStore) LocksOnFiles(ctx context.Context, fileIDs []string, now time
 	if len(fileIDs) == 0 {
 		return []drive.Lock{}, nil
 	}
-	return scanLocks(s.read(ctx).QueryContext(ctx, `SELECT `+lockCols+` FROM drive_locks l
-		WHERE l.file_id IN (SELECT value FROM json_each(?)) AND l.expires_at > ? ORDER BY l.created_at`, jsonIDs(fileIDs), ms(now)))
+	return scanLocks(s.read(ctx).QueryContext(ctx, `SELECT `+lockCols+` FROM json_each(?) j
+		JOIN drive_locks l ON l.file_id = j.value WHERE l.expires_at > ? ORDER BY l.created_at`, distinctJSONIDs(fileIDs), ms(now)))
 }
 
 // DeleteExpiredLocks removes locks that expired before t.

@@ -30,8 +30,8 @@ func (s DriveStore) DeadProps(ctx context.Context, fileIDs []string) (map[string
 	if len(fileIDs) == 0 {
 		return out, nil
 	}
-	rows, err := s.read(ctx).QueryContext(ctx, `SELECT file_id, ns, name, value FROM drive_props
-		WHERE file_id IN (SELECT value FROM json_each(?)) ORDER BY file_id, ns, name`, jsonIDs(fileIDs))
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT p.file_id, p.ns, p.name, p.value FROM json_each(?) j
+		JOIN drive_props p ON p.file_id = j.value ORDER BY p.file_id, p.ns, p.name`, distinctJSONIDs(fileIDs))
 	if err != nil {
 		return nil, mapErr(err, "drive properties")
 	}
@@ -84,7 +84,11 @@ func (s DriveStore) Children(ctx context.Context, ownerID, parentID string, fold
 		return nil, after, mapErr(err, "drive listing")
 	}
 	defer rows.Close()
+	// A page after the first is of a folder that filled one: likely full too.
 	out := make([]drive.File, 0, 64)
+	if after != (drive.ChildKey{}) {
+		out = make([]drive.File, 0, limit)
+	}
 	last := after
 	var parent *string
 	if parentID != "" {

@@ -48,6 +48,9 @@ var protectedProps = map[string]bool{"resourcetype": true, "getetag": true, "get
 type propQuery struct {
 	allprop, propname bool
 	names             []xml.Name // prop, or allprop's include
+	// allLive is what allprop lists of a resource without dead properties
+	// (allNames), made once per request.
+	allLive []xml.Name
 }
 
 func (pq propQuery) wants(space, local string) bool {
@@ -72,7 +75,9 @@ func (pq propQuery) wantsDead() bool {
 func parsePropfind(q *request) (propQuery, error) {
 	root, err := parseXML(q.r.Body)
 	if errors.Is(err, errNoBody) {
-		return propQuery{allprop: true}, nil
+		pq := propQuery{allprop: true}
+		pq.allLive = pq.allNames(nil)
+		return pq, nil
 	}
 	if err != nil {
 		return propQuery{}, app.Errorf(app.EBadRequest, "The PROPFIND body is not valid XML: %v.", err)
@@ -105,12 +110,18 @@ func parsePropfind(q *request) (propQuery, error) {
 	if pq.allprop && pq.propname {
 		return propQuery{}, app.Errorf(app.EBadRequest, "allprop and propname exclude each other.")
 	}
+	if pq.allprop {
+		pq.allLive = pq.allNames(nil)
+	}
 	return pq, nil
 }
 
 // entry is one resource of a multistatus answer.
 type entry struct {
-	segs  []string
+	segs []string
+	// href, when set, is the entry's href (a listing makes its children's
+	// from the folder's, escaped once); else it is made from segs.
+	href  string
 	kind  int
 	file  drive.File
 	dead  []drive.DeadProp
@@ -210,6 +221,7 @@ func (q *request) propfind() error {
 	now := time.Now()
 	q.writeEntry(bw, self, pq, usage, now)
 	if depth == "1" && res.isCollection() {
+		folderHref := strings.TrimSuffix(q.href(res.segs, true), "/") // escaped once
 		err = q.childPages(func(page []child) error {
 			ids := make([]string, 0, len(page))
 			files := make([]drive.File, 0, len(page))
@@ -235,18 +247,26 @@ func (q *request) propfind() error {
 					return err
 				}
 			}
+			segs := append(res.segs[:len(res.segs):len(res.segs)], "")
 			for _, c := range page {
-				segs := append(res.segs[:len(res.segs):len(res.segs)], c.name)
-				e := &entry{segs: segs, kind: c.kind, file: c.file, chain: append(res.chain[:len(res.chain):len(res.chain)], c.file), chainAt: res.chainAt}
+				segs[len(segs)-1] = c.name
+				e := entry{segs: segs, kind: c.kind, file: c.file, chainAt: res.chainAt}
+				e.href = folderHref + "/" + escapeSegment(c.name)
+				if e.collection() {
+					e.href += "/"
+				}
 				if c.kind == kindItem {
 					e.dead = dead[c.file.ID]
 					e.locks = append(locks[c.file.ID], parentLocks...)
 					e.digests = digestsFor(digests, c.file)
+				}
+				if len(e.locks) > 0 { // lock roots are found along the chain
+					e.chain = append(res.chain[:len(res.chain):len(res.chain)], c.file)
 					if res.kind == kindShared {
 						e.chain, e.chainAt = []drive.File{c.file}, 1
 					}
 				}
-				q.writeEntry(bw, e, pq, nil, now)
+				q.writeEntry(bw, &e, pq, nil, now)
 			}
 			return nil
 		})
@@ -318,13 +338,17 @@ func (q *request) children(fn func(child) error) error {
 // writeEntry writes one response element.
 func (q *request) writeEntry(w *bufio.Writer, e *entry, pq propQuery, usage *drive.Usage, now time.Time) {
 	w.WriteString("<D:response><D:href>")
-	escapeTo(w, q.href(e.segs, e.collection()))
+	if e.href != "" {
+		escapeTo(w, e.href)
+	} else {
+		escapeTo(w, q.href(e.segs, e.collection()))
+	}
 	w.WriteString("</D:href>")
 	var missing []xml.Name
 	w.WriteString("<D:propstat><D:prop>")
 	if pq.propname {
 		for _, n := range liveProps {
-			if q.liveValue(e, n.Local, now) != nil {
+			if _, ok := q.liveValue(e, n.Local, now); ok {
 				propElement(w, n, "")
 			}
 		}
@@ -336,19 +360,11 @@ func (q *request) writeEntry(w *bufio.Writer, e *entry, pq propQuery, usage *dri
 	} else {
 		names := pq.names
 		if pq.allprop {
-			names = append(slices.Clone(liveProps), pq.names...)
-			for _, d := range e.dead {
-				if n := (xml.Name{Space: d.Space, Local: d.Name}); !slices.Contains(names, n) {
-					names = append(names, n)
-				}
-			}
+			names = pq.allNames(e.dead)
 		}
-		for i, n := range names {
-			if pq.allprop && slices.Contains(names[:i], n) {
-				continue
-			}
-			if v := q.propValue(e, n, usage, now); v != nil {
-				propElement(w, n, *v)
+		for _, n := range names {
+			if v, ok := q.propValue(e, n, usage, now); ok {
+				propElement(w, n, v)
 			} else if !pq.allprop || slices.Contains(pq.names, n) {
 				missing = append(missing, n)
 			}
@@ -365,39 +381,59 @@ func (q *request) writeEntry(w *bufio.Writer, e *entry, pq propQuery, usage *dri
 	w.WriteString("</D:response>\n")
 }
 
-// propValue returns the XML value of a property, nil when the resource has none.
-func (q *request) propValue(e *entry, n xml.Name, usage *drive.Usage, now time.Time) *string {
+// allNames are the properties an allprop answer lists for a resource with
+// dead properties dead: the live ones, those the include element names and
+// the dead ones, each once. Without dead properties it is the same list for
+// every resource, made once.
+func (pq propQuery) allNames(dead []drive.DeadProp) []xml.Name {
+	if len(dead) == 0 && pq.allLive != nil {
+		return pq.allLive
+	}
+	names := slices.Clone(liveProps)
+	add := func(n xml.Name) {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	for _, n := range pq.names {
+		add(n)
+	}
+	for _, d := range dead {
+		add(xml.Name{Space: d.Space, Local: d.Name})
+	}
+	return names
+}
+
+// propValue returns the XML value of a property; false when the resource has none.
+func (q *request) propValue(e *entry, n xml.Name, usage *drive.Usage, now time.Time) (string, bool) {
 	if n.Space == nsDAV {
-		if v := q.liveValue(e, n.Local, now); v != nil {
-			return v
+		if v, ok := q.liveValue(e, n.Local, now); ok {
+			return v, true
 		}
 		if usage != nil {
 			switch n.Local {
 			case "quota-available-bytes":
-				v := strconv.FormatInt(usage.AvailableBytes, 10)
 				if usage.QuotaBytes <= 0 {
-					v = strconv.FormatInt(1<<50, 10)
+					return strconv.FormatInt(1<<50, 10), true
 				}
-				return &v
+				return strconv.FormatInt(usage.AvailableBytes, 10), true
 			case "quota-used-bytes":
-				v := strconv.FormatInt(usage.UserUsedBytes, 10)
-				return &v
+				return strconv.FormatInt(usage.UserUsedBytes, 10), true
 			}
 		}
 	}
 	if n.Space == nsOC && n.Local == "checksums" {
 		if e.digests != nil {
-			return str("<checksum>SHA1:" + e.digests.SHA1 + " MD5:" + e.digests.MD5 + "</checksum>")
+			return "<checksum>SHA1:" + e.digests.SHA1 + " MD5:" + e.digests.MD5 + "</checksum>", true
 		}
-		return nil
+		return "", false
 	}
 	for _, d := range e.dead {
 		if d.Space == n.Space && d.Name == n.Local {
-			v := d.Value
-			return &v
+			return d.Value, true
 		}
 	}
-	return nil
+	return "", false
 }
 
 // loadSharedTime loads the modification time of the virtual folder Shared
@@ -414,52 +450,53 @@ func (q *request) loadSharedTime() error {
 	return nil
 }
 
-func str(s string) *string { return &s }
+// supportedLock is the value of supportedlock.
+const supportedLock = "<D:lockentry><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>" +
+	"<D:lockentry><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>"
 
-// liveValue returns a live property's XML value, nil when not defined here.
-func (q *request) liveValue(e *entry, local string, now time.Time) *string {
+// liveValue returns a live property's XML value; false when not defined here.
+func (q *request) liveValue(e *entry, local string, now time.Time) (string, bool) {
 	item := e.kind == kindItem
 	switch local {
 	case "resourcetype":
 		if e.collection() {
-			return str("<D:collection/>")
+			return "<D:collection/>", true
 		}
-		return str("")
+		return "", true
 	case "displayname":
 		if len(e.segs) == 0 {
-			return str("")
+			return "", true
 		}
-		return str(escape(e.segs[len(e.segs)-1]))
+		return escape(e.segs[len(e.segs)-1]), true
 	case "getlastmodified":
 		if item {
-			return str(httpTime(modTime(e.file)))
+			return httpTime(modTime(e.file)), true
 		}
 		if e.kind == kindShared && !q.sharedAt.IsZero() {
-			return str(httpTime(q.sharedAt))
+			return httpTime(q.sharedAt), true
 		}
 	case "creationdate":
 		if item {
-			return str(e.file.CreatedAt.UTC().Format(time.RFC3339))
+			return e.file.CreatedAt.UTC().Format(time.RFC3339), true
 		}
 		if e.kind == kindShared && !q.sharedAt.IsZero() {
-			return str(q.sharedAt.UTC().Format(time.RFC3339))
+			return q.sharedAt.UTC().Format(time.RFC3339), true
 		}
 	case "getetag":
 		if item {
-			return str(escape(etag(e.file)))
+			return escape(etag(e.file)), true
 		}
 	case "getcontentlength":
 		if item && !e.file.IsFolder {
-			return str(strconv.FormatInt(e.file.SizeBytes, 10))
+			return strconv.FormatInt(e.file.SizeBytes, 10), true
 		}
 	case "getcontenttype":
 		if item && !e.file.IsFolder {
-			return str(escape(e.file.MimeType))
+			return escape(e.file.MimeType), true
 		}
 	case "supportedlock":
 		if item {
-			return str("<D:lockentry><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>" +
-				"<D:lockentry><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>")
+			return supportedLock, true
 		}
 	case "lockdiscovery":
 		if item {
@@ -467,10 +504,10 @@ func (q *request) liveValue(e *entry, local string, now time.Time) *string {
 			for _, l := range e.locks {
 				q.activeLock(&b, l, q.lockRoot(l, e), now)
 			}
-			return str(b.String())
+			return b.String(), true
 		}
 	}
-	return nil
+	return "", false
 }
 
 // lockRoot returns the href of the item a lock covering e was taken on.
