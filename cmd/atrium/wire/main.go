@@ -342,6 +342,7 @@ func (m *Main) Serve(ctx context.Context) error {
 	go m.Drive.Run(ctx, m.Config.Drive.MaintenanceInterval)
 	go m.Tus.Run(ctx, m.Config.Drive.MaintenanceInterval)
 	go app.RunMaintenance(ctx, m.Config.Drive.MaintenanceInterval, m.Log, "dav and audit", m.Housekeeping)
+	go m.releaseStartPagesLater(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- m.http.Serve(m.listener) }()
 	if m.metricsHTTP != nil {
@@ -372,6 +373,27 @@ func (m *Main) Serve(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// startPagesDelay is how long after serving begins the pages of the
+// executable that start-up touched are released: the background work of
+// start-up (the search index, the first maintenance round) is done by then.
+const startPagesDelay = time.Second
+
+// releaseStartPagesLater runs releaseStartPages once, startPagesDelay after
+// serving began.
+func (m *Main) releaseStartPagesLater(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(startPagesDelay):
+	}
+	before, after, err := releaseStartPages()
+	if err != nil {
+		m.Log.Info("start-up pages of the executable not released", "err", err)
+		return
+	}
+	m.Log.Debug("released the start-up pages of the executable", "resident_kb_before", before, "resident_kb_after", after)
 }
 
 // Close releases everything Open acquired.
