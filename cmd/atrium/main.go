@@ -93,7 +93,8 @@ func newServeCmd() *cobra.Command {
 				// back what a burst took instead of growing to twice its peak.
 				debug.SetMemoryLimit(serveMemoryLimit)
 			}
-			log := wire.NewLogger(cfg, cmd.ErrOrStderr())
+			log, flushLog := wire.NewServeLogger(cfg, cmd.ErrOrStderr())
+			defer flushLog()
 			for _, w := range cfg.Warnings {
 				log.Warn(w)
 			}
