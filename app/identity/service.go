@@ -8,10 +8,12 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"hash"
 	"net/mail"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"atrium/app"
@@ -37,8 +39,11 @@ type Service struct {
 	audit  app.Auditor
 	clock  app.Clock
 	pepper []byte
-	jwt    *Issuer
-	cache  authCache
+	// macs recycles HMAC-SHA256 states keyed with pepper (hash runs on every
+	// authenticated request).
+	macs  sync.Pool
+	jwt   *Issuer
+	cache authCache
 	// profiles keeps Profile's answers, emptied with cache.
 	profiles profileCache
 	// sessions says how long web sessions last.
@@ -83,9 +88,15 @@ func randomBytes(n int) func() ([]byte, error) {
 
 // hash is the keyed hash under which a credential secret is stored.
 func (s *Service) hash(secret string) []byte {
-	m := hmac.New(sha256.New, s.pepper)
+	m, ok := s.macs.Get().(hash.Hash)
+	if !ok {
+		m = hmac.New(sha256.New, s.pepper)
+	}
+	m.Reset()
 	m.Write([]byte(secret))
-	return m.Sum(nil)
+	sum := m.Sum(make([]byte, 0, sha256.Size))
+	s.macs.Put(m)
+	return sum
 }
 
 // SeedPlans makes sure the default plans exist.
