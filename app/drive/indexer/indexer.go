@@ -420,6 +420,7 @@ func (x *Indexer) changedDocs(ctx context.Context, idx drive.SearchIndex, ids []
 	var docs []drive.SearchDoc
 	var deletes []string
 	seen := map[string]bool{}
+	above := map[string][]string{} // a folder's id ("" the root): the ids of the folders down to it
 	add := func(f drive.File, folders []string) {
 		if f.Searchable() {
 			docs = append(docs, x.doc(ctx, idx, f, folders))
@@ -440,13 +441,19 @@ func (x *Indexer) changedDocs(ctx context.Context, idx drive.SearchIndex, ids []
 		if err != nil {
 			return nil, nil, err
 		}
-		anc, err := x.store.Ancestors(ctx, f.ID)
-		if err != nil {
-			return nil, nil, err
-		}
-		folders := make([]string, 0, len(anc))
-		for _, a := range anc {
-			folders = append(folders, a.ID)
+		// Files of one folder share its chain, read once per call (a folder
+		// moved meanwhile has an event of its own, which reindexes below it).
+		folders, ok := above[f.Parent()]
+		if !ok {
+			anc, err := x.store.Ancestors(ctx, f.ID)
+			if err != nil {
+				return nil, nil, err
+			}
+			folders = make([]string, 0, len(anc))
+			for _, a := range anc {
+				folders = append(folders, a.ID)
+			}
+			above[f.Parent()] = folders
 		}
 		add(f, folders)
 		if !f.IsFolder {
