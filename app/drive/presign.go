@@ -147,7 +147,7 @@ func (s *Service) ReceiveUpload(ctx context.Context, ref, contentType string, co
 		return "", err
 	}
 	dg := newDigester(r)
-	c, err := s.receive(ctx, dg, u.SizeBytes)
+	c, err := s.receive(ctx, dg, u.SizeBytes, u.SizeBytes)
 	if err != nil {
 		if errors.Is(err, ErrTooLarge) {
 			return "", app.Invalid("body", fmt.Sprintf("The upload was announced as %d bytes; more arrived.", u.SizeBytes), nil)

@@ -68,9 +68,11 @@ type content struct {
 
 // receive reads r to its end, at most limit bytes (limit > 0): a content of
 // at most Options.SmallBytes is returned in memory, a larger one is streamed
-// into the blob store. A content over limit is ErrTooLarge.
-func (s *Service) receive(ctx context.Context, r io.Reader, limit int64) (content, error) {
-	if small := s.opts.SmallBytes; small > 0 {
+// into the blob store. A content over limit is ErrTooLarge. size is the
+// length the writer announced (-1: none); a larger one goes to the blob
+// store without a look.
+func (s *Service) receive(ctx context.Context, r io.Reader, limit, size int64) (content, error) {
+	if small := s.opts.SmallBytes; small > 0 && size <= small {
 		if limit > 0 {
 			small = min(small, limit)
 		}
@@ -391,7 +393,7 @@ func (s *Service) put(ctx context.Context, p *app.Principal, req PutRequest, the
 		return File{}, false, app.Errorf(app.EPayloadTooLarge, "One upload is at most %d bytes.", limit)
 	}
 	dg := newDigester(req.Body)
-	c, err := s.receive(ctx, dg, limit)
+	c, err := s.receive(ctx, dg, limit, req.Size)
 	if err != nil {
 		if errors.Is(err, ErrTooLarge) {
 			return File{}, false, app.Errorf(app.EPayloadTooLarge, "One upload is at most %d bytes.", limit)
