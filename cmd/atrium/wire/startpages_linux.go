@@ -10,18 +10,17 @@ import (
 	"syscall"
 )
 
-// madvPageout is MADV_PAGEOUT (Linux 5.4): reclaim the pages of a range now.
-const madvPageout = 21
-
-// releaseStartPages lets the kernel reclaim the pages of the executable's code
-// and read-only data that start-up touched. Package initialisation, the
-// migrations, template parsing and opening the stores touch some 30 MB of the
-// binary (with the kernel's fault-around, most of it) that a running server
-// does not use again; without this they stay counted in its resident memory
-// for as long as it runs. Pages it needs later come back on first use, from
-// the page cache or the file. Pages another process maps too are left alone
-// by the kernel, and a kernel without MADV_PAGEOUT refuses it: both are fine.
-// It returns the resident kilobytes of those mappings before and after.
+// releaseStartPages unmaps the pages of the executable's code and read-only
+// data that start-up touched. Package initialisation, the migrations,
+// template parsing and opening the stores touch some 30 MB of the binary
+// (with the kernel's fault-around, most of it) that a running server does not
+// use again; without this they stay counted in its resident memory for as
+// long as it runs. MADV_DONTNEED on these read-only mappings of the file
+// drops this process's mapping of the pages and nothing else: they stay in
+// the page cache, and the ones the server needs later come back with a minor
+// fault. (MADV_PAGEOUT would evict them from the page cache too, and the next
+// start would read the binary from the disk again.) It returns the resident
+// kilobytes of those mappings before and after.
 func releaseStartPages() (before, after int64, err error) {
 	fi, err := os.Stat("/proc/self/exe")
 	if err != nil {
@@ -33,7 +32,7 @@ func releaseStartPages() (before, after int64, err error) {
 		return 0, 0, err
 	}
 	for _, r := range ranges {
-		if _, _, e := syscall.Syscall(syscall.SYS_MADVISE, r[0], r[1]-r[0], madvPageout); e != 0 {
+		if _, _, e := syscall.Syscall(syscall.SYS_MADVISE, r[0], r[1]-r[0], syscall.MADV_DONTNEED); e != 0 {
 			return before, before, fmt.Errorf("madvise: %w", e)
 		}
 	}
