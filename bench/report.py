@@ -152,10 +152,10 @@ NOTES = {
                 "on this one-year calendar that saved little. The time is reading about 1,400 rows (about 40%) and expanding "
                 "the 1,000 series with rrule-go (about 55%).",
     "foundation": "The in-process ratio compares a handler that reads the database (PAT lookup, scope check) with one that "
-                  "returns constant bytes: it cannot reach 0.5 by design. The loopback figures (wrk) are the meaningful ones. "
-                  "Idle RSS counts the pages of the mapped binary that start-up touched (file-backed, shared and droppable; "
-                  "they grew with the binary as the modules landed); the anonymous part (heap, stacks, SQLite's cache) is "
-                  "shown beside it.",
+        "returns constant bytes: it cannot reach 0.5 by design. The loopback figures (wrk) are the meaningful ones. "
+        "Idle RSS is measured 2 s after ready: one second after it starts serving, the server unmaps the pages of "
+        "its binary that start-up touched (MADV_DONTNEED; they stay in the page cache), so what remains is its own "
+        "memory (the anonymous part, shown beside it) and the pages of the binary it uses idle.",
     "radicale": "The same client (bench/davsync: sync-collection, then multiget in batches) against both servers, one request "
                 "at a time, on loopback, each server on its own temporary storage. Radicale writes one file per item and "
                 "fsyncs it, and answers a sync-collection by walking its whole collection; Atrium keeps a change sequence "
@@ -165,30 +165,34 @@ NOTES = {
               "or the click on a sort header or on Next; the click-to-last-row wall time is among the other figures. Asset "
               "weights are gzip -6 of each response body of a fresh load (the server sends them uncompressed).",
     "smallfiles": "Each server gets the same requests from one Go client (bench/smallfiles) with keep-alive connections; the "
-                  "servers take turns run by run. Atrium acknowledges a PUT only once it is durable (the blob fsynced with its "
-                  "directory, the SQLite commit fsynced, writes arriving together sharing one commit); rclone and nginx do not "
-                  "fsync. Profile: about 3 ms of server CPU per 1 KiB PUT, a third of it in the kernel: 4 fsyncs per PUT "
-                  "(the blob file, its directory, the fan-out directory holding a new one, the WAL once per group: strace of "
-                  "1,000 PUTs), 45 WAL page writes; then the transaction's SQL, the search indexer (10%) and the request path. "
-                  "The server uses about 60% of the two cores: the PUTs also wait on the fsyncs in turn. Keeping small "
-                  "contents in the database would leave only the WAL's. The PROPFIND that counts comes 5 s after the PUTs, "
-                  "for every server alike; the one right after them, while Atrium's search index is still taking in the "
-                  "10,000 new files, is shown beside it. Run to run, Atrium's PUT time swings by a third on this machine.",
-    "smalluploads": "1,000 uploads of 1 KiB, 4 at a time, into a fresh folder: TUS with tus-js-client's defaults in node "
-                     "(POST, then one PATCH), the three-step upload with a Go client (announce, PUT to the presigned URL, "
-                     "confirm); this checkout and the commit before issue 21's work, built from git, take turns run by run. "
-                     "Each upload is two or three requests, each acknowledged only once durable; the servers and the clients "
-                     "share two cores (tus-js-client in node costs about as much CPU per upload as the server). The gains of "
-                     "issue 21 so far (group commit, fewer fsyncs of shared directories, cached credentials) are a fraction "
-                     "of a request's cost; the rest is spread over the request path and the transaction's SQL.",
-    "requestpath": "GET /api/v1/me with a personal access token: authentication from the in-memory credential cache, the "
-                   "rate limits, huma's validation and JSON, the access log, and the profile (cached with the credential); the "
-                   "bare server answers the same bytes with nothing else. wrk and both servers share the two cores; with 64 "
-                   "connections on two cores the bare server's own p99 is about 9 ms, so the queueing alone nearly fills "
-                   "the 10 ms bound.",
-    "memory": "RSS sampled every 50 ms from /proc while curl streams both transfers at once over WebDAV. Idle RSS counts the "
-              "pages of the mapped binary that start-up touched (file-backed, shared and droppable); the server's own memory "
-              "(RssAnon) is shown beside it.",
+        "servers take turns run by run. Atrium acknowledges a PUT only once it is durable: a content of 64 KiB or "
+        "less is written into the database in the transaction that commits its file, and writes arriving together "
+        "share that commit and its one fsync of the log (synchronous=FULL); rclone and nginx do not fsync. The disk "
+        "is no longer what the PUTs wait for: with synchronous=NORMAL (no fsync at all, tried once, not kept) they "
+        "took no less time. What is left is CPU, about 2 ms of the server's per PUT on two cores shared with the client: "
+        "the transaction's SQL and its commit (about 40%; each new file writes some 20 pages of tables and indexes to "
+        "the log), the search indexer taking in the new files (about 20%), the request path with path resolution and "
+        "access checks (about 20%), and garbage collection. The PROPFIND that counts comes 5 s after the PUTs, for "
+        "every server alike; the one right after them, while Atrium's search index is still taking in the 10,000 new "
+        "files, is shown beside it. Run to run, Atrium's PUT time swings by a fifth on this machine.",
+    "smalluploads": "1,000 uploads of 1 KiB, 4 at a time, into a fresh folder: TUS with tus-js-client's defaults in node (POST, "
+        "then one PATCH), the three-step upload with a Go client (announce, PUT to the presigned URL, confirm); this "
+        "checkout and the commit before issue 21's work, built from git, take turns run by run. Each upload is two or "
+        "three requests, each acknowledged only once durable. Small contents now go into the database with their "
+        "commit, and a small TUS upload that comes whole in one PATCH is committed from memory (no data file, no "
+        "fsync, no progress row of its own). What is left is CPU: about 3.7 ms of the server's per three-step upload "
+        "(its three transactions about 40%, the three requests' paths about 30%, the search indexer about 8%), with "
+        "the machine about 30% idle while the four clients wait on the one writer in turn.",
+    "requestpath": "GET /api/v1/me with a personal access token: authentication from the in-memory credential cache, the rate "
+        "limits, huma's validation and JSON, the access log (written in batches), and the profile (cached with the "
+        "credential); the bare server answers the same bytes with nothing else. wrk and both servers share the two "
+        "cores; with 64 connections on two cores the bare server's own p99 is 8-9 ms, so the queueing alone nearly "
+        "fills the 10 ms bound. Atrium's p99 is about six times its median (the bare server's, five); it did not move "
+        "when the access log was batched (which raised the throughput by a fifth), nor, in an earlier test, with GOGC "
+        "raised.",
+    "memory": "RSS sampled every 50 ms from /proc while curl streams both transfers at once over WebDAV. Idle RSS is "
+        "measured 5 s after start, after the server released the pages of its binary that start-up touched "
+        "(MADV_DONTNEED); the server's own memory (RssAnon) is shown beside it.",
     "soak": "Open loop: requests are scheduled at a fixed rate and latency is measured from the scheduled instant, so a stall "
             "counts fully. The working set is bounded (created contacts, events and files are deleted past a ring of 200; "
             "WebDAV PUTs overwrite 50 names), while the database keeps growing with the audit log, outbox, versions and "
