@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"atrium/app/drive"
+	"atrium/storage/sqlite"
 	"atrium/web/webtest"
 )
 
@@ -137,16 +137,11 @@ func hashOf(f driveFile) string { return strings.TrimPrefix(f.ContentHash, "sha2
 // smallRow reports whether the database holds content hash itself.
 func smallRow(t *testing.T, s *webtest.Server, hash string) bool {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+s.Main.DB.Path()+"?mode=ro")
+	ok, err := sqlite.SmallBlobs{DB: s.Main.DB}.Exists(context.Background(), hash)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	var n int
-	if err := db.QueryRow(`SELECT count(*) FROM drive_small_blobs WHERE hash = ?`, hash).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n == 1
+	return ok
 }
 
 // objectFile reports whether the blob store holds content hash as a file.
