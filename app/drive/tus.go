@@ -239,14 +239,16 @@ func (s *Service) TusDeclareLength(ctx context.Context, p *app.Principal, id str
 
 // CompleteTusUpload turns a fully received upload into a drive file. hash is
 // the hex SHA-256 of its bytes; small, when not nil, is the whole content (at
-// most Options.SmallBytes), stored with the file's commit; else put, when not
-// nil, moves them into the blob store (nil: they are there already). put runs where the collector cannot
-// delete a stored blob of the same content before the file refers to it. Without
-// a live item of its name in the folder the file is created (drive.file.created);
-// otherwise the upload waits in the conflict state for ResolveTusUpload,
-// keeping the blob referenced. When put fails nothing changes (the caller keeps
-// its bytes and may try again); when completion fails after it, the upload is
-// dropped and its blob left to the collector.
+// most Options.SmallBytes), stored with the file's commit, and completes the
+// upload even at recorded offset 0; else put, when not nil, moves the bytes
+// into the blob store (nil: they are there already). put runs where the
+// collector cannot delete a stored blob of the same content before the file
+// refers to it. Without a live item of its name in the folder the file is
+// created (drive.file.created); otherwise the upload waits in the conflict
+// state for ResolveTusUpload, keeping the blob referenced. When put fails
+// nothing changes (the caller keeps its bytes and may try again); when
+// completion fails after it, the upload is dropped and its blob left to the
+// collector.
 func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, hash string, size int64, small []byte, put func() error) (TusUpload, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return TusUpload{}, err

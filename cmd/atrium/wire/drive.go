@@ -50,8 +50,11 @@ func (c contents) Exists(ctx context.Context, hash string) bool {
 // Open opens hash; a content in neither tier is blob.ErrNotFound.
 func (c contents) Open(ctx context.Context, hash string) (io.ReadSeekCloser, error) {
 	f, err := c.files.Open(hash)
-	if err == nil || !errors.Is(err, blob.ErrNotFound) {
-		return f, err
+	if err == nil {
+		return f, nil
+	}
+	if !errors.Is(err, blob.ErrNotFound) {
+		return nil, err
 	}
 	data, serr := c.small.Data(ctx, hash)
 	if errors.Is(serr, sqlite.ErrNoSmallBlob) {
