@@ -131,6 +131,50 @@ func TestGroupCommit(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	t.Run("a statement outside a transaction commits through the committer", func(t *testing.T) {
+		// While a transaction holds the committer, statements outside one
+		// wait for it and are then committed together.
+		release, holding := make(chan struct{}), make(chan struct{})
+		held := make(chan error, 1)
+		go func() {
+			held <- db.InTx(ctx, func(context.Context) error { close(holding); <-release; return nil })
+		}()
+		<-holding
+		const n = 8
+		errs := make(chan error, n)
+		for i := range n {
+			go func() {
+				_, err := db.Exec(ctx, `INSERT INTO gc_test (k, v) VALUES (?, ?)`, fmt.Sprint("alone", i%(n-1)), i)
+				errs <- err
+			}()
+		}
+		for deadline := time.Now().Add(5 * time.Second); db.cm.waiting() < n; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				close(release)
+				t.Fatalf("%d of %d statements queued for the committer", db.cm.waiting(), n)
+			}
+		}
+		var count int
+		if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM gc_test WHERE k LIKE 'alone%'`).Scan(&count); err != nil || count != 0 {
+			t.Fatalf("%d statements committed while the committer was held (%v)", count, err)
+		}
+		close(release)
+		if err := <-held; err != nil {
+			t.Fatal(err)
+		}
+		dup := 0
+		for range n {
+			if err := <-errs; err != nil {
+				if !strings.Contains(err.Error(), "UNIQUE") {
+					t.Fatalf("statement: %v", err)
+				}
+				dup++
+			}
+		}
+		if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM gc_test WHERE k LIKE 'alone%'`).Scan(&count); err != nil || count != n-1 || dup != 1 {
+			t.Fatalf("%d rows and %d duplicate-key errors, want %d and 1 (%v)", count, dup, n-1, err)
+		}
+	})
 	t.Run("closed", func(t *testing.T) {
 		db2, err := Open(ctx, filepath.Join(t.TempDir(), "atrium.db"), nil)
 		if err != nil {

@@ -234,13 +234,40 @@ func (db *DB) read(ctx context.Context) querier {
 	return db.rs
 }
 
-// write returns the transaction of ctx, or the writer (a single statement is its
-// own transaction).
+// write returns the transaction of ctx; outside one, a statement is its own
+// transaction, committed through the committer like InTx's, so that it shares
+// the wait for the disk with the writes that arrive with it (group commit).
 func (db *DB) write(ctx context.Context) querier {
 	if st, ok := ctx.Value(txKey{}).(*txState); ok {
 		return stmtTx{st: st, cache: db.ws}
 	}
-	return db.ws
+	if db.cm == nil { // while Open sets up
+		return db.ws
+	}
+	return grouped{db}
+}
+
+// grouped runs each Exec as a transaction of its own through the committer.
+// Queries (a write with RETURNING outside a transaction) use the writer
+// directly: their rows outlive the call.
+type grouped struct{ db *DB }
+
+func (g grouped) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	var res sql.Result
+	err := g.db.cm.run(ctx, func(ctx context.Context) error {
+		var err error
+		res, err = g.db.write(ctx).ExecContext(ctx, query, args...)
+		return err
+	})
+	return res, err
+}
+
+func (g grouped) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return g.db.ws.QueryContext(ctx, query, args...)
+}
+
+func (g grouped) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return g.db.ws.QueryRowContext(ctx, query, args...)
 }
 
 // now is the database's clock.
