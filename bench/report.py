@@ -179,8 +179,10 @@ NOTES = {
         "then one PATCH), the three-step upload with a Go client (announce, PUT to the presigned URL, confirm); this "
         "checkout and the commit before issue 21's work, built from git, take turns run by run. Each upload is two or "
         "three requests, each acknowledged only once durable. Small contents now go into the database with their "
-        "commit, and a small TUS upload that comes whole in one PATCH is committed from memory (no data file, no "
-        "fsync, no progress row of its own). What is left is CPU: about 3.7 ms of the server's per three-step upload "
+        "commit, a small TUS upload that comes whole in one PATCH is committed from memory (no data file, no "
+        "fsync, no progress row of its own), and single statements outside a transaction (the TUS upload's "
+        "creation among them) share the group commit. The baseline's own time swings widely (6.8-8.7 s for TUS "
+        "across today's runs). What is left is CPU: about 3.7 ms of the server's per three-step upload "
         "(its three transactions about 40%, the three requests' paths about 30%, the search indexer about 8%), with "
         "the machine about 30% idle while the four clients wait on the one writer in turn.",
     "requestpath": "GET /api/v1/me with a personal access token: authentication from the in-memory credential cache, the rate "
