@@ -259,7 +259,7 @@ func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, h
 	}
 	c := content{hash: hash, size: size}
 	if small != nil {
-		if sum := sha256.Sum256(small); int64(len(small)) != size || size > max(s.opts.SmallBytes, 0) || hex.EncodeToString(sum[:]) != hash {
+		if sum := sha256.Sum256(small); int64(len(small)) != size || !s.SmallContent(size) || hex.EncodeToString(sum[:]) != hash {
 			return TusUpload{}, fmt.Errorf("tus upload %s: %d bytes given as the small content %s of %d bytes", id, len(small), hash, size)
 		}
 		c.small = small

@@ -66,13 +66,22 @@ type content struct {
 	small []byte // not nil: the whole content, not stored yet
 }
 
+// SmallContent reports whether a content of size bytes is small: kept with
+// the transaction that commits its reference (Options.SmallBytes) rather than
+// as an object of the blob store. A door that holds a whole content asks it
+// before handing the bytes over (CompleteTusUpload).
+func (s *Service) SmallContent(size int64) bool {
+	return s.opts.SmallBytes > 0 && size >= 0 && size <= s.opts.SmallBytes
+}
+
 // receive reads r to its end, at most limit bytes (limit > 0): a content of
 // at most Options.SmallBytes is returned in memory, a larger one is streamed
 // into the blob store. A content over limit is ErrTooLarge. size is the
 // length the writer announced (-1: none); a larger one goes to the blob
 // store without a look.
 func (s *Service) receive(ctx context.Context, r io.Reader, limit, size int64) (content, error) {
-	if small := s.opts.SmallBytes; small > 0 && size <= small {
+	if s.SmallContent(max(size, 0)) { // unknown (-1): may be small
+		small := s.opts.SmallBytes
 		if limit > 0 {
 			small = min(small, limit)
 		}

@@ -112,7 +112,7 @@ func (s *store) NewUpload(ctx context.Context, info handler.FileInfo) (handler.U
 		return nil, rq.fail(err)
 	}
 	up := &upload{s: s, rq: rq, u: u}
-	if !u.LengthDeferred && u.Length <= s.svc.Options().SmallBytes {
+	if !u.LengthDeferred && s.svc.SmallContent(u.Length) {
 		// A small upload usually comes whole in its first PATCH and never
 		// needs a data file (smallChunk); WriteChunk creates one at offset 0
 		// when it does.
@@ -220,7 +220,7 @@ func (up *upload) WriteChunk(ctx context.Context, offset int64, src io.Reader) (
 		}
 		limit = u.Length - offset
 	}
-	if offset == 0 && !u.LengthDeferred && u.Length <= up.s.svc.Options().SmallBytes {
+	if offset == 0 && !u.LengthDeferred && up.s.svc.SmallContent(u.Length) {
 		var n int64
 		if n, src, err = up.smallChunk(src); err != nil || n > 0 {
 			return n, err
@@ -269,8 +269,8 @@ func (up *upload) WriteChunk(ctx context.Context, offset int64, src io.Reader) (
 	return n, nil
 }
 
-// smallChunk reads the first chunk of a small upload (a known length of at
-// most Options.SmallBytes). When it is the whole content, it is kept in memory
+// smallChunk reads the first chunk of a small upload (a known length the
+// service calls a small content). When it is the whole content, it is kept in memory
 // for finish, which commits it with the file in one transaction: no data
 // file, no fsync and no progress of its own, and the recorded offset stays 0
 // until that commit (a PATCH that fails before it has stored nothing, and the
@@ -394,10 +394,10 @@ func (up *upload) finish(ctx context.Context) error {
 	// removes it.
 	small := up.small
 	switch {
-	case small != nil:
+	case small != nil || !up.s.svc.SmallContent(u.Length):
 	case u.Length == 0:
 		small = []byte{} // completed at its creation: no data file
-	case u.Length <= up.s.svc.Options().SmallBytes:
+	default:
 		small, err = os.ReadFile(up.s.path(u.ID))
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
