@@ -150,7 +150,11 @@ func BenchmarkIndexing(b *testing.B) {
 
 // queries runs b.N searches of one or two words by one user (with the files
 // shared with them by another user's folder), and reports p50 and p99.
-func queries(b *testing.B, facets bool) {
+func queries(b *testing.B, facets bool) { queriesWith(b, facets, false) }
+
+// queriesWith runs the searches of queries, each with a created_after and
+// modified_before filter too when dates is set.
+func queriesWith(b *testing.B, facets, dates bool) {
 	idx := benchIndex(b)
 	r := rand.New(rand.NewPCG(5, 6))
 	z := rand.NewZipf(r, 1.1, 1, uint64(len(vocabulary)-1))
@@ -160,6 +164,13 @@ func queries(b *testing.B, facets bool) {
 	for i := 0; b.Loop(); i++ {
 		q := drive.SearchQuery{Text: words(r, z, 1+i%2), OrgID: "org", OwnerID: fmt.Sprintf("user-%d", i%20),
 			SharedRoots: []string{"folder-3-1"}, SortBy: "relevance", SortOrder: "desc", Limit: 50, Facets: facets}
+		if dates {
+			// Bounds anywhere in the corpus's span, off the whole second.
+			from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(r.IntN(benchDocs)) * time.Minute).Add(1500 * time.Millisecond)
+			to := from.Add(time.Duration(r.IntN(benchDocs)) * time.Minute)
+			q.CreatedAfter, q.ModifiedBefore = &from, &to
+			q.SortBy = "created_at"
+		}
 		start := time.Now()
 		if _, err := idx.Search(ctx, q); err != nil {
 			b.Fatal(err)
@@ -177,3 +188,46 @@ func BenchmarkQuery(b *testing.B) { queries(b, false) }
 
 // BenchmarkQueryFacets: p50 < 25 ms.
 func BenchmarkQueryFacets(b *testing.B) { queries(b, true) }
+
+// BenchmarkQueryDates: the searches of BenchmarkQuery with a created_after
+// and a modified_before filter, sorted by the time created.
+func BenchmarkQueryDates(b *testing.B) { queriesWith(b, false, true) }
+
+// BenchmarkIndexSmallFiles reports the documents indexed per second of a
+// burst of small files without text (the many-small-files workload: names,
+// hashes and times a millisecond or so apart), in batches of 500 as the
+// indexer applies them.
+func BenchmarkIndexSmallFiles(b *testing.B) {
+	ctx := context.Background()
+	const n = 10_000
+	base := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	var d time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		idx, err := index.Dir{Path: filepath.Join(b.TempDir(), "index")}.Build(ctx, func(drive.SearchIndex) error { return nil })
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		b.StartTimer()
+		for i := 0; i < n; i += 500 {
+			docs := make([]drive.SearchDoc, 0, 500)
+			for j := i; j < i+500; j++ {
+				at := base.Add(time.Duration(j) * 1300 * time.Microsecond)
+				docs = append(docs, drive.SearchDoc{ID: fmt.Sprintf("small-%06d", j), OrgID: "org", OwnerID: "user", OwnerName: "Ann Lee",
+					ParentID: "folder", Folders: []string{"folder"}, Name: fmt.Sprintf("file-%06d.bin", j), MimeType: "application/octet-stream",
+					MimeGroup: "other", SizeBytes: 1024, ContentHash: fmt.Sprintf("sha256:%064d", j), CreatedAt: at, UpdatedAt: at})
+			}
+			if err := idx.Apply(ctx, docs, nil, int64(i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		d += time.Since(start)
+		if err := idx.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(n*b.N)/d.Seconds(), "docs/s")
+}

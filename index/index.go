@@ -37,7 +37,7 @@ import (
 var cursorKey = []byte("atrium.cursor")
 
 // schemaVersion names the mapping; an index of another version is rebuilt.
-const schemaVersion = "2"
+const schemaVersion = "3"
 
 var schemaKey = []byte("atrium.schema")
 
@@ -199,8 +199,6 @@ func newMapping() mapping.IndexMapping {
 	}
 	num := bleve.NewNumericFieldMapping()
 	num.Store, num.IncludeInAll = false, false
-	date := bleve.NewDateTimeFieldMapping()
-	date.Store, date.IncludeInAll = false, false
 	boolean := bleve.NewBooleanFieldMapping()
 	boolean.Store, boolean.IncludeInAll = false, false
 
@@ -221,8 +219,13 @@ func newMapping() mapping.IndexMapping {
 	doc.AddFieldMappingsAt("is_folder", boolean)
 	doc.AddFieldMappingsAt("folder_key", kw(false))
 	doc.AddFieldMappingsAt("size_bytes", num)
-	doc.AddFieldMappingsAt("created_at", date)
-	doc.AddFieldMappingsAt("updated_at", date)
+	// A time is two fields (see timeKey): the whole second, a number for
+	// ranges, and the millisecond, a keyword for sorting and for the edges of
+	// a range.
+	doc.AddFieldMappingsAt("created_at", kw(false))
+	doc.AddFieldMappingsAt("created_s", num)
+	doc.AddFieldMappingsAt("updated_at", kw(false))
+	doc.AddFieldMappingsAt("updated_s", num)
 	m.DefaultMapping = doc
 	m.DefaultAnalyzer = folded
 	m.StoreDynamic = false
@@ -239,24 +242,26 @@ var _ drive.SearchIndex = (*Index)(nil)
 
 // document is what Bleve indexes of a drive.SearchDoc.
 type document struct {
-	OrgID        string    `json:"org_id"`
-	OwnerID      string    `json:"owner_id"`
-	OwnerName    string    `json:"owner_name"`
-	OwnerNameKey string    `json:"owner_name_key"`
-	Folders      []string  `json:"folders"`
-	Name         string    `json:"name"`
-	NameSort     string    `json:"name_sort"`
-	MimeType     string    `json:"mime_type"`
-	MimeGroup    string    `json:"mime_group"`
-	Description  string    `json:"description"`
-	Tags         []string  `json:"tags"`
-	Content      string    `json:"content"`
-	ContentHash  string    `json:"content_hash"`
-	IsFolder     bool      `json:"is_folder"`
-	FolderKey    string    `json:"folder_key"`
-	SizeBytes    float64   `json:"size_bytes"`
-	CreatedAt    time.Time `json:"created_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
+	OrgID        string   `json:"org_id"`
+	OwnerID      string   `json:"owner_id"`
+	OwnerName    string   `json:"owner_name"`
+	OwnerNameKey string   `json:"owner_name_key"`
+	Folders      []string `json:"folders"`
+	Name         string   `json:"name"`
+	NameSort     string   `json:"name_sort"`
+	MimeType     string   `json:"mime_type"`
+	MimeGroup    string   `json:"mime_group"`
+	Description  string   `json:"description"`
+	Tags         []string `json:"tags"`
+	Content      string   `json:"content"`
+	ContentHash  string   `json:"content_hash"`
+	IsFolder     bool     `json:"is_folder"`
+	FolderKey    string   `json:"folder_key"`
+	SizeBytes    float64  `json:"size_bytes"`
+	CreatedAt    string   `json:"created_at"`
+	CreatedS     float64  `json:"created_s"`
+	UpdatedAt    string   `json:"updated_at"`
+	UpdatedS     float64  `json:"updated_s"`
 }
 
 func toDocument(d drive.SearchDoc) document {
@@ -267,7 +272,9 @@ func toDocument(d drive.SearchDoc) document {
 	return document{OrgID: d.OrgID, OwnerID: d.OwnerID, OwnerName: d.OwnerName, OwnerNameKey: strings.ToLower(d.OwnerName),
 		Folders: folders, Name: d.Name, NameSort: strings.ToLower(d.Name), MimeType: d.MimeType, MimeGroup: d.MimeGroup,
 		Description: d.Description, Tags: d.Tags, Content: d.Content, ContentHash: d.ContentHash, IsFolder: d.IsFolder,
-		FolderKey: strconv.FormatBool(d.IsFolder), SizeBytes: float64(d.SizeBytes), CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC()}
+		FolderKey: strconv.FormatBool(d.IsFolder), SizeBytes: float64(d.SizeBytes),
+		CreatedAt: timeKey(d.CreatedAt.UnixMilli()), CreatedS: float64(floorDiv(d.CreatedAt.UnixMilli(), 1000)),
+		UpdatedAt: timeKey(d.UpdatedAt.UnixMilli()), UpdatedS: float64(floorDiv(d.UpdatedAt.UnixMilli(), 1000))}
 }
 
 // Apply indexes docs, removes deletes and records cursor in one batch.
@@ -407,29 +414,81 @@ func asciiFold(s string) string {
 	return string(asciifolding.New().Filter([]byte(s)))
 }
 
-func dateRange(field string, after, before *time.Time) query.Query {
-	// Bleve holds dates as nanoseconds since 1970 (years 1678 to 2261): a
-	// bound outside that range is no bound.
-	var start, end time.Time
-	if after != nil && after.Year() > 1700 && after.Year() < 2200 {
-		start = *after
+// A time is indexed as two fields (toDocument): the millisecond the store
+// keeps, as a keyword whose order is the time's (timeKey), which sorting
+// uses; and the whole second, as a number. Bleve indexes a number as 16 terms
+// of decreasing precision, which is what makes a range fast; of a time in
+// milliseconds (or nanoseconds, as its date fields keep) nearly every one of
+// them is the document's own, and building their dictionaries was about half
+// the cost of indexing a small file. Of the whole second, most are shared
+// with the files written around it. A range stays exact to the millisecond:
+// the whole seconds inside it match by number, the seconds at its edges by
+// keyword, a term range over at most one second's files.
+
+// timeKey is the keyword of a time in milliseconds since 1970: fixed-width
+// decimal of the value with its sign bit flipped, so that the keywords sort
+// as the times do, before 1970 too.
+func timeKey(ms int64) string {
+	u := strconv.FormatUint(uint64(ms)^(1<<63), 10)
+	return strings.Repeat("0", 20-len(u)) + u
+}
+
+// floorDiv is a / b rounded down (b > 0).
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
 	}
-	if before != nil && before.Year() > 1700 && before.Year() < 2200 {
-		end = *before
-	}
-	if after != nil && after.Year() >= 2200 {
-		start = time.Date(2199, 12, 31, 0, 0, 0, 0, time.UTC) // nothing is that new
-	}
-	if before != nil && before.Year() <= 1700 {
-		end = time.Date(1701, 1, 1, 0, 0, 0, 0, time.UTC) // nothing is that old
-	}
-	if start.IsZero() && end.IsZero() {
+	return q
+}
+
+// timeRange matches the documents whose time (keyField, secField) is within
+// after and before, both included; a nil bound is no bound.
+func timeRange(keyField, secField string, after, before *time.Time) query.Query {
+	if after == nil && before == nil {
 		return query.NewMatchAllQuery()
 	}
 	incl := true
-	q := query.NewDateRangeInclusiveQuery(start, end, &incl, &incl)
-	q.SetField(field)
-	return q
+	keys := func(lo, hi int64) query.Query {
+		q := query.NewTermRangeInclusiveQuery(timeKey(lo), timeKey(hi), &incl, &incl)
+		q.SetField(keyField)
+		return q
+	}
+	var lo, hi int64
+	var parts []query.Query
+	var minS, maxS *float64
+	if after != nil {
+		// The first millisecond at or after the bound.
+		lo = after.UnixMilli()
+		if after.Nanosecond()%int(time.Millisecond) != 0 {
+			lo++
+		}
+		s := floorDiv(lo, 1000)
+		parts = append(parts, keys(lo, s*1000+999))
+		next := float64(s + 1)
+		minS = &next
+	}
+	if before != nil {
+		hi = before.UnixMilli()
+		s := floorDiv(hi, 1000)
+		parts = append(parts, keys(s*1000, hi))
+		prev := float64(s - 1)
+		maxS = &prev
+	}
+	if after != nil && before != nil {
+		if lo > hi {
+			return query.NewMatchNoneQuery()
+		}
+		if floorDiv(lo, 1000) == floorDiv(hi, 1000) {
+			return keys(lo, hi)
+		}
+	}
+	if minS == nil || maxS == nil || *minS <= *maxS {
+		q := query.NewNumericRangeInclusiveQuery(minS, maxS, &incl, &incl)
+		q.SetField(secField)
+		parts = append(parts, q)
+	}
+	return query.NewDisjunctionQuery(parts)
 }
 
 // build turns q into a Bleve query: the text and the filters, under the
@@ -453,10 +512,10 @@ func build(q drive.SearchQuery) query.Query {
 		must = append(must, anyTerm("mime_type", q.MimeTypes))
 	}
 	if q.CreatedAfter != nil || q.CreatedBefore != nil {
-		must = append(must, dateRange("created_at", q.CreatedAfter, q.CreatedBefore))
+		must = append(must, timeRange("created_at", "created_s", q.CreatedAfter, q.CreatedBefore))
 	}
 	if q.ModifiedAfter != nil || q.ModifiedBefore != nil {
-		must = append(must, dateRange("updated_at", q.ModifiedAfter, q.ModifiedBefore))
+		must = append(must, timeRange("updated_at", "updated_s", q.ModifiedAfter, q.ModifiedBefore))
 	}
 	if q.OwnerName != "" {
 		must = append(must, term("owner_name_key", strings.ToLower(q.OwnerName)))
