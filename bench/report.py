@@ -108,6 +108,9 @@ GO_SPECS = {
         ("Query, p50", "BenchmarkQuery", "p50-ms", 1, "ms", "<", 10),
         ("Query, p99", "BenchmarkQuery", "p99-ms", 1, "ms", "<", 50),
         ("Query with facets, p50", "BenchmarkQueryFacets", "p50-ms", 1, "ms", "<", 25),
+        ("Query with date filters, sorted by date, p50", "BenchmarkQueryDates", "p50-ms", 1, "ms", None, None),
+        ("… p99", "BenchmarkQueryDates", "p99-ms", 1, "ms", None, None),
+        ("Indexing a burst of small files without text", "BenchmarkIndexSmallFiles", "docs/s", 1, "docs/s", None, None),
     ],
     "blob": [
         ("Blob store Put (hash + write + fsync)", "BenchmarkPut", "MB/s", 1, "MB/s", None, None),
