@@ -920,3 +920,28 @@ func TestCalendarManage(t *testing.T) {
 		{Name: "calendar list", Request: webtest.Request{Method: "GET", Path: "/api/v1/calendar/calendars", Token: e.alice.Token}, Status: 200, NotContains: []string{"Travel"}},
 	})
 }
+
+// TestCalendarExportFileName: the export names its file after the calendar,
+// in ASCII for old clients and in UTF-8 (RFC 6266) for the rest; quotes,
+// slashes and control characters never reach the header as they are.
+func TestCalendarExportFileName(t *testing.T) {
+	t.Parallel()
+	e := newCalEnv(t)
+	for _, tt := range []struct{ name, want string }{
+		{"Work", `attachment; filename="Work.ics"; filename*=UTF-8''Work.ics`},
+		{"Été 2026", `attachment; filename="_t_ 2026.ics"; filename*=UTF-8''%C3%89t%C3%A9%202026.ics`},
+		{`Q3 "plans"/a\b`, `attachment; filename="Q3 _plans__a_b.ics"; filename*=UTF-8''Q3%20%22plans%22_a_b.ics`},
+	} {
+		res := e.s.Do(webtest.Request{Method: "POST", Path: "/api/v1/calendar/calendars", Token: e.alice.Token, Body: map[string]any{"name": tt.name}})
+		if res.StatusCode != 201 {
+			t.Fatalf("create %q: %d %s", tt.name, res.StatusCode, res.Body)
+		}
+		exp := e.s.Do(webtest.Request{Method: "GET", Path: "/api/v1/calendar/calendars/" + res.JSON()["id"].(string) + "/export.ics", Token: e.alice.Token})
+		if exp.StatusCode != 200 {
+			t.Fatalf("export %q: %d", tt.name, exp.StatusCode)
+		}
+		if cd := exp.Header.Get("Content-Disposition"); cd != tt.want {
+			t.Errorf("%q: Content-Disposition %s, want %s", tt.name, cd, tt.want)
+		}
+	}
+}

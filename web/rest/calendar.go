@@ -7,6 +7,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -14,6 +15,7 @@ import (
 
 	"atrium/app"
 	"atrium/app/calendar"
+	"atrium/storage/blob"
 )
 
 // CalendarCreate is the body of a new calendar.
@@ -276,7 +278,7 @@ func registerCalendar(api huma.API, d Deps) {
 			}
 			return &huma.StreamResponse{Body: func(hc huma.Context) {
 				hc.SetHeader("Content-Type", "text/calendar; charset=utf-8")
-				hc.SetHeader("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.ics"`, safeFilename(cal.Name)))
+				hc.SetHeader("Content-Disposition", blob.ContentDisposition(exportName(cal.Name), false))
 				hc.SetStatus(http.StatusOK)
 				// The status is sent: a failure shows as a body without END:VCALENDAR.
 				_ = write(hc.BodyWriter())
@@ -328,16 +330,10 @@ func registerCalendar(api huma.API, d Deps) {
 		})
 }
 
-func safeFilename(name string) string {
-	out := []rune{}
-	for _, r := range name {
-		if r == '"' || r == '\\' || r == '/' || r < 0x20 || r > 0x7e {
-			r = '_'
-		}
-		out = append(out, r)
+// exportName is the file name of a calendar's export.
+func exportName(name string) string {
+	if strings.TrimSpace(name) == "" {
+		name = "calendar"
 	}
-	if len(out) == 0 {
-		return "calendar"
-	}
-	return string(out)
+	return name + ".ics"
 }

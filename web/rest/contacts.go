@@ -5,9 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/url"
 	"reflect"
-	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -15,6 +13,7 @@ import (
 
 	"atrium/app"
 	"atrium/app/contacts"
+	"atrium/storage/blob"
 )
 
 // BookPath names an address book.
@@ -51,26 +50,7 @@ func vcardOut(f contacts.VCardFile, err error) (*vcardFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &vcardFile{ContentType: "text/vcard; charset=utf-8", ContentDisposition: attachment(f.Name), Body: f.Data}, nil
-}
-
-// attachment returns a Content-Disposition for a download: an ASCII file name,
-// and the UTF-8 one (RFC 6266) when they differ.
-func attachment(name string) string {
-	ascii := strings.Map(func(r rune) rune {
-		if r < 0x20 || r > 0x7e || r == '"' || r == '\\' {
-			return -1
-		}
-		return r
-	}, name)
-	if strings.TrimSuffix(ascii, ".vcf") == "" {
-		ascii = "contact.vcf"
-	}
-	cd := `attachment; filename="` + ascii + `"`
-	if ascii != name {
-		cd += "; filename*=UTF-8''" + url.PathEscape(name)
-	}
-	return cd
+	return &vcardFile{ContentType: "text/vcard; charset=utf-8", ContentDisposition: blob.ContentDisposition(f.Name, false), Body: f.Data}, nil
 }
 
 // vcardResponse documents a text/vcard success response.
