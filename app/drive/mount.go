@@ -36,7 +36,9 @@ type MountStore interface {
 	// parentID ("" is the root) of ownerID after the key after, by name key
 	// then id, with the columns a listing of the mount shows (no owner name,
 	// no metadata, no organisation or version), and the key of the last one.
-	Children(ctx context.Context, ownerID, parentID string, folders bool, after ChildKey, limit int) ([]File, ChildKey, error)
+	// They are appended to buf[:0], whose array a listing reuses page after
+	// page.
+	Children(ctx context.Context, ownerID, parentID string, folders bool, after ChildKey, limit int, buf []File) ([]File, ChildKey, error)
 	// SharedSince returns when the newest unexpired share with userID of a
 	// live item was made, else when the user was created.
 	SharedSince(ctx context.Context, orgID, userID string, now time.Time) (time.Time, error)
@@ -110,13 +112,15 @@ func (s *Service) Children(ctx context.Context, p *app.Principal, folderID strin
 		owner, perm = f.OwnerID, f.Permission
 	}
 	batch := cmp.Or(s.childBatch, 2000)
+	var buf []File // one array for every page: a listing of 10,000 items allocates a page's worth
 	for _, folders := range []bool{true, false} {
 		var after ChildKey
 		for {
-			items, last, err := s.store.Children(ctx, owner, folderID, folders, after, batch)
+			items, last, err := s.store.Children(ctx, owner, folderID, folders, after, batch, buf)
 			if err != nil {
 				return err
 			}
+			buf = items
 			for i := range items {
 				items[i].Permission = perm
 			}

@@ -85,7 +85,40 @@ func jsonText(v any) string {
 }
 
 // jsonIDs encodes ids for json_each: one parameter however many ids.
-func jsonIDs(ids []string) string { return jsonText(ids) }
+func jsonIDs(ids []string) string {
+	b := make([]byte, 0, jsonSize(ids))
+	b = append(b, '[')
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, id)
+	}
+	return string(append(b, ']'))
+}
+
+// jsonSize is the length of ids as a JSON array when none needs escaping.
+func jsonSize(ids []string) int {
+	n := 2
+	for _, id := range ids {
+		n += len(id) + 3
+	}
+	return n
+}
+
+// appendJSONString appends s as a JSON string; an id is plain ASCII and is
+// written as it is, anything else through encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
 
 // distinctJSONIDs is jsonIDs without repeats, for a lookup written as a join
 // with json_each (`FROM json_each(?) j JOIN t ON t.k = j.value`): SQLite then
@@ -94,14 +127,19 @@ func jsonIDs(ids []string) string { return jsonText(ids) }
 // ids, about eight times the work. The join repeats rows for repeated ids.
 func distinctJSONIDs(ids []string) string {
 	seen := make(map[string]struct{}, len(ids))
-	out := make([]string, 0, len(ids))
+	b := make([]byte, 0, jsonSize(ids))
+	b = append(b, '[')
 	for _, id := range ids {
-		if _, ok := seen[id]; !ok {
-			seen[id] = struct{}{}
-			out = append(out, id)
+		if _, ok := seen[id]; ok {
+			continue
 		}
+		if len(seen) > 0 {
+			b = append(b, ',')
+		}
+		seen[id] = struct{}{}
+		b = appendJSONString(b, id)
 	}
-	return jsonText(out)
+	return string(append(b, ']'))
 }
 
 // NextSeq bumps and returns the owner's change sequence.

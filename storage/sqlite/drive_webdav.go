@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"slices"
 
 	"atrium/app/drive"
 )
@@ -73,7 +75,7 @@ func (s DriveStore) CopyDeadProps(ctx context.Context, fromID, toID string) erro
 
 // Children returns a batch of a folder's live folders or files by name key,
 // with the columns of a mount listing only.
-func (s DriveStore) Children(ctx context.Context, ownerID, parentID string, folders bool, after drive.ChildKey, limit int) ([]drive.File, drive.ChildKey, error) {
+func (s DriveStore) Children(ctx context.Context, ownerID, parentID string, folders bool, after drive.ChildKey, limit int, buf []drive.File) ([]drive.File, drive.ChildKey, error) {
 	// The index drive_files_browse_name walks (owner, parent, is_folder,
 	// name_key, id) of live items from the key on: no sort, no rescan.
 	rows, err := s.read(ctx).QueryContext(ctx, `SELECT id, name, is_folder, mime_type, size_bytes,
@@ -84,26 +86,44 @@ func (s DriveStore) Children(ctx context.Context, ownerID, parentID string, fold
 		return nil, after, mapErr(err, "drive listing")
 	}
 	defer rows.Close()
-	// A page after the first is of a folder that filled one: likely full too.
-	out := make([]drive.File, 0, 64)
-	if after != (drive.ChildKey{}) {
-		out = make([]drive.File, 0, limit)
+	out := buf[:0]
+	if cap(out) == 0 {
+		// A page after the first is of a folder that filled one: likely full too.
+		out = make([]drive.File, 0, 64)
+		if after != (drive.ChildKey{}) {
+			out = make([]drive.File, 0, limit)
+		}
 	}
 	last := after
+	// The name key is read into one buffer (RawBytes is valid until the next
+	// row); only the last row's becomes a string.
+	var key sql.RawBytes
+	var lastKey []byte
 	var parent *string
 	if parentID != "" {
 		parent = &parentID
 	}
+	var c, u, m int64
 	for rows.Next() {
-		f := drive.File{OwnerID: ownerID, ParentID: parent}
-		var c, u, m int64
+		if len(out) == cap(out) && cap(out) < limit {
+			// Straight to a whole page rather than doubling up to it.
+			out = slices.Grow(out, limit-len(out))
+		}
+		// Scanned in place: a File of its own would escape to the heap.
+		out = append(out, drive.File{OwnerID: ownerID, ParentID: parent})
+		f := &out[len(out)-1]
 		if err := rows.Scan(&f.ID, &f.Name, &f.IsFolder, &f.MimeType, &f.SizeBytes, &f.ContentHash,
-			&f.Status, &f.Seq, &c, &u, &m, &last.NameKey); err != nil {
+			&f.Status, &f.Seq, &c, &u, &m, &key); err != nil {
 			return nil, after, mapErr(err, "drive listing")
 		}
 		f.CreatedAt, f.UpdatedAt, f.ModifiedAt = fromMS(c), fromMS(u), fromMS(m)
-		last.ID = f.ID
-		out = append(out, f)
+		lastKey = append(lastKey[:0], key...)
 	}
-	return out, last, mapErr(rows.Err(), "drive listing")
+	if err := rows.Err(); err != nil {
+		return nil, after, mapErr(err, "drive listing")
+	}
+	if len(out) > 0 {
+		last = drive.ChildKey{NameKey: string(lastKey), ID: out[len(out)-1].ID}
+	}
+	return out, last, nil
 }

@@ -222,13 +222,17 @@ func (q *request) propfind() error {
 	q.writeEntry(bw, self, pq, usage, now)
 	if depth == "1" && res.isCollection() {
 		folderHref := strings.TrimSuffix(q.href(res.segs, true), "/") // escaped once
+		var ids []string
+		var files []drive.File
+		checksums := pq.wantsChecksums()
 		err = q.childPages(func(page []child) error {
-			ids := make([]string, 0, len(page))
-			files := make([]drive.File, 0, len(page))
+			ids, files = ids[:0], files[:0]
 			for _, c := range page {
 				if c.kind == kindItem {
 					ids = append(ids, c.file.ID)
-					files = append(files, c.file)
+					if checksums {
+						files = append(files, c.file)
+					}
 				}
 			}
 			digests, err := q.digestsOf(pq, files)
@@ -314,8 +318,9 @@ func (q *request) childPages(fn func([]child) error) error {
 	if res.kind == kindItem {
 		folder = res.file.ID
 	}
+	var out []child // one array for every page, as the service's
 	return q.h.drive.Children(q.ctx, q.p, folder, func(items []drive.File) error {
-		out := make([]child, 0, len(items))
+		out = slices.Grow(out[:0], len(items))
 		for _, f := range items {
 			out = append(out, child{name: f.Name, kind: kindItem, file: f})
 		}
