@@ -92,7 +92,8 @@ type ChildKey struct{ NameKey, ID string }
 // the caller's permission. It is Browse for the mount: no counts,
 // breadcrumbs, owner names or metadata, and no page limit, so that a folder
 // of 10,000 items lists in a few queries, each walking an index from where
-// the last stopped.
+// the last stopped. The batches share one array: fn must not keep its slice
+// (or pointers into it) past its return.
 func (s *Service) Children(ctx context.Context, p *app.Principal, folderID string, fn func([]File) error) error {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return err

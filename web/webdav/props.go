@@ -291,7 +291,7 @@ type child struct {
 }
 
 // childPages calls fn with the children of the request's collection, a page
-// at a time.
+// at a time; the pages share one array, so fn must not keep its slice.
 func (q *request) childPages(fn func([]child) error) error {
 	res := q.res
 	switch res.kind {
