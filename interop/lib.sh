@@ -10,7 +10,16 @@ check() { # check NAME COMMAND...   — passes when COMMAND exits 0
   if out=$("$@" 2>&1); then
     PASS=$((PASS + 1)); printf 'ok   %s\n' "$name"
   else
-    FAIL=$((FAIL + 1)); printf 'FAIL %s\n' "$name"; printf '%s\n' "$out" | head -20 | sed 's/^/     /'
+    FAIL=$((FAIL + 1)); printf 'FAIL %s\n' "$name"
+    # The start, and the end, where a test runner lists what failed and why.
+    local n; n=$(printf '%s\n' "$out" | wc -l)
+    if [ "$n" -le 80 ]; then
+      printf '%s\n' "$out" | sed 's/^/     /'
+    else
+      printf '%s\n' "$out" | head -20 | sed 's/^/     /'
+      printf '     ... (%d lines) ...\n' "$((n - 80))"
+      printf '%s\n' "$out" | tail -60 | sed 's/^/     /'
+    fi
   fi
 }
 
