@@ -622,6 +622,15 @@ func (s *Service) ExportEvent(ctx context.Context, p *app.Principal, calID, uid 
 	return []byte(o.ICS), nil
 }
 
+// ExportFileName is the file name of a calendar's export: its name, .ics.
+func ExportFileName(c Calendar) string {
+	name := c.Name
+	if strings.TrimSpace(name) == "" {
+		name = "calendar"
+	}
+	return name + ".ics"
+}
+
 // ExportCalendar checks access and returns the calendar and a function writing
 // it as one iCalendar file: a VTIMEZONE per zone in use, then every VEVENT.
 func (s *Service) ExportCalendar(ctx context.Context, p *app.Principal, calID string) (Calendar, func(w io.Writer) error, error) {

@@ -7,7 +7,6 @@ import (
 	"mime/multipart"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -278,7 +277,7 @@ func registerCalendar(api huma.API, d Deps) {
 			}
 			return &huma.StreamResponse{Body: func(hc huma.Context) {
 				hc.SetHeader("Content-Type", "text/calendar; charset=utf-8")
-				hc.SetHeader("Content-Disposition", blob.ContentDisposition(exportName(cal.Name), false))
+				hc.SetHeader("Content-Disposition", blob.ContentDisposition(calendar.ExportFileName(cal), false))
 				hc.SetStatus(http.StatusOK)
 				// The status is sent: a failure shows as a body without END:VCALENDAR.
 				_ = write(hc.BodyWriter())
@@ -328,12 +327,4 @@ func registerCalendar(api huma.API, d Deps) {
 			res, err := c.FreeBusy(ctx, principal(ctx), calendar.FreeBusyRequest{Attendees: in.Body.Attendees, Start: in.Body.Start, End: in.Body.End})
 			return out(res), err
 		})
-}
-
-// exportName is the file name of a calendar's export.
-func exportName(name string) string {
-	if strings.TrimSpace(name) == "" {
-		name = "calendar"
-	}
-	return name + ".ics"
 }
