@@ -85,11 +85,25 @@ func jsonText(v any) string {
 }
 
 // jsonIDs encodes ids for json_each: one parameter however many ids.
-func jsonIDs(ids []string) string {
+func jsonIDs(ids []string) string { return idList(ids, false) }
+
+// idList writes ids as a JSON array; distinct leaves out repeats, keeping the
+// first of each.
+func idList(ids []string, distinct bool) string {
+	var seen map[string]struct{}
+	if distinct {
+		seen = make(map[string]struct{}, len(ids))
+	}
 	b := make([]byte, 0, jsonSize(ids))
 	b = append(b, '[')
-	for i, id := range ids {
-		if i > 0 {
+	for _, id := range ids {
+		if distinct {
+			if _, ok := seen[id]; ok {
+				continue
+			}
+			seen[id] = struct{}{}
+		}
+		if len(b) > 1 {
 			b = append(b, ',')
 		}
 		b = appendJSONString(b, id)
@@ -125,22 +139,7 @@ func appendJSONString(b []byte, s string) []byte {
 // probes t's index once per id, where `k IN (SELECT value FROM json_each(?))`
 // first builds a temporary index of the list — on a listing's page of 2,000
 // ids, about eight times the work. The join repeats rows for repeated ids.
-func distinctJSONIDs(ids []string) string {
-	seen := make(map[string]struct{}, len(ids))
-	b := make([]byte, 0, jsonSize(ids))
-	b = append(b, '[')
-	for _, id := range ids {
-		if _, ok := seen[id]; ok {
-			continue
-		}
-		if len(seen) > 0 {
-			b = append(b, ',')
-		}
-		seen[id] = struct{}{}
-		b = appendJSONString(b, id)
-	}
-	return string(append(b, ']'))
-}
+func distinctJSONIDs(ids []string) string { return idList(ids, true) }
 
 // NextSeq bumps and returns the owner's change sequence.
 func (s DriveStore) NextSeq(ctx context.Context, ownerID string) (int64, error) {
