@@ -230,13 +230,13 @@ func Text(ctx context.Context, r io.Reader, size int64, mimeType, name string, m
 	if err := ctx.Err(); err != nil {
 		return "", true, fmt.Errorf("extract %s %q: %w", k, name, err)
 	}
-	w := newTextWriter(max)
+	w := newTextWriter(max, size)
 	_, charset := mediaType(mimeType)
 	switch k {
 	case kindPlain:
-		err = extractPlain(ctx, r, charset, w)
+		err = extractPlain(ctx, r, size, charset, w)
 	case kindHTML:
-		err = extractHTML(ctx, r, charset, w)
+		err = extractHTML(ctx, r, size, charset, w)
 	case kindPDF:
 		err = extractPDF(ctx, r, size, w)
 	default:

@@ -541,7 +541,7 @@ func TestWriter(t *testing.T) {
 		{"€€", 5, "€"},
 		{"€€", 6, "€€"},
 	} {
-		w := newTextWriter(tc.max)
+		w := newTextWriter(tc.max, -1)
 		w.WriteString(tc.in)
 		if got := w.String(); got != tc.want {
 			t.Errorf("write %q max %d = %q, want %q", tc.in, tc.max, got, tc.want)

@@ -16,9 +16,9 @@ import (
 // is done and converts the content to UTF-8 (from UTF-16 when it starts with
 // a byte order mark or the charset says so, from Windows-1252 when the
 // charset says Latin-1), dropping a UTF-8 byte order mark.
-func textInput(ctx context.Context, r io.Reader, charset string) (io.Reader, error) {
+func textInput(ctx context.Context, r io.Reader, size int64, charset string) (io.Reader, error) {
 	budget := int64(maxTextInput)
-	br := bufio.NewReaderSize(multiCap(&ctxReader{ctx: ctx, r: r}, &budget), 32<<10)
+	br := bufio.NewReaderSize(multiCap(&ctxReader{ctx: ctx, r: r}, &budget), bufFor(size, 32<<10))
 	bom, err := br.Peek(3)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("read: %w", err)
@@ -46,12 +46,12 @@ func textInput(ctx context.Context, r io.Reader, charset string) (io.Reader, err
 }
 
 // extractPlain copies text content to w.
-func extractPlain(ctx context.Context, r io.Reader, charset string, w *textWriter) error {
-	in, err := textInput(ctx, r, charset)
+func extractPlain(ctx context.Context, r io.Reader, size int64, charset string, w *textWriter) error {
+	in, err := textInput(ctx, r, size, charset)
 	if err != nil {
 		return err
 	}
-	buf := make([]byte, 32<<10)
+	buf := make([]byte, bufFor(size, 32<<10))
 	carry := 0 // bytes of an incomplete rune kept at the start of buf
 	for {
 		n, err := in.Read(buf[carry:])
@@ -214,8 +214,8 @@ const maxHTMLToken = 8 << 20
 
 // extractHTML copies the visible text of an HTML document to w, without
 // tags, scripts or styles, with character references decoded.
-func extractHTML(ctx context.Context, r io.Reader, charset string, w *textWriter) error {
-	in, err := textInput(ctx, r, charset)
+func extractHTML(ctx context.Context, r io.Reader, size int64, charset string, w *textWriter) error {
+	in, err := textInput(ctx, r, size, charset)
 	if err != nil {
 		return err
 	}

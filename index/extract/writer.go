@@ -19,8 +19,21 @@ type textWriter struct {
 	full    bool
 }
 
-func newTextWriter(max int) *textWriter {
-	return &textWriter{buf: make([]byte, 0, min(max, 64<<10)), max: max}
+// newTextWriter returns a writer of at most max bytes for the text of a
+// content of size bytes (-1: unknown), which sizes its first buffer.
+func newTextWriter(max int, size int64) *textWriter {
+	return &textWriter{buf: make([]byte, 0, bufFor(size, min(max, 64<<10))), max: max}
+}
+
+// bufFor is the size of a buffer for a content of size bytes (-1: unknown):
+// limit, or just over size when that is less, so that the text of a small
+// file does not cost the buffers of a large one. Buffers still grow, or are
+// read through again, when a content turns out larger than it said.
+func bufFor(size int64, limit int) int {
+	if size < 0 || size >= int64(limit) {
+		return limit
+	}
+	return max(int(size)+8, 64)
 }
 
 // String returns the text collected so far.
