@@ -19,7 +19,6 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
-	"github.com/blevesearch/bleve/v2/analysis/char/asciifolding"
 	"github.com/blevesearch/bleve/v2/analysis/char/regexp"
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
@@ -172,7 +171,7 @@ func newMapping() mapping.IndexMapping {
 	}
 	if err := m.AddCustomAnalyzer(folded, map[string]any{
 		"type":          custom.Name,
-		"char_filters":  []string{asciifolding.Name, punct},
+		"char_filters":  []string{asciiFoldName, punct},
 		"tokenizer":     unicode.Name,
 		"token_filters": []string{lowercase.Name},
 	}); err != nil {
@@ -407,11 +406,6 @@ func textQuery(text string, perField bool) query.Query {
 		must = append(must, query.NewDisjunctionQuery(any))
 	}
 	return query.NewConjunctionQuery(must)
-}
-
-// asciiFold folds text as the index's analyzer does.
-func asciiFold(s string) string {
-	return string(asciifolding.New().Filter([]byte(s)))
 }
 
 // A time is indexed as two fields (toDocument): the millisecond the store
