@@ -384,12 +384,16 @@ func (s *Service) put(ctx context.Context, p *app.Principal, req PutRequest, the
 			return File{}, false, err
 		}
 	}
-	if !req.keepExisting {
+	// The locks and the quota are checked before the body is read, so that a
+	// refused upload is refused before its bytes arrive, and again in the
+	// transaction, where they count. A body announced as small is read first:
+	// its bytes cost less than those reads (a third of a small PUT's).
+	if early := !s.SmallContent(req.Size); early && !req.keepExisting {
 		if err := s.checkPutLock(ctx, p, target, parent, req.ParentID, req.Name); err != nil {
 			return File{}, false, err
 		}
 	}
-	if req.Size >= 0 {
+	if req.Size >= 0 && !s.SmallContent(req.Size) {
 		if err := s.quota(ctx, p, req.Size); err != nil {
 			return File{}, false, err
 		}
