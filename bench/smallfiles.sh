@@ -113,3 +113,15 @@ for peer in $PEERS; do
     fig "PROPFIND depth 1 of $N atrium/$peer" "$(ratio "$find_a" "$find_p")x ($find_a ms vs $find_p ms)"
   fi
 done
+
+# The server's CPU per small PUT, in process (no client on the same cores):
+# web BenchmarkWebDAVPutSmall, with and without the search indexer.
+echo
+echo "== server CPU per PUT in process: go test -bench BenchmarkWebDAVPutSmall (5000 PUTs, 4 at a time)"
+go test -run '^$' -bench BenchmarkWebDAVPutSmall -benchtime 5000x ./web/ >"$TMP/inproc" 2>&1 || { cat "$TMP/inproc" >&2; die "BenchmarkWebDAVPutSmall failed"; }
+for sub in indexed requests; do
+  line=$(grep "^BenchmarkWebDAVPutSmall/$sub" "$TMP/inproc")
+  cpu=$(printf '%s\n' "$line" | awk '{ for (i = 1; i <= NF; i++) if ($i == "cpu-us/op") print $(i - 1) }')
+  allocs=$(printf '%s\n' "$line" | awk '{ for (i = 1; i <= NF; i++) if ($i == "allocs/op") print $(i - 1) }')
+  fig "server CPU per small PUT ($sub)" "$cpu us ($allocs allocs)"
+done
