@@ -79,3 +79,13 @@ for way in tus presign; do
   r=$(ratio "$b" "$n")
   fig "$N small uploads, $way: speed-up" "${r}x ($n s now vs $b s at $(git rev-parse --short "$BASELINE"))" ">= 3x" "$(ge "$r" 3)"
 done
+
+# The server's CPU per three-step upload, in process (no client on the same
+# cores): web BenchmarkPresignSmall.
+echo
+echo "== server CPU per three-step upload in process: go test -bench BenchmarkPresignSmall (3000 uploads, 4 at a time)"
+go test -run '^$' -bench BenchmarkPresignSmall -benchtime 3000x ./web/ >"$TMP/inproc" 2>&1 || { cat "$TMP/inproc" >&2; die "BenchmarkPresignSmall failed"; }
+line=$(grep "^BenchmarkPresignSmall" "$TMP/inproc")
+cpu=$(printf '%s\n' "$line" | awk '{ for (i = 1; i <= NF; i++) if ($i == "cpu-us/op") print $(i - 1) }')
+allocs=$(printf '%s\n' "$line" | awk '{ for (i = 1; i <= NF; i++) if ($i == "allocs/op") print $(i - 1) }')
+fig "server CPU per three-step upload" "$cpu us ($allocs allocs)"

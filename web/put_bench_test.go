@@ -3,9 +3,11 @@ package web_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -83,6 +85,99 @@ func putSmall(b *testing.B, search bool) {
 			n := next.Add(1)
 			if st := send(http.MethodPut, fmt.Sprintf("small/file-%06d.txt", n), body); st != http.StatusCreated {
 				b.Errorf("PUT file-%06d: %d", n, st)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-us/op")
+}
+
+// BenchmarkPresignSmall is the server's side of bench/smalluploads' three-step
+// upload, in process like BenchmarkWebDAVPutSmall: per op, one 1 KiB file
+// announced (POST /api/v1/drive/upload), its bytes PUT to the presigned URL
+// and confirmed, four at a time, with the search indexer running.
+//
+//	go test -run '^$' -bench BenchmarkPresignSmall -benchtime 3000x ./web/
+func BenchmarkPresignSmall(b *testing.B) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg, err := wire.LoadConfig("", func(string) string { return "" }, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Data = b.TempDir()
+	m, err := wire.Open(ctx, cfg, wire.NewLogger(cfg, io.Discard))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { m.Close() })
+	m.StartSearch(ctx)
+	creds, err := m.Bootstrap(ctx, "Bench Org", "bench@example.test", "admin")
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := m.Server.Handler()
+	call := func(method, url string, body []byte, out any) int {
+		req, err := http.NewRequest(method, url, bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.RemoteAddr = "127.0.0.1:40000"
+		if strings.Contains(url, "/api/v1/") {
+			req.Header.Set("Authorization", "Bearer "+creds.Token)
+			req.Header.Set("Content-Type", "application/json")
+		} else {
+			req.Header.Set("Content-Type", "application/octet-stream")
+		}
+		w := newBenchWriter()
+		h.ServeHTTP(w, req)
+		if out != nil && w.status/100 == 2 {
+			if err := json.Unmarshal(w.body.Bytes(), out); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return w.status
+	}
+	base := "http://" + cfg.Listen
+	var folder struct {
+		ID string `json:"id"`
+	}
+	if st := call(http.MethodPost, base+"/api/v1/drive/folders", []byte(`{"name":"presign"}`), &folder); st != http.StatusCreated {
+		b.Fatalf("create folder: %d", st)
+	}
+	content := bytes.Repeat([]byte{0xa5}, 1024)
+	one := func(n int64) error {
+		var t struct {
+			UploadURL string `json:"upload_url"`
+			File      struct {
+				ID string `json:"id"`
+			} `json:"file"`
+		}
+		ann := fmt.Appendf(nil, `{"name":"f%06d.bin","parent_id":%q,"size":1024,"mime_type":"application/octet-stream"}`, n, folder.ID)
+		if st := call(http.MethodPost, base+"/api/v1/drive/upload", ann, &t); st/100 != 2 {
+			return fmt.Errorf("announce: %d", st)
+		}
+		if st := call(http.MethodPut, t.UploadURL, content, nil); st/100 != 2 {
+			return fmt.Errorf("PUT %s: %d", t.UploadURL, st)
+		}
+		if st := call(http.MethodPost, base+"/api/v1/drive/"+t.File.ID+"/confirm", nil, nil); st/100 != 2 {
+			return fmt.Errorf("confirm: %d", st)
+		}
+		return nil
+	}
+	if err := one(0); err != nil {
+		b.Fatal(err)
+	}
+	var next atomic.Int64
+	b.SetParallelism(2)
+	b.ReportAllocs()
+	cpu0 := processCPU()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := one(next.Add(1)); err != nil {
+				b.Error(err)
 				return
 			}
 		}
