@@ -163,6 +163,9 @@ type SearchStore interface {
 type SearchChanges struct {
 	// FileIDs are the items created, changed or deleted, in order.
 	FileIDs []string
+	// Created are those of FileIDs that an event created: the index holds
+	// nothing of theirs to reuse.
+	Created []string
 	// Renamed are the users whose display name changed: every item they own
 	// carries their name (owner_name).
 	Renamed []string

@@ -17,6 +17,7 @@ func (s DriveStore) DriveEventsAfter(ctx context.Context, seq int64, limit int) 
 	rows, err := s.read(ctx).QueryContext(ctx, `SELECT seq,
 			CASE WHEN type IN ('drive.file.created', 'drive.file.updated', 'drive.file.deleted')
 			THEN ifnull(json_extract(data, '$.file_id'), '') ELSE '' END,
+			type = 'drive.file.created',
 			CASE WHEN type = 'organization.user.updated' AND EXISTS (SELECT 1 FROM json_each(data, '$.changed_fields')
 				WHERE value IN ('first_name', 'last_name', 'email'))
 			THEN ifnull(json_extract(data, '$.user_id'), '') ELSE '' END,
@@ -30,11 +31,15 @@ func (s DriveStore) DriveEventsAfter(ctx context.Context, seq int64, limit int) 
 	last := seq
 	for rows.Next() {
 		var file, user, deleted string
-		if err := rows.Scan(&last, &file, &user, &deleted); err != nil {
+		var created bool
+		if err := rows.Scan(&last, &file, &created, &user, &deleted); err != nil {
 			return drive.SearchChanges{}, seq, mapErr(err, "drive events")
 		}
 		if file != "" {
 			ch.FileIDs = append(ch.FileIDs, file)
+			if created {
+				ch.Created = append(ch.Created, file)
+			}
 		}
 		if user != "" {
 			ch.Renamed = append(ch.Renamed, user)

@@ -41,7 +41,8 @@ const (
 // Store is what the indexer reads: the drive's items and the outbox.
 type Store interface {
 	drive.SearchStore
-	File(ctx context.Context, id string) (drive.File, error)
+	// FilesByID returns the items of ids that exist, in any order.
+	FilesByID(ctx context.Context, ids []string) ([]drive.File, error)
 	Ancestors(ctx context.Context, id string) ([]drive.File, error)
 	Subtree(ctx context.Context, id string, includeTrashed bool) ([]drive.File, error)
 }
@@ -318,7 +319,7 @@ func (x *Indexer) Pending(ctx context.Context) error {
 		if last == cursor {
 			return nil
 		}
-		docs, deletes, err := x.changedDocs(ctx, x.idx, changes.FileIDs)
+		docs, deletes, err := x.changedDocs(ctx, x.idx, changes)
 		if err != nil {
 			return err
 		}
@@ -414,18 +415,39 @@ func (x *Indexer) indexFiles(ctx context.Context, idx, reuse drive.SearchIndex, 
 }
 
 // changedDocs returns the documents to index and the ids to remove after
-// events about ids. An event about a folder re-indexes everything below it:
-// a move, rename, trash or restore of a folder changes what is below it too.
-func (x *Indexer) changedDocs(ctx context.Context, idx drive.SearchIndex, ids []string) ([]drive.SearchDoc, []string, error) {
+// the events of changes (their FileIDs). An event about a folder re-indexes
+// everything below it: a move, rename, trash or restore of a folder changes
+// what is below it too.
+func (x *Indexer) changedDocs(ctx context.Context, idx drive.SearchIndex, changes drive.SearchChanges) ([]drive.SearchDoc, []string, error) {
+	ids := changes.FileIDs
 	var docs []drive.SearchDoc
 	var deletes []string
 	seen := map[string]bool{}
 	above := map[string][]string{} // a folder's id ("" the root): the ids of the folders down to it
+	// A file an event of this batch created has nothing in the index to reuse.
+	created := make(map[string]bool, len(changes.Created))
+	for _, id := range changes.Created {
+		created[id] = true
+	}
 	add := func(f drive.File, folders []string) {
-		if f.Searchable() {
-			docs = append(docs, x.doc(ctx, idx, f, folders))
-		} else {
+		switch {
+		case !f.Searchable():
 			deletes = append(deletes, f.ID)
+		case created[f.ID]:
+			docs = append(docs, x.doc(ctx, nil, f, folders))
+		default:
+			docs = append(docs, x.doc(ctx, idx, f, folders))
+		}
+	}
+	// The items are read in one query per batch rather than one each.
+	files := make(map[string]drive.File, len(ids))
+	for chunk := range slices.Chunk(ids, batch) {
+		found, err := x.store.FilesByID(ctx, chunk)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, f := range found {
+			files[f.ID] = f
 		}
 	}
 	for _, id := range ids {
@@ -433,13 +455,10 @@ func (x *Indexer) changedDocs(ctx context.Context, idx drive.SearchIndex, ids []
 			continue
 		}
 		seen[id] = true
-		f, err := x.store.File(ctx, id)
-		if app.ErrorCode(err) == app.ENotFound {
+		f, ok := files[id]
+		if !ok {
 			deletes = append(deletes, id)
 			continue
-		}
-		if err != nil {
-			return nil, nil, err
 		}
 		// Files of one folder share its chain, read once per call (a folder
 		// moved meanwhile has an event of its own, which reindexes below it).
