@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -54,20 +53,7 @@ type driveBench struct {
 func newDriveBench(b *testing.B) driveBench {
 	b.Helper()
 	ctx := context.Background()
-	cfg, err := wire.LoadConfig("", func(string) string { return "" }, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg.Data = b.TempDir()
-	m, err := wire.Open(ctx, cfg, wire.NewLogger(cfg, io.Discard))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { m.Close() })
-	creds, err := m.Bootstrap(ctx, "Bench Org", "bench@example.test", "admin")
-	if err != nil {
-		b.Fatal(err)
-	}
+	m, creds := benchMain(b, false)
 	p, err := m.Identity.Authenticate(ctx, creds.Token)
 	if err != nil {
 		b.Fatal(err)

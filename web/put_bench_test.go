@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -35,9 +36,13 @@ func BenchmarkWebDAVPutSmall(b *testing.B) {
 	b.Run("requests", func(b *testing.B) { putSmall(b, false) })
 }
 
-func putSmall(b *testing.B, search bool) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+// benchMain wires Atrium on a fresh data directory as `atrium serve` does
+// (default configuration, the access log written to io.Discard), with the
+// search indexer running when search is set, and bootstraps an admin of "Bench
+// Org"; all of it is closed when the benchmark ends.
+func benchMain(b *testing.B, search bool) (*wire.Main, wire.BootstrapOutput) {
+	b.Helper()
+	ctx := context.Background()
 	cfg, err := wire.LoadConfig("", func(string) string { return "" }, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -49,19 +54,21 @@ func putSmall(b *testing.B, search bool) {
 	}
 	b.Cleanup(func() { m.Close() })
 	if search {
-		m.StartSearch(ctx)
+		m.StartSearch(ctx) // stopped by Close
 	}
 	creds, err := m.Bootstrap(ctx, "Bench Org", "bench@example.test", "admin")
 	if err != nil {
 		b.Fatal(err)
 	}
+	return m, creds
+}
+
+func putSmall(b *testing.B, search bool) {
+	m, creds := benchMain(b, search)
 	h := m.Server.Handler()
-	base := "http://" + cfg.Listen + "/api/v1/webdav/"
+	base := "http://" + m.Config.Listen + "/api/v1/webdav/"
 	send := func(method, path string, body []byte) int {
-		req, err := http.NewRequest(method, base+path, bytes.NewReader(body))
-		if err != nil {
-			b.Fatal(err)
-		}
+		req := httptest.NewRequest(method, base+path, bytes.NewReader(body))
 		req.RemoteAddr = "127.0.0.1:40000"
 		req.SetBasicAuth(creds.Email, creds.AppPassword)
 		w := newBenchWriter()
@@ -100,29 +107,10 @@ func putSmall(b *testing.B, search bool) {
 //
 //	go test -run '^$' -bench BenchmarkPresignSmall -benchtime 3000x ./web/
 func BenchmarkPresignSmall(b *testing.B) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cfg, err := wire.LoadConfig("", func(string) string { return "" }, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg.Data = b.TempDir()
-	m, err := wire.Open(ctx, cfg, wire.NewLogger(cfg, io.Discard))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { m.Close() })
-	m.StartSearch(ctx)
-	creds, err := m.Bootstrap(ctx, "Bench Org", "bench@example.test", "admin")
-	if err != nil {
-		b.Fatal(err)
-	}
+	m, creds := benchMain(b, true)
 	h := m.Server.Handler()
 	call := func(method, url string, body []byte, out any) int {
-		req, err := http.NewRequest(method, url, bytes.NewReader(body))
-		if err != nil {
-			b.Fatal(err)
-		}
+		req := httptest.NewRequest(method, url, bytes.NewReader(body))
 		req.RemoteAddr = "127.0.0.1:40000"
 		if strings.Contains(url, "/api/v1/") {
 			req.Header.Set("Authorization", "Bearer "+creds.Token)
@@ -134,12 +122,13 @@ func BenchmarkPresignSmall(b *testing.B) {
 		h.ServeHTTP(w, req)
 		if out != nil && w.status/100 == 2 {
 			if err := json.Unmarshal(w.body.Bytes(), out); err != nil {
-				b.Fatal(err)
+				b.Error(err) // RunParallel's goroutines may not call Fatal
+				return 0
 			}
 		}
 		return w.status
 	}
-	base := "http://" + cfg.Listen
+	base := "http://" + m.Config.Listen
 	var folder struct {
 		ID string `json:"id"`
 	}
