@@ -8,6 +8,8 @@
 #      each server has settled (5 s after the PUTs: Atrium's search index takes
 #      in the new files in the background); the PROPFIND right after the PUTs
 #      is shown beside it
+#   3. the server's CPU per small PUT in process, with and without the search
+#      indexer (web BenchmarkWebDAVPutSmall): no client on the same cores
 # The servers take turns, run by run (bench/smallfiles/main.go); medians of
 # RUNS. Atrium runs with its defaults: synchronous=FULL, every acknowledged PUT
 # on disk before its 201. Prints one figure per line with PASS or MISS; exits

@@ -5,7 +5,8 @@
 # client, bench/presign, whose CPU weighs little beside the server's), against
 # this checkout and against the commit before issue 21's work (BASELINE,
 # built from git), servers in turn run by run so the machine's noise falls on
-# both alike. Target: each way at least 3x faster than the baseline.
+# both alike. Target: each way at least 3x faster than the baseline. Then the
+# server's CPU per three-step upload in process (web BenchmarkPresignSmall).
 #
 #   bash bench/smalluploads.sh
 # Environment: N (default 1000), SIZE (1024), C (4), RUNS (3), BASELINE
