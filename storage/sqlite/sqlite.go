@@ -100,11 +100,10 @@ func dsn(path string, writer bool) string {
 	// which 4 MiB could not hold: each repeat read them all again). A commit
 	// empties the readers' caches (SQLite starts a reader afresh when the log
 	// changed), so they fill only while the database is read, not written.
+	q.Add("_pragma", "cache_size(-8000)")
 	if writer {
-		q.Add("_pragma", "cache_size(-8000)")
 		q.Add("_txlock", "immediate")
 	} else {
-		q.Add("_pragma", "cache_size(-8000)")
 		q.Add("_pragma", "query_only(1)")
 	}
 	// The path is part of a file: URI: escape what URI parsing would cut or decode.
