@@ -6,7 +6,8 @@
 # this checkout and against the commit before issue 21's work (BASELINE,
 # built from git), servers in turn run by run so the machine's noise falls on
 # both alike. Target: each way at least 3x faster than the baseline. Then the
-# server's CPU per three-step upload in process (web BenchmarkPresignSmall).
+# server's CPU per upload in process (web BenchmarkTusSmall and
+# BenchmarkPresignSmall).
 #
 #   bash bench/smalluploads.sh
 # Environment: N (default 1000), SIZE (1024), C (4), RUNS (3), BASELINE
@@ -81,12 +82,14 @@ for way in tus presign; do
   fig "$N small uploads, $way: speed-up" "${r}x ($n s now vs $b s at $(git rev-parse --short "$BASELINE"))" ">= 3x" "$(ge "$r" 3)"
 done
 
-# The server's CPU per three-step upload, in process (no client on the same
-# cores): web BenchmarkPresignSmall.
+# The server's CPU per upload, in process (no client on the same cores): web
+# BenchmarkTusSmall and BenchmarkPresignSmall.
 echo
-echo "== server CPU per three-step upload in process: go test -bench BenchmarkPresignSmall (3000 uploads, 4 at a time)"
-go test -run '^$' -bench BenchmarkPresignSmall -benchtime 3000x ./web/ >"$TMP/inproc" 2>&1 || { cat "$TMP/inproc" >&2; die "BenchmarkPresignSmall failed"; }
-line=$(grep "^BenchmarkPresignSmall" "$TMP/inproc")
-cpu=$(printf '%s\n' "$line" | awk '{ for (i = 1; i <= NF; i++) if ($i == "cpu-us/op") print $(i - 1) }')
-allocs=$(printf '%s\n' "$line" | awk '{ for (i = 1; i <= NF; i++) if ($i == "allocs/op") print $(i - 1) }')
-fig "server CPU per three-step upload" "$cpu us ($allocs allocs)"
+echo "== server CPU per upload in process: go test -bench 'BenchmarkTusSmall|BenchmarkPresignSmall' (3000 uploads each, 4 at a time)"
+go test -run '^$' -bench 'BenchmarkTusSmall|BenchmarkPresignSmall' -benchtime 3000x ./web/ >"$TMP/inproc" 2>&1 || { cat "$TMP/inproc" >&2; die "the in-process benchmarks failed"; }
+for b in TusSmall:"TUS upload" PresignSmall:"three-step upload"; do
+  line=$(grep "^Benchmark${b%%:*}" "$TMP/inproc")
+  cpu=$(printf '%s\n' "$line" | awk '{ for (i = 1; i <= NF; i++) if ($i == "cpu-us/op") print $(i - 1) }')
+  allocs=$(printf '%s\n' "$line" | awk '{ for (i = 1; i <= NF; i++) if ($i == "allocs/op") print $(i - 1) }')
+  fig "server CPU per ${b#*:}" "$cpu us ($allocs allocs)"
+done

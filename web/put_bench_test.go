@@ -3,6 +3,7 @@ package web_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -152,6 +153,72 @@ func BenchmarkPresignSmall(b *testing.B) {
 		}
 		if st := call(http.MethodPost, base+"/api/v1/drive/"+t.File.ID+"/confirm", nil, nil); st/100 != 2 {
 			return fmt.Errorf("confirm: %d", st)
+		}
+		return nil
+	}
+	if err := one(0); err != nil {
+		b.Fatal(err)
+	}
+	var next atomic.Int64
+	b.SetParallelism(2)
+	b.ReportAllocs()
+	cpu0 := processCPU()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := one(next.Add(1)); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-us/op")
+}
+
+// BenchmarkTusSmall is the server's side of bench/smalluploads' TUS run, in
+// process like BenchmarkPresignSmall: per op, one 1 KiB file created (POST
+// /api/v1/drive/tus/, as tus-js-client does with its defaults) and its bytes
+// sent in one PATCH, four at a time, with the search indexer running.
+//
+//	go test -run '^$' -bench BenchmarkTusSmall -benchtime 3000x ./web/
+func BenchmarkTusSmall(b *testing.B) {
+	m, creds := benchMain(b, true)
+	h := m.Server.Handler()
+	base := "http://" + m.Config.Listen
+	call := func(method, url string, hdr map[string]string, body []byte) *benchWriter {
+		req := httptest.NewRequest(method, url, bytes.NewReader(body))
+		req.RemoteAddr = "127.0.0.1:40000"
+		req.Header.Set("Authorization", "Bearer "+creds.Token)
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		w := newBenchWriter()
+		h.ServeHTTP(w, req)
+		return w
+	}
+	w := call(http.MethodPost, base+"/api/v1/drive/folders", map[string]string{"Content-Type": "application/json"}, []byte(`{"name":"tus"}`))
+	var folder struct {
+		ID string `json:"id"`
+	}
+	if w.status != http.StatusCreated || json.Unmarshal(w.body.Bytes(), &folder) != nil {
+		b.Fatalf("create folder: %d %s", w.status, w.body.String())
+	}
+	content := bytes.Repeat([]byte{0xa5}, 1024)
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	one := func(n int64) error {
+		w := call(http.MethodPost, base+"/api/v1/drive/tus/", map[string]string{"Tus-Resumable": "1.0.0", "Upload-Length": "1024",
+			"Upload-Metadata": "filename " + b64(fmt.Sprintf("f%06d.bin", n)) + ",filetype " + b64("application/octet-stream") + ",parent_id " + b64(folder.ID)}, nil)
+		loc := w.h.Get("Location")
+		if w.status != http.StatusCreated || loc == "" {
+			return fmt.Errorf("create: %d %s", w.status, w.body.String())
+		}
+		if !strings.HasPrefix(loc, "http") {
+			loc = base + loc
+		}
+		w = call(http.MethodPatch, loc, map[string]string{"Tus-Resumable": "1.0.0", "Upload-Offset": "0", "Content-Type": "application/offset+octet-stream"}, content)
+		if w.status != http.StatusNoContent {
+			return fmt.Errorf("PATCH: %d %s", w.status, w.body.String())
 		}
 		return nil
 	}
