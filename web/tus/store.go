@@ -389,10 +389,13 @@ func (up *upload) finish(ctx context.Context) error {
 		return nil
 	}
 	// A small content goes into the database with the file's commit (no move
-	// into the blob store, no directory to sync); the data file, if any, is
-	// then freed. When the process stops in between, the upload's expiry
-	// removes it.
+	// into the blob store, no directory to sync); the data file it was read
+	// from is then freed. When the process stops in between, the upload's
+	// expiry removes it. A content that came whole in this request's memory
+	// had no data file (NewUpload makes none for a small upload); one that an
+	// earlier, broken attempt left behind also goes with the expiry.
 	small := up.small
+	fromFile := false
 	switch {
 	case small != nil || !up.s.svc.SmallContent(u.Length):
 	case u.Length == 0:
@@ -404,6 +407,8 @@ func (up *upload) finish(ctx context.Context) error {
 			small = nil // moved into the blob store by an earlier attempt: adopt finds it
 		case err != nil:
 			return rq.fail(fmt.Errorf("read upload data file: %w", err))
+		default:
+			fromFile = true
 		}
 	}
 	if small != nil {
@@ -414,7 +419,7 @@ func (up *upload) finish(ctx context.Context) error {
 	if err != nil {
 		return rq.fail(err)
 	}
-	if small != nil {
+	if fromFile {
 		if err := up.s.remove(u.ID); err != nil {
 			up.s.log.Warn("tus: remove the data file of a small upload", "upload", u.ID, "err", err)
 		}
