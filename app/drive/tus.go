@@ -123,14 +123,6 @@ func (s *Service) CreateTusUpload(ctx context.Context, p *app.Principal, req Tus
 			return TusUpload{}, app.Errorf(app.EPayloadTooLarge, "One upload is at most %d bytes.", s.opts.MaxUploadBytes)
 		}
 	}
-	if _, err := s.parentFolder(ctx, p, req.ParentID, "header.Upload-Metadata.parent_id"); err != nil {
-		return TusUpload{}, err
-	}
-	if !req.Deferred {
-		if err := s.quota(ctx, p, req.Length); err != nil {
-			return TusUpload{}, err
-		}
-	}
 	now := s.clock.Now()
 	u := TusUpload{ID: app.NewID() + app.RandomHex(8), OrgID: p.OrgID, CreatedBy: p.UserID, ParentID: req.ParentID, Name: req.Name,
 		MimeType: DetectMime(req.Name, req.MimeType), Length: req.Length, LengthDeferred: req.Deferred, Status: TusUploading,
@@ -138,7 +130,22 @@ func (s *Service) CreateTusUpload(ctx context.Context, p *app.Principal, req Tus
 	if u.LengthDeferred {
 		u.Length = 0
 	}
-	if err := s.store.CreateTusUpload(ctx, u); err != nil {
+	// The folder and the quota are read in the transaction that creates the
+	// upload, on the writer's connection: no bytes wait on these checks, and
+	// a read there finds its pages cached, where a reader's cache starts
+	// empty after every commit.
+	err = s.store.InTx(ctx, func(ctx context.Context) error {
+		if _, err := s.parentFolder(ctx, p, req.ParentID, "header.Upload-Metadata.parent_id"); err != nil {
+			return err
+		}
+		if !req.Deferred {
+			if err := s.quota(ctx, p, req.Length); err != nil {
+				return err
+			}
+		}
+		return s.store.CreateTusUpload(ctx, u)
+	})
+	if err != nil {
 		return TusUpload{}, err
 	}
 	return u, nil
@@ -295,14 +302,28 @@ func (s *Service) completeTus(ctx context.Context, p *app.Principal, u TusUpload
 	if u.Status != TusUploading || u.LengthDeferred || offset != size || u.Length != size {
 		return TusUpload{}, fmt.Errorf("tus upload %s: completing %d bytes in state %s at %d of %d", u.ID, size, u.Status, u.Offset, u.Length)
 	}
-	parent, err := s.parentFolder(ctx, p, u.ParentID, "header.Upload-Metadata.parent_id")
-	if err != nil {
-		return TusUpload{}, err
+	// The folder is checked before the bytes of a large content move into
+	// the blob store (put). A small content has nothing to move: its folder
+	// is read in its transaction, whose reads find their pages cached on the
+	// writer's connection (a reader's cache starts empty after every commit).
+	// Either way the transaction checks the folder again (checkNewFile).
+	var parent *File
+	if c.small == nil {
+		var err error
+		if parent, err = s.parentFolder(ctx, p, u.ParentID, "header.Upload-Metadata.parent_id"); err != nil {
+			return TusUpload{}, err
+		}
 	}
-	owner := s.owner(p, parent)
 	// An upload holds no lock: it may end long after it began.
 	ctx = withoutUserLocks(ctx)
-	err = s.storeReferenced(ctx, c, put, func(ctx context.Context) error {
+	err := s.storeReferenced(ctx, c, put, func(ctx context.Context) error {
+		if c.small != nil {
+			var err error
+			if parent, err = s.parentFolder(ctx, p, u.ParentID, "header.Upload-Metadata.parent_id"); err != nil {
+				return err
+			}
+		}
+		owner := s.owner(p, parent)
 		_, err := s.store.LiveChild(ctx, owner, u.ParentID, NameKey(u.Name))
 		switch {
 		case err == nil:
