@@ -62,18 +62,21 @@ func (s *Service) RequestUpload(ctx context.Context, p *app.Principal, req Uploa
 	if err := v.Err(); err != nil {
 		return UploadTicket{}, err
 	}
-	parent, err := s.parentFolder(ctx, p, req.ParentID, "body.parent_id")
-	if err != nil {
-		return UploadTicket{}, err
-	}
-	if err := s.quota(ctx, p, req.Size); err != nil {
-		return UploadTicket{}, err
-	}
 	now := s.clock.Now()
 	mimeType := DetectMime(req.Name, req.MimeType)
-	owner := s.owner(p, parent)
 	var ticket UploadTicket
+	// The folder and the quota are read in the transaction, on the writer's
+	// connection: no bytes wait on these checks, and a read there finds its
+	// pages cached, where a reader's cache starts empty after every commit.
 	err = s.store.InTx(ctx, func(ctx context.Context) error {
+		parent, err := s.parentFolder(ctx, p, req.ParentID, "body.parent_id")
+		if err != nil {
+			return err
+		}
+		if err := s.quota(ctx, p, req.Size); err != nil {
+			return err
+		}
+		owner := s.owner(p, parent)
 		f, err := s.store.LiveChild(ctx, owner, req.ParentID, NameKey(req.Name))
 		switch {
 		case err == nil && f.IsFolder:
@@ -116,34 +119,30 @@ func (s *Service) RequestUpload(ctx context.Context, p *app.Principal, req Uploa
 // size and content type must match, the bytes stream to the blob store, and the
 // upload remembers their hash for confirmation. No principal: the URL's
 // signature authorised the request. contentLength is -1 when unknown.
+//
+// A body announced as small (Options.SmallBytes) is read first, and the
+// upload, its checks and the quota are read in the transaction that stores
+// it, on the writer's connection, whose pages stay cached (a reader's cache
+// starts empty after every commit). A larger one is checked before its first
+// byte is kept.
 func (s *Service) ReceiveUpload(ctx context.Context, ref, contentType string, contentLength int64, r io.Reader) (string, error) {
-	u, err := s.store.Upload(ctx, ref)
-	if app.ErrorCode(err) == app.ENotFound {
-		return "", app.Errorf(app.ENotFound, "There is no such upload; request a new upload URL.")
+	if contentLength >= 0 && s.SmallContent(contentLength) {
+		dg := newDigester(r)
+		c, err := s.receive(ctx, dg, contentLength, contentLength)
+		if err != nil {
+			return "", fmt.Errorf("store upload bytes: %w", err)
+		}
+		err = s.storeReferenced(ctx, c, nil, func(ctx context.Context) error {
+			u, err := s.receivable(ctx, ref, contentType, contentLength)
+			if err != nil {
+				return err
+			}
+			return s.received(ctx, u, c, dg)
+		})
+		return FormatHash(c.hash), err
 	}
+	u, err := s.receivable(ctx, ref, contentType, contentLength)
 	if err != nil {
-		return "", err
-	}
-	now := s.clock.Now()
-	if now.After(u.ExpiresAt) {
-		return "", app.Errorf(app.ENotFound, "The upload has expired; request a new upload URL.")
-	}
-	if contentType != "" && !sameMediaType(contentType, u.MimeType) {
-		return "", app.Invalid("header.Content-Type", fmt.Sprintf("The upload was announced as %s; send that Content-Type.", u.MimeType), contentType)
-	}
-	if contentLength >= 0 && contentLength != u.SizeBytes {
-		return "", app.Invalid("header.Content-Length", fmt.Sprintf("The upload was announced as %d bytes.", u.SizeBytes), contentLength)
-	}
-	// The quota again, before any byte is kept: the organisation may have
-	// filled up since the upload was announced.
-	plan, err := s.store.LinkPlan(ctx, u.OrgID, u.CreatedBy)
-	if app.ErrorCode(err) == app.ENotFound {
-		return "", app.Errorf(app.ENotFound, "There is no such upload; request a new upload URL.")
-	}
-	if err != nil {
-		return "", err
-	}
-	if err := s.quota(ctx, &app.Principal{OrgID: u.OrgID, QuotaBytes: plan.QuotaBytes}, u.SizeBytes); err != nil {
 		return "", err
 	}
 	dg := newDigester(r)
@@ -158,13 +157,56 @@ func (s *Service) ReceiveUpload(ctx context.Context, ref, contentType string, co
 		s.drop(ctx, c)
 		return "", app.Errorf(app.EBadRequest, "The upload is incomplete: %d of %d bytes arrived.", c.size, u.SizeBytes)
 	}
-	err = s.storeReferenced(ctx, c, nil, func(ctx context.Context) error {
-		if err := s.store.AddDigests(ctx, FormatHash(c.hash), dg.sums()); err != nil {
-			return err
-		}
-		return s.store.SetUploadReceived(ctx, u.ID, FormatHash(c.hash), s.clock.Now())
-	})
+	err = s.storeReferenced(ctx, c, nil, func(ctx context.Context) error { return s.received(ctx, u, c, dg) })
 	return FormatHash(c.hash), err
+}
+
+// receivable returns upload ref if a presigned PUT of contentLength bytes
+// (-1: unknown) of contentType may store its bytes: the upload is there and
+// not expired, the type and the length are the announced ones, and the
+// organisation has room for them.
+func (s *Service) receivable(ctx context.Context, ref, contentType string, contentLength int64) (Upload, error) {
+	u, err := s.store.Upload(ctx, ref)
+	if app.ErrorCode(err) == app.ENotFound {
+		return Upload{}, app.Errorf(app.ENotFound, "There is no such upload; request a new upload URL.")
+	}
+	if err != nil {
+		return Upload{}, err
+	}
+	if s.clock.Now().After(u.ExpiresAt) {
+		return Upload{}, app.Errorf(app.ENotFound, "The upload has expired; request a new upload URL.")
+	}
+	if contentType != "" && !sameMediaType(contentType, u.MimeType) {
+		return Upload{}, app.Invalid("header.Content-Type", fmt.Sprintf("The upload was announced as %s; send that Content-Type.", u.MimeType), contentType)
+	}
+	if contentLength >= 0 && contentLength != u.SizeBytes {
+		return Upload{}, app.Invalid("header.Content-Length", fmt.Sprintf("The upload was announced as %d bytes.", u.SizeBytes), contentLength)
+	}
+	// The quota again, before any byte is kept: the organisation may have
+	// filled up since the upload was announced.
+	plan, err := s.store.LinkPlan(ctx, u.OrgID, u.CreatedBy)
+	if app.ErrorCode(err) == app.ENotFound {
+		return Upload{}, app.Errorf(app.ENotFound, "There is no such upload; request a new upload URL.")
+	}
+	if err != nil {
+		return Upload{}, err
+	}
+	if err := s.quota(ctx, &app.Principal{OrgID: u.OrgID, QuotaBytes: plan.QuotaBytes}, u.SizeBytes); err != nil {
+		return Upload{}, err
+	}
+	return u, nil
+}
+
+// received records, in the transaction that references content c, that it
+// arrived for upload u: its digests and its hash, for confirmation.
+func (s *Service) received(ctx context.Context, u Upload, c content, dg *digester) error {
+	if c.size != u.SizeBytes {
+		return app.Errorf(app.EBadRequest, "The upload is incomplete: %d of %d bytes arrived.", c.size, u.SizeBytes)
+	}
+	if err := s.store.AddDigests(ctx, FormatHash(c.hash), dg.sums()); err != nil {
+		return err
+	}
+	return s.store.SetUploadReceived(ctx, u.ID, FormatHash(c.hash), s.clock.Now())
 }
 
 // ErrTooLarge is what Blobs.Put returns (wrapped) for a stream over its limit.
@@ -184,33 +226,34 @@ func (s *Service) Confirm(ctx context.Context, p *app.Principal, fileID string) 
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return File{}, err
 	}
-	f, err := s.access(ctx, p, fileID, PermEdit)
-	if app.ErrorCode(err) == app.ENotFound {
-		f, err = s.sharedPending(ctx, p, fileID)
-	}
-	if err != nil {
-		return File{}, err
-	}
-	u, err := s.store.LatestUpload(ctx, f.ID, p.UserID)
-	if app.ErrorCode(err) == app.ENotFound {
-		if f.Status != StatusPending {
-			return f, app.Errorf(app.EConflict, "The file has no upload waiting for confirmation.")
+	// The caller's upload names the content the file will reference. When its
+	// bytes have arrived, every check runs in the transaction that commits
+	// them, on the writer's connection, whose pages stay cached (a reader's
+	// cache starts empty after every commit); otherwise the file, checked
+	// first, decides the answer.
+	u, uerr := s.store.LatestUpload(ctx, fileID, p.UserID)
+	if uerr != nil || u.ContentHash == "" {
+		f, err := s.confirmable(ctx, p, fileID)
+		if err != nil {
+			return File{}, err
 		}
-		return File{}, app.Errorf(app.EConflict, "No upload of yours is waiting for this file.")
-	}
-	if err != nil {
-		return File{}, err
-	}
-	if u.ContentHash == "" {
+		switch {
+		case app.ErrorCode(uerr) == app.ENotFound && f.Status != StatusPending:
+			return f, app.Errorf(app.EConflict, "The file has no upload waiting for confirmation.")
+		case app.ErrorCode(uerr) == app.ENotFound:
+			return File{}, app.Errorf(app.EConflict, "No upload of yours is waiting for this file.")
+		case uerr != nil:
+			return File{}, uerr
+		}
 		return File{}, app.Errorf(app.EConflict, "No bytes have arrived for this upload yet; PUT them to upload_url, then confirm.")
 	}
-	if err := s.checkWriteLock(ctx, p, f); err != nil {
-		return File{}, err
-	}
 	var out File
-	err = s.referenced(ctx, blobName(u.ContentHash), func(ctx context.Context) error {
-		f, err := s.store.File(ctx, fileID)
+	err := s.referenced(ctx, blobName(u.ContentHash), func(ctx context.Context) error {
+		f, err := s.confirmable(ctx, p, fileID)
 		if err != nil {
+			return err
+		}
+		if err := s.checkWriteLock(ctx, p, f); err != nil {
 			return err
 		}
 		res, err := s.commitContent(ctx, p, f, u.Name, u.MimeType, u.ContentHash, u.SizeBytes)
@@ -231,6 +274,16 @@ func (s *Service) Confirm(ctx context.Context, p *app.Principal, fileID string) 
 		out.Permission = PermEdit
 	}
 	return out, nil
+}
+
+// confirmable is the file id a confirmation of p's upload changes: one p
+// may edit, or a pending file p announced in a folder shared with p.
+func (s *Service) confirmable(ctx context.Context, p *app.Principal, id string) (File, error) {
+	f, err := s.access(ctx, p, id, PermEdit)
+	if app.ErrorCode(err) == app.ENotFound {
+		return s.sharedPending(ctx, p, id)
+	}
+	return f, err
 }
 
 // Download returns a presigned URL of the file's content.
