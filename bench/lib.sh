@@ -29,6 +29,19 @@ fig() {
   fi
 }
 now() { date +%s.%N; }
+# inproc_fig TEST PATTERN N LABEL: runs the go test binary TEST's benchmark
+# PATTERN for N ops in the web package, in a process of its own (its CPU
+# figure is the whole process's, which what another benchmark left running,
+# index merges and checkpoints, would swell), and prints its cpu-us/op and
+# allocs/op as figure LABEL.
+inproc_fig() {
+  local out line cpu allocs
+  out=$(cd web && "$1" -test.run '^$' -test.bench "$2" -test.benchtime "${3}x" 2>&1) || { printf '%s\n' "$out" >&2; die "benchmark $2 failed"; }
+  line=$(printf '%s\n' "$out" | grep "^Benchmark")
+  cpu=$(printf '%s\n' "$line" | awk '{ for (i = 1; i <= NF; i++) if ($i == "cpu-us/op") print $(i - 1) }')
+  allocs=$(printf '%s\n' "$line" | awk '{ for (i = 1; i <= NF; i++) if ($i == "allocs/op") print $(i - 1) }')
+  fig "$4" "$cpu us ($allocs allocs)"
+}
 mibps() { awk -v b="$1" -v s="$2" 'BEGIN { printf "%.1f", b / 1048576 / s }'; }
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$SERVER_PID/status"; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }

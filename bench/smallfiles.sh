@@ -122,11 +122,5 @@ echo
 echo "== server CPU per PUT in process: go test -bench BenchmarkWebDAVPutSmall (5000 PUTs, 4 at a time, each sub-benchmark in a process of its own)"
 go test -c -o "$TMP/web.test" ./web/ || die "go test -c ./web/"
 for sub in indexed requests; do
-  # One process each: the CPU figure is the whole process's, which the index
-  # merges the "indexed" run left behind would swell.
-  (cd web && "$TMP/web.test" -test.run '^$' -test.bench "^BenchmarkWebDAVPutSmall\$/^$sub\$" -test.benchtime 5000x) >"$TMP/inproc" 2>&1 || { cat "$TMP/inproc" >&2; die "BenchmarkWebDAVPutSmall/$sub failed"; }
-  line=$(grep "^BenchmarkWebDAVPutSmall/$sub" "$TMP/inproc")
-  cpu=$(printf '%s\n' "$line" | awk '{ for (i = 1; i <= NF; i++) if ($i == "cpu-us/op") print $(i - 1) }')
-  allocs=$(printf '%s\n' "$line" | awk '{ for (i = 1; i <= NF; i++) if ($i == "allocs/op") print $(i - 1) }')
-  fig "server CPU per small PUT ($sub)" "$cpu us ($allocs allocs)"
+  inproc_fig "$TMP/web.test" "^BenchmarkWebDAVPutSmall\$/^$sub\$" 5000 "server CPU per small PUT ($sub)"
 done

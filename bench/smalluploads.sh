@@ -87,12 +87,5 @@ done
 echo
 echo "== server CPU per upload in process: go test -bench 'BenchmarkTusSmall|BenchmarkPresignSmall' (3000 uploads each, 4 at a time, each in a process of its own)"
 go test -c -o "$TMP/web.test" ./web/ || die "go test -c ./web/"
-for b in TusSmall:"TUS upload" PresignSmall:"three-step upload"; do
-  # One process each: a benchmark's CPU figure is the whole process's, which
-  # the index merges and checkpoints another left running would swell.
-  (cd web && "$TMP/web.test" -test.run '^$' -test.bench "^Benchmark${b%%:*}\$" -test.benchtime 3000x) >"$TMP/inproc" 2>&1 || { cat "$TMP/inproc" >&2; die "Benchmark${b%%:*} failed"; }
-  line=$(grep "^Benchmark${b%%:*}" "$TMP/inproc")
-  cpu=$(printf '%s\n' "$line" | awk '{ for (i = 1; i <= NF; i++) if ($i == "cpu-us/op") print $(i - 1) }')
-  allocs=$(printf '%s\n' "$line" | awk '{ for (i = 1; i <= NF; i++) if ($i == "allocs/op") print $(i - 1) }')
-  fig "server CPU per ${b#*:}" "$cpu us ($allocs allocs)"
-done
+inproc_fig "$TMP/web.test" '^BenchmarkTusSmall$' 3000 "server CPU per TUS upload"
+inproc_fig "$TMP/web.test" '^BenchmarkPresignSmall$' 3000 "server CPU per three-step upload"

@@ -80,25 +80,12 @@ func putSmall(b *testing.B, search bool) {
 		b.Fatalf("MKCOL: %d", st)
 	}
 	body := bytes.Repeat([]byte("0123456789abcdef"), 64) // 1 KiB
-	if st := send(http.MethodPut, "small/warm.txt", body); st != http.StatusCreated {
-		b.Fatalf("PUT: %d", st)
-	}
-	var next atomic.Int64
-	b.SetParallelism(2) // four goroutines on two cores, as bench/smallfiles's four clients
-	b.ReportAllocs()
-	cpu0 := processCPU()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			n := next.Add(1)
-			if st := send(http.MethodPut, fmt.Sprintf("small/file-%06d.txt", n), body); st != http.StatusCreated {
-				b.Errorf("PUT file-%06d: %d", n, st)
-				return
-			}
+	runOps(b, func(n int64) error {
+		if st := send(http.MethodPut, fmt.Sprintf("small/file-%06d.txt", n), body); st != http.StatusCreated {
+			return fmt.Errorf("PUT file-%06d: %d", n, st)
 		}
+		return nil
 	})
-	b.StopTimer()
-	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-us/op")
 }
 
 // BenchmarkPresignSmall is the server's side of bench/smalluploads' three-step
@@ -156,24 +143,7 @@ func BenchmarkPresignSmall(b *testing.B) {
 		}
 		return nil
 	}
-	if err := one(0); err != nil {
-		b.Fatal(err)
-	}
-	var next atomic.Int64
-	b.SetParallelism(2)
-	b.ReportAllocs()
-	cpu0 := processCPU()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if err := one(next.Add(1)); err != nil {
-				b.Error(err)
-				return
-			}
-		}
-	})
-	b.StopTimer()
-	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-us/op")
+	runOps(b, one)
 }
 
 // BenchmarkTusSmall is the server's side of bench/smalluploads' TUS run, in
@@ -222,6 +192,14 @@ func BenchmarkTusSmall(b *testing.B) {
 		}
 		return nil
 	}
+	runOps(b, one)
+}
+
+// runOps runs one(0) untimed, to warm the caches, then one(n) for n = 1 to
+// b.N, four at a time on two cores (as the four clients of bench/smallfiles
+// and bench/smalluploads), and reports the process's CPU per op as cpu-us/op.
+func runOps(b *testing.B, one func(n int64) error) {
+	b.Helper()
 	if err := one(0); err != nil {
 		b.Fatal(err)
 	}
@@ -233,7 +211,7 @@ func BenchmarkTusSmall(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			if err := one(next.Add(1)); err != nil {
-				b.Error(err)
+				b.Error(err) // RunParallel's goroutines may not call Fatal
 				return
 			}
 		}
