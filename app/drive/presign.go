@@ -276,8 +276,8 @@ func (s *Service) Confirm(ctx context.Context, p *app.Principal, fileID string) 
 	return out, nil
 }
 
-// confirmable is the file id a confirmation of p's upload changes: one p
-// may edit, or a pending file p announced in a folder shared with p.
+// confirmable returns file id, which a confirmation by p would change: a file
+// p may edit, or a pending file p announced in a folder shared with p.
 func (s *Service) confirmable(ctx context.Context, p *app.Principal, id string) (File, error) {
 	f, err := s.access(ctx, p, id, PermEdit)
 	if app.ErrorCode(err) == app.ENotFound {
