@@ -54,27 +54,39 @@ func (w *benchWriter) reset() {
 	w.body.Reset()
 }
 
-// stackMe wires Atrium on a fresh data directory exactly as `atrium serve` does
-// (default configuration, info-level text access log, here written to
-// io.Discard), bootstraps an admin and returns the handler and a request for
-// GET /api/v1/me with the admin's PAT.
-func stackMe(b *testing.B) (http.Handler, *http.Request) {
+// benchMain wires Atrium on a fresh data directory as `atrium serve` does
+// (default configuration, the access log written to io.Discard), with the
+// search indexer running when search is set, and bootstraps an admin of "Bench
+// Org"; all of it is closed when the benchmark ends.
+func benchMain(b *testing.B, search bool) (*wire.Main, wire.BootstrapOutput) {
 	b.Helper()
+	ctx := context.Background()
 	cfg, err := wire.LoadConfig("", func(string) string { return "" }, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	cfg.Data = b.TempDir()
-	m, err := wire.Open(context.Background(), cfg, wire.NewLogger(cfg, io.Discard))
+	m, err := wire.Open(ctx, cfg, wire.NewLogger(cfg, io.Discard))
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { m.Close() })
-	creds, err := m.Bootstrap(context.Background(), "Operator", "admin@example.test", "admin")
+	if search {
+		m.StartSearch(ctx) // stopped by Close
+	}
+	creds, err := m.Bootstrap(ctx, "Bench Org", "bench@example.test", "admin")
 	if err != nil {
 		b.Fatal(err)
 	}
-	req, err := http.NewRequest(http.MethodGet, "http://"+cfg.Listen+"/api/v1/me", nil)
+	return m, creds
+}
+
+// stackMe wires Atrium as `atrium serve` does (benchMain) and returns the
+// handler and a request for GET /api/v1/me with the admin's PAT.
+func stackMe(b *testing.B) (http.Handler, *http.Request) {
+	b.Helper()
+	m, creds := benchMain(b, false)
+	req, err := http.NewRequest(http.MethodGet, "http://"+m.Config.Listen+"/api/v1/me", nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -2,11 +2,9 @@ package web_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,8 +12,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"atrium/cmd/atrium/wire"
 )
 
 // BenchmarkWebDAVPutSmall is the server's side of bench/smallfiles (issue 21):
@@ -35,33 +31,6 @@ import (
 func BenchmarkWebDAVPutSmall(b *testing.B) {
 	b.Run("indexed", func(b *testing.B) { putSmall(b, true) })
 	b.Run("requests", func(b *testing.B) { putSmall(b, false) })
-}
-
-// benchMain wires Atrium on a fresh data directory as `atrium serve` does
-// (default configuration, the access log written to io.Discard), with the
-// search indexer running when search is set, and bootstraps an admin of "Bench
-// Org"; all of it is closed when the benchmark ends.
-func benchMain(b *testing.B, search bool) (*wire.Main, wire.BootstrapOutput) {
-	b.Helper()
-	ctx := context.Background()
-	cfg, err := wire.LoadConfig("", func(string) string { return "" }, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg.Data = b.TempDir()
-	m, err := wire.Open(ctx, cfg, wire.NewLogger(cfg, io.Discard))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { m.Close() })
-	if search {
-		m.StartSearch(ctx) // stopped by Close
-	}
-	creds, err := m.Bootstrap(ctx, "Bench Org", "bench@example.test", "admin")
-	if err != nil {
-		b.Fatal(err)
-	}
-	return m, creds
 }
 
 func putSmall(b *testing.B, search bool) {
