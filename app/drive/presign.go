@@ -126,38 +126,40 @@ func (s *Service) RequestUpload(ctx context.Context, p *app.Principal, req Uploa
 // starts empty after every commit). A larger one is checked before its first
 // byte is kept.
 func (s *Service) ReceiveUpload(ctx context.Context, ref, contentType string, contentLength int64, r io.Reader) (string, error) {
-	if contentLength >= 0 && s.SmallContent(contentLength) {
-		dg := newDigester(r)
-		c, err := s.receive(ctx, dg, contentLength, contentLength)
-		if err != nil {
-			return "", fmt.Errorf("store upload bytes: %w", err)
+	small := contentLength >= 0 && s.SmallContent(contentLength)
+	want := contentLength
+	var u Upload
+	if !small {
+		var err error
+		if u, err = s.receivable(ctx, ref, contentType, contentLength); err != nil {
+			return "", err
 		}
-		err = s.storeReferenced(ctx, c, nil, func(ctx context.Context) error {
-			u, err := s.receivable(ctx, ref, contentType, contentLength)
-			if err != nil {
-				return err
-			}
-			return s.received(ctx, u, c, dg)
-		})
-		return FormatHash(c.hash), err
-	}
-	u, err := s.receivable(ctx, ref, contentType, contentLength)
-	if err != nil {
-		return "", err
+		want = u.SizeBytes
 	}
 	dg := newDigester(r)
-	c, err := s.receive(ctx, dg, u.SizeBytes, u.SizeBytes)
+	c, err := s.receive(ctx, dg, want, want)
 	if err != nil {
 		if errors.Is(err, ErrTooLarge) {
-			return "", app.Invalid("body", fmt.Sprintf("The upload was announced as %d bytes; more arrived.", u.SizeBytes), nil)
+			return "", app.Invalid("body", fmt.Sprintf("The upload was announced as %d bytes; more arrived.", want), nil)
 		}
 		return "", fmt.Errorf("store upload bytes: %w", err)
 	}
-	if c.size != u.SizeBytes {
+	if c.size != want {
 		s.drop(ctx, c)
-		return "", app.Errorf(app.EBadRequest, "The upload is incomplete: %d of %d bytes arrived.", c.size, u.SizeBytes)
+		return "", app.Errorf(app.EBadRequest, "The upload is incomplete: %d of %d bytes arrived.", c.size, want)
 	}
-	err = s.storeReferenced(ctx, c, nil, func(ctx context.Context) error { return s.received(ctx, u, c, dg) })
+	err = s.storeReferenced(ctx, c, nil, func(ctx context.Context) error {
+		if small {
+			var err error
+			if u, err = s.receivable(ctx, ref, contentType, contentLength); err != nil {
+				return err
+			}
+		}
+		if err := s.store.AddDigests(ctx, FormatHash(c.hash), dg.sums()); err != nil {
+			return err
+		}
+		return s.store.SetUploadReceived(ctx, u.ID, FormatHash(c.hash), s.clock.Now())
+	})
 	return FormatHash(c.hash), err
 }
 
@@ -195,18 +197,6 @@ func (s *Service) receivable(ctx context.Context, ref, contentType string, conte
 		return Upload{}, err
 	}
 	return u, nil
-}
-
-// received records, in the transaction that references content c, that it
-// arrived for upload u: its digests and its hash, for confirmation.
-func (s *Service) received(ctx context.Context, u Upload, c content, dg *digester) error {
-	if c.size != u.SizeBytes {
-		return app.Errorf(app.EBadRequest, "The upload is incomplete: %d of %d bytes arrived.", c.size, u.SizeBytes)
-	}
-	if err := s.store.AddDigests(ctx, FormatHash(c.hash), dg.sums()); err != nil {
-		return err
-	}
-	return s.store.SetUploadReceived(ctx, u.ID, FormatHash(c.hash), s.clock.Now())
 }
 
 // ErrTooLarge is what Blobs.Put returns (wrapped) for a stream over its limit.
