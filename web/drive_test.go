@@ -197,6 +197,9 @@ func TestDriveThreeStepUpload(t *testing.T) {
 	if res := putURL(t, tk.UploadURL+"x", "text/plain", content); res.StatusCode != 403 && res.StatusCode != 401 {
 		t.Fatalf("tampered URL: %d", res.StatusCode)
 	}
+	if n := presignKept(t, s, tk.File.ID, content); n != 0 {
+		t.Fatalf("refused PUTs kept %d things", n)
+	}
 	if res := putURL(t, tk.UploadURL, "text/plain", content); res.StatusCode != 200 {
 		t.Fatalf("PUT: %d", res.StatusCode)
 	}
@@ -512,6 +515,24 @@ func TestDriveQuotaBoundary(t *testing.T) {
 	if res := putURL(t, tk.UploadURL, "application/octet-stream", make([]byte, 30)); res.StatusCode != 507 {
 		t.Fatalf("PUT over quota: %d", res.StatusCode)
 	}
+	if n := presignKept(t, s, tk.File.ID, make([]byte, 30)); n != 0 {
+		t.Fatalf("the PUT over quota kept %d things", n)
+	}
+}
+
+// presignKept counts what the presigned PUTs of body for pending file fileID
+// kept: the body as a small content, and the bytes noted on its upload.
+func presignKept(t *testing.T, s *webtest.Server, fileID string, body []byte) int {
+	t.Helper()
+	db := openRO(t, s)
+	defer db.Close()
+	h := sha256.Sum256(body)
+	var n int
+	if err := db.QueryRow(`SELECT (SELECT COUNT(*) FROM drive_small_blobs WHERE hash = ?)
+		+ (SELECT COUNT(*) FROM drive_uploads WHERE file_id = ? AND content_hash <> '')`, hex.EncodeToString(h[:]), fileID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func TestDriveConfirmIntoTrashedFolder(t *testing.T) {
