@@ -300,6 +300,12 @@ func TestTusQuota(t *testing.T) {
 	// At creation, when the length is known.
 	webtest.Check(t, tc.do("POST", "/api/v1/drive/tus/", map[string]string{"Upload-Length": "101", "Upload-Metadata": tusMeta("filename", "big.bin")}, nil),
 		webtest.Scenario{Status: 507, Problem: "quota_exceeded"})
+	db := openRO(t, s)
+	defer db.Close()
+	var rows int
+	if err := db.QueryRow(`SELECT COUNT(*) FROM drive_tus_uploads`).Scan(&rows); err != nil || rows != 0 {
+		t.Fatalf("a refused creation left %d uploads (%v)", rows, err)
+	}
 	// As bytes arrive: the quota filled up after creation.
 	up := tc.create(tusMeta("filename", "late.bin"), 60)
 	c.upload("filler.bin", "", "application/octet-stream", make([]byte, 50))
