@@ -42,6 +42,22 @@ inproc_fig() {
   allocs=$(printf '%s\n' "$line" | awk '{ for (i = 1; i <= NF; i++) if ($i == "allocs/op") print $(i - 1) }')
   fig "$4" "$cpu us ($allocs allocs)"
 }
+# The database writer's figures (/metrics, atrium_db_*: local clients may read
+# them). writer_scrape URL FILE saves them; writer_delta BEFORE AFTER prints
+# what changed between two scrapes, a "name value" line each; writer_fig LABEL
+# DELTAS SECONDS sums such lines and prints how the writer spent SECONDS of
+# wall time: writes per commit, a commit's statements and its log writes and
+# fsync, a write's wait for the writer, and the writer's busy share.
+writer_scrape() { curl -fs "$1/metrics" | awk '/^atrium_db_/ { print $1, $2 }' >"$2" || die "scrape $1/metrics"; }
+writer_delta() { awk 'FNR == NR { b[$1] = $2; next } { print $1, $2 - b[$1] }' "$1" "$2"; }
+writer_fig() {
+  fig "$1" "$(awk -v secs="$3" '{ d[$1] += $2 } END {
+    tx = d["atrium_db_write_transactions_total"]; c = d["atrium_db_commits_total"]
+    st = d["atrium_db_write_statements_seconds_total"]; cm = d["atrium_db_commit_seconds_total"]
+    if (c < 1) { print "no commits"; exit }
+    printf "%.2f writes a commit; a commit %.2f ms of statements + %.2f ms of log writes and fsync; a write waited %.2f ms for the writer; the writer busy %.0f%% of %.1f s",
+      tx / c, 1000 * st / c, 1000 * cm / c, 1000 * d["atrium_db_write_wait_seconds_total"] / tx, 100 * (st + cm) / secs, secs }' "$2")"
+}
 mibps() { awk -v b="$1" -v s="$2" 'BEGIN { printf "%.1f", b / 1048576 / s }'; }
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$SERVER_PID/status"; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }

@@ -8,7 +8,9 @@
 #      each server has settled (5 s after the PUTs: Atrium's search index takes
 #      in the new files in the background); the PROPFIND right after the PUTs
 #      is shown beside it
-#   3. the server's CPU per small PUT in process, with and without the search
+#   3. how Atrium's one database writer spent the PUT runs (its /metrics):
+#      writes per commit, what a commit costs, how busy the writer was
+#   4. the server's CPU per small PUT in process, with and without the search
 #      indexer (web BenchmarkWebDAVPutSmall): no client on the same cores
 # The servers take turns, run by run (bench/smallfiles/main.go); medians of
 # RUNS. Atrium runs with its defaults: synchronous=FULL, every acknowledged PUT
@@ -95,7 +97,9 @@ EOF
 done
 
 echo "== $N PUTs of $SIZE B, $C in parallel, then PROPFIND Depth 1; $RUNS runs, servers in turn"
+writer_scrape "$BASE" "$TMP/writer.before"
 "$TMP/smallfiles" -n "$N" -size "$SIZE" -c "$C" -runs "$RUNS" "${TARGETS[@]}" | tee "$TMP/out" || die "bench/smallfiles failed"
+writer_scrape "$BASE" "$TMP/writer.after"
 echo
 put_a=$(awk '/^median atrium/ { print $4 }' "$TMP/out")
 find_a=$(awk '/^median atrium/ { for (i = 1; i <= NF; i++) if ($i == "PROPFIND") print $(i + 1) }' "$TMP/out")
@@ -115,6 +119,9 @@ for peer in $PEERS; do
     fig "PROPFIND depth 1 of $N atrium/$peer" "$(ratio "$find_a" "$find_p")x ($find_a ms vs $find_p ms)"
   fi
 done
+# How Atrium's one database writer spent its PUT runs (/metrics, group commit).
+writer_delta "$TMP/writer.before" "$TMP/writer.after" >"$TMP/writer.delta"
+writer_fig "atrium's writer during its PUTs" "$TMP/writer.delta" "$(awk '$1 == "run" && $3 == "atrium" { s += $11 } END { print s }' "$TMP/out")"
 
 # The server's CPU per small PUT, in process (no client on the same cores):
 # web BenchmarkWebDAVPutSmall, with and without the search indexer.

@@ -5,7 +5,9 @@
 # client, bench/presign, whose CPU weighs little beside the server's), against
 # this checkout and against the commit before issue 21's work (BASELINE,
 # built from git), servers in turn run by run so the machine's noise falls on
-# both alike. Target: each way at least 3x faster than the baseline. Then the
+# both alike. Target: each way at least 3x faster than the baseline. Then how
+# this checkout's one database writer spent each way's runs (its /metrics:
+# writes per commit, what a commit costs, how busy the writer was), and the
 # server's CPU per upload in process (web BenchmarkTusSmall and
 # BenchmarkPresignSmall).
 #
@@ -63,12 +65,17 @@ for run in $(seq "$RUNS"); do
   for way in tus presign; do
     for name in base now; do
       url="URL_$name" tok="TOK_$name"
+      [ "$name" = now ] && writer_scrape "${!url}" "$TMP/writer.before"
       if [ "$way" = tus ]; then
         line=$(node bench/smalluploads/upload.mjs tus "${!url}" "${!tok}" "$N" "$SIZE" "$C") || die "tus upload to $name"
       else
         line=$("$TMP/presign" "${!url}" "${!tok}" "$N" "$SIZE" "$C") || die "presigned upload to $name"
       fi
       echo "run $run $name $line" | tee -a "$TMP/out"
+      if [ "$name" = now ]; then
+        writer_scrape "${!url}" "$TMP/writer.after"
+        writer_delta "$TMP/writer.before" "$TMP/writer.after" >>"$TMP/writer.$way"
+      fi
     done
   done
 done
@@ -80,6 +87,10 @@ for way in tus presign; do
   n=$(awk -v w="$way" '$3 == "now" && $4 == w { print $6 }' "$TMP/out" | median)
   r=$(ratio "$b" "$n")
   fig "$N small uploads, $way: speed-up" "${r}x ($n s now vs $b s at $(git rev-parse --short "$BASELINE"))" ">= 3x" "$(ge "$r" 3)"
+done
+# How this checkout's one database writer spent its runs (/metrics).
+for way in tus presign; do
+  writer_fig "the writer during the $way runs" "$TMP/writer.$way" "$(awk -v w="$way" '$3 == "now" && $4 == w { s += $6 } END { print s }' "$TMP/out")"
 done
 
 # The server's CPU per upload, in process (no client on the same cores): web

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -62,4 +63,49 @@ func TestMetricsAccess(t *testing.T) {
 			t.Fatalf("metrics listener: %d %.200s", res.StatusCode, b)
 		}
 	})
+}
+
+// The database writer's figures are in /metrics: writes are counted as they
+// commit, several to a commit at most, and the time of each phase grows.
+func TestMetricsWrites(t *testing.T) {
+	t.Parallel()
+	s := webtest.New(t)
+	scrape := func() map[string]float64 {
+		res := s.Do(webtest.Request{Method: http.MethodGet, Path: "/metrics"})
+		webtest.Check(t, res, webtest.Scenario{Status: 200})
+		out := map[string]float64{}
+		for _, line := range strings.Split(string(res.Body), "\n") {
+			name, v, ok := strings.Cut(line, " ")
+			if !ok || !strings.HasPrefix(name, "atrium_db_") {
+				continue
+			}
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			out[name] = f
+		}
+		return out
+	}
+	before := scrape()
+	ann := s.Bootstrap("Metrics Org", "ann@example.test", "admin")
+	webtest.Check(t, s.Do(webtest.Request{Method: http.MethodPost, Path: "/api/v1/drive/folders", Token: ann.Token,
+		Body: map[string]any{"name": "Reports"}}), webtest.Scenario{Status: 201})
+	after := scrape()
+	for _, name := range []string{"atrium_db_write_transactions_total", "atrium_db_commits_total",
+		"atrium_db_write_wait_seconds_total", "atrium_db_write_statements_seconds_total", "atrium_db_commit_seconds_total"} {
+		if _, ok := after[name]; !ok {
+			t.Fatalf("/metrics has no %s", name)
+		}
+	}
+	tx := after["atrium_db_write_transactions_total"] - before["atrium_db_write_transactions_total"]
+	commits := after["atrium_db_commits_total"] - before["atrium_db_commits_total"]
+	if commits < 2 || tx < commits {
+		t.Errorf("%v transactions in %v commits, want at least 2 commits (the bootstrap, the folder), none shared by no transaction", tx, commits)
+	}
+	for _, name := range []string{"atrium_db_write_statements_seconds_total", "atrium_db_commit_seconds_total"} {
+		if after[name] <= before[name] {
+			t.Errorf("%s did not grow: %v then %v", name, before[name], after[name])
+		}
+	}
 }

@@ -61,6 +61,9 @@ type Config struct {
 	Blob http.Handler
 	// Tus is the drive's resumable upload door; nil when absent.
 	Tus *tus.Handler
+	// Writes reports what the database's writer did, for the metrics; nil
+	// leaves them out.
+	Writes func() WriteStats
 	// Registry collects Prometheus metrics; nil makes a private one.
 	Registry *prometheus.Registry
 	// Limits protect the server from overload and abuse; nil is DefaultLimits.
@@ -109,6 +112,9 @@ func New(cfg Config) *Server {
 	s.crossOrigin = newCrossOrigin(cfg.PublicURL)
 	if cfg.Search != nil {
 		s.metrics.searchDocuments(cfg.Search)
+	}
+	if cfg.Writes != nil {
+		s.metrics.writes(cfg.Writes)
 	}
 	s.limits = DefaultLimits
 	if cfg.Limits != nil {

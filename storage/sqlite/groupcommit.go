@@ -54,6 +54,27 @@ type committer struct {
 	pending atomic.Int32 // callers waiting to hand their job over
 	stop    chan struct{}
 	wg      sync.WaitGroup
+
+	// What the writer did, for the metrics (DB.WriteStats).
+	transactions, commits             atomic.Uint64
+	waitNanos, stmtNanos, commitNanos atomic.Int64
+}
+
+// WriteStats is what the database's writer did since it opened.
+type WriteStats struct {
+	// Transactions is how many write transactions ran; Commits, how many
+	// commits held them (transactions that arrive together share one).
+	Transactions, Commits uint64
+	// Wait is the time transactions waited for the writer, summed over them;
+	// Statements, the time the writer ran their statements; Commit, the time
+	// it spent committing (writing the log and waiting for the disk).
+	Wait, Statements, Commit time.Duration
+}
+
+func (c *committer) stats() WriteStats {
+	return WriteStats{Transactions: c.transactions.Load(), Commits: c.commits.Load(),
+		Wait: time.Duration(c.waitNanos.Load()), Statements: time.Duration(c.stmtNanos.Load()),
+		Commit: time.Duration(c.commitNanos.Load())}
 }
 
 func startCommitter(db *DB) *committer {
@@ -140,6 +161,21 @@ func (c *committer) commit(group []*txJob) (misses []string) {
 	}
 	db := c.db
 	t0 := time.Now()
+	var wait time.Duration
+	for _, j := range live {
+		wait += t0.Sub(j.queued)
+	}
+	c.transactions.Add(uint64(len(live)))
+	c.waitNanos.Add(int64(wait))
+	var t1 time.Time // when the commit began
+	defer func() {
+		if t1.IsZero() {
+			c.stmtNanos.Add(int64(time.Since(t0)))
+			return
+		}
+		c.stmtNanos.Add(int64(t1.Sub(t0)))
+		c.commitNanos.Add(int64(time.Since(t1)))
+	}()
 	tx, err := db.w.BeginTx(context.Background(), nil)
 	if err != nil {
 		for i := range results {
@@ -199,7 +235,7 @@ func (c *committer) commit(group []*txJob) (misses []string) {
 		tx.Rollback()
 		return
 	}
-	t1 := time.Now()
+	t1 = time.Now()
 	if err := tx.Commit(); err != nil {
 		for i := range results {
 			if results[i].err == nil && results[i].panic == nil {
@@ -208,6 +244,7 @@ func (c *committer) commit(group []*txJob) (misses []string) {
 		}
 		return
 	}
+	c.commits.Add(1)
 	if d := time.Since(t0); d >= slowTx && db.log != nil {
 		// Every other write waits for this one: say where it came from.
 		db.log.Warn("slow write transaction", "held_ms", d.Milliseconds(), "commit_ms", time.Since(t1).Milliseconds(),

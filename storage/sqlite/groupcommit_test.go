@@ -26,6 +26,7 @@ func TestGroupCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	before := db.WriteStats()
 	// Hold the committer in one transaction while the others queue, so that
 	// they are taken as one group.
 	release := make(chan struct{})
@@ -109,6 +110,16 @@ func TestGroupCommit(t *testing.T) {
 		if kept := want == "" && i%10 != 7; (count == 1) != kept {
 			t.Errorf("%d: %d rows, kept %v", i, count, kept)
 		}
+	}
+	// The writer's figures (the metrics): the held transaction committed
+	// alone, the forty others together, failed ones included; they waited
+	// while the first was held.
+	after := db.WriteStats()
+	if tx, commits := after.Transactions-before.Transactions, after.Commits-before.Commits; tx != n+1 || commits != 2 {
+		t.Errorf("write stats: %d transactions in %d commits, want %d in 2", tx, commits, n+1)
+	}
+	if after.Wait <= before.Wait || after.Statements <= before.Statements || after.Commit <= before.Commit {
+		t.Errorf("write stats: times did not grow: %+v then %+v", before, after)
 	}
 
 	t.Run("a cancelled context does not begin", func(t *testing.T) {

@@ -175,6 +175,10 @@ func (db *DB) Close() error {
 // Path is the database file.
 func (db *DB) Path() string { return db.path }
 
+// WriteStats reports what the writer did since the database opened: how
+// many transactions and commits, and where its time went (see committer).
+func (db *DB) WriteStats() WriteStats { return db.cm.stats() }
+
 type txKey struct{}
 
 type querier interface {
