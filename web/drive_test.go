@@ -614,10 +614,12 @@ func TestDriveConcurrency(t *testing.T) {
 func TestDriveMaintenance(t *testing.T) {
 	s, c := newDrive(t)
 	content := []byte("kept bytes")
-	// An upload never confirmed disappears after 24 h with its pending file.
-	var tk uploadTicket
+	// Uploads never confirmed disappear after 24 h with their pending files
+	// (two: the sweep removes several at once).
+	var tk, tk2 uploadTicket
 	c.ok(201, "POST", "/api/v1/drive/upload", map[string]any{"name": "never.txt", "mime_type": "text/plain", "size": 3}, &tk)
 	putURL(t, tk.UploadURL, "text/plain", []byte("abc"))
+	c.ok(201, "POST", "/api/v1/drive/upload", map[string]any{"name": "never again.txt", "mime_type": "text/plain", "size": 3}, &tk2)
 	f := c.upload("kept.txt", "", "text/plain", content)
 	gone := c.upload("gone.txt", "", "text/plain", []byte("to be purged"))
 	c.ok(204, "POST", "/api/v1/drive/"+gone.ID+"/trash", nil, nil)
@@ -626,10 +628,18 @@ func TestDriveMaintenance(t *testing.T) {
 	if _, err := s.Main.Drive.Maintain(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	webtest.Check(t, c.do("GET", "/api/v1/drive/"+tk.File.ID+"/detail", nil), webtest.Scenario{Status: 404})
-	if res := putURL(t, tk.UploadURL, "text/plain", []byte("abc")); res.StatusCode == 200 {
-		t.Error("expired upload accepted bytes")
+	for _, tk := range []uploadTicket{tk, tk2} {
+		webtest.Check(t, c.do("GET", "/api/v1/drive/"+tk.File.ID+"/detail", nil), webtest.Scenario{Status: 404})
+		if res := putURL(t, tk.UploadURL, "text/plain", []byte("abc")); res.StatusCode == 200 {
+			t.Error("expired upload accepted bytes")
+		}
 	}
+	db := openRO(t, s)
+	var left int
+	if err := db.QueryRow(`SELECT count(*) FROM drive_uploads`).Scan(&left); err != nil || left != 0 {
+		t.Errorf("%d uploads left after the sweep (%v)", left, err)
+	}
+	db.Close()
 	// Trash older than 30 days is purged; its blob goes after the grace period,
 	// while shared content stays.
 	s.Clock.Advance(31 * 24 * time.Hour)

@@ -550,7 +550,13 @@ func (s DriveStore) SetUploadReceived(ctx context.Context, id, hash string, at t
 
 // DeleteUploads removes uploads by id.
 func (s DriveStore) DeleteUploads(ctx context.Context, ids []string) error {
-	_, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_uploads WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(ids))
+	var err error
+	if len(ids) == 1 {
+		// A confirmation's one upload: a key lookup, no JSON table to set up.
+		_, err = s.write(ctx).ExecContext(ctx, `DELETE FROM drive_uploads WHERE id = ?`, ids[0])
+	} else {
+		_, err = s.write(ctx).ExecContext(ctx, `DELETE FROM drive_uploads WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(ids))
+	}
 	return mapErr(err, "uploads")
 }
 
