@@ -17,6 +17,19 @@ type TxRunner interface {
 	InTx(ctx context.Context, fn func(ctx context.Context) error) error
 }
 
+// WriteStats is what a database's one writer did since it opened: the
+// figures an operator reads to see how writes share commits and where the
+// writer's time goes.
+type WriteStats struct {
+	// Transactions is how many write transactions ran; Commits, how many
+	// commits held them (transactions that arrive together share one).
+	Transactions, Commits uint64
+	// Wait is the time transactions waited for the writer, summed over them;
+	// Statements, the time the writer ran their statements; Commit, the time
+	// it spent committing (writing the log and waiting for the disk).
+	Wait, Statements, Commit time.Duration
+}
+
 // Clock returns the current time; injected so tests can move time.
 type Clock func() time.Time
 

@@ -56,36 +56,25 @@ func (m *metrics) searchDocuments(count func() (uint64, bool)) {
 	}))
 }
 
-// WriteStats is what the database's writer did since it opened (Config.Writes).
-type WriteStats struct {
-	// Transactions is how many write transactions ran; Commits, how many
-	// commits held them (transactions that arrive together share one).
-	Transactions, Commits uint64
-	// Wait is the time transactions waited for the writer, summed over them;
-	// Statements, the time the writer ran their statements; Commit, the time
-	// it spent committing (writing the log and waiting for the disk).
-	Wait, Statements, Commit time.Duration
-}
-
 // writes exports the writer's figures. From them an operator reads how many
 // writes share a commit, what a commit costs (mostly the disk's flush), and
 // how busy the one writer is: the rates of the three times summed near 1
 // second per second mean writes queue behind it.
-func (m *metrics) writes(stats func() WriteStats) {
-	counter := func(name, help string, v func(WriteStats) float64) prometheus.Collector {
+func (m *metrics) writes(stats func() app.WriteStats) {
+	counter := func(name, help string, v func(app.WriteStats) float64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return v(stats()) })
 	}
 	for _, c := range []prometheus.Collector{
 		counter("atrium_db_write_transactions_total", "Write transactions the database's writer ran.",
-			func(s WriteStats) float64 { return float64(s.Transactions) }),
+			func(s app.WriteStats) float64 { return float64(s.Transactions) }),
 		counter("atrium_db_commits_total", "Commits of the database's writer; write transactions that arrive together share one (group commit).",
-			func(s WriteStats) float64 { return float64(s.Commits) }),
+			func(s app.WriteStats) float64 { return float64(s.Commits) }),
 		counter("atrium_db_write_wait_seconds_total", "Time write transactions waited for the writer, summed over them.",
-			func(s WriteStats) float64 { return s.Wait.Seconds() }),
+			func(s app.WriteStats) float64 { return s.Wait.Seconds() }),
 		counter("atrium_db_write_statements_seconds_total", "Time the writer spent running write transactions' statements.",
-			func(s WriteStats) float64 { return s.Statements.Seconds() }),
+			func(s app.WriteStats) float64 { return s.Statements.Seconds() }),
 		counter("atrium_db_commit_seconds_total", "Time the writer spent committing: writing the log and waiting for the disk to flush it.",
-			func(s WriteStats) float64 { return s.Commit.Seconds() }),
+			func(s app.WriteStats) float64 { return s.Commit.Seconds() }),
 	} {
 		_ = m.reg.Register(c) // a second server on the same registry (tests) finds them registered
 	}

@@ -63,7 +63,7 @@ type Config struct {
 	Tus *tus.Handler
 	// Writes reports what the database's writer did, for the metrics; nil
 	// leaves them out.
-	Writes func() WriteStats
+	Writes func() app.WriteStats
 	// Registry collects Prometheus metrics; nil makes a private one.
 	Registry *prometheus.Registry
 	// Limits protect the server from overload and abuse; nil is DefaultLimits.

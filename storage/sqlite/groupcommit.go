@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"atrium/app"
 )
 
 // Group commit. Every write transaction (InTx) runs on the one writer
@@ -60,19 +62,8 @@ type committer struct {
 	waitNanos, stmtNanos, commitNanos atomic.Int64
 }
 
-// WriteStats is what the database's writer did since it opened.
-type WriteStats struct {
-	// Transactions is how many write transactions ran; Commits, how many
-	// commits held them (transactions that arrive together share one).
-	Transactions, Commits uint64
-	// Wait is the time transactions waited for the writer, summed over them;
-	// Statements, the time the writer ran their statements; Commit, the time
-	// it spent committing (writing the log and waiting for the disk).
-	Wait, Statements, Commit time.Duration
-}
-
-func (c *committer) stats() WriteStats {
-	return WriteStats{Transactions: c.transactions.Load(), Commits: c.commits.Load(),
+func (c *committer) stats() app.WriteStats {
+	return app.WriteStats{Transactions: c.transactions.Load(), Commits: c.commits.Load(),
 		Wait: time.Duration(c.waitNanos.Load()), Statements: time.Duration(c.stmtNanos.Load()),
 		Commit: time.Duration(c.commitNanos.Load())}
 }

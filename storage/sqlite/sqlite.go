@@ -177,7 +177,7 @@ func (db *DB) Path() string { return db.path }
 
 // WriteStats reports what the writer did since the database opened: how
 // many transactions and commits, and where its time went (see committer).
-func (db *DB) WriteStats() WriteStats { return db.cm.stats() }
+func (db *DB) WriteStats() app.WriteStats { return db.cm.stats() }
 
 type txKey struct{}
 

@@ -195,7 +195,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		Calendar:    m.Calendar,
 		Drive:       m.Drive,
 		Search:      m.Search.Documents,
-		Writes:      writeStats(db),
+		Writes:      db.WriteStats,
 		Audit:       audit,
 		Idempotency: sqlite.Idempotency{DB: db},
 		Tx:          db,
@@ -208,14 +208,6 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		Metrics:     web.MetricsAccess{Token: cfg.Metrics.Token, Elsewhere: cfg.Metrics.Listen != ""},
 	})
 	return m, nil
-}
-
-// writeStats reports the database writer's figures to the metrics.
-func writeStats(db *sqlite.DB) func() web.WriteStats {
-	return func() web.WriteStats {
-		w := db.WriteStats()
-		return web.WriteStats{Transactions: w.Transactions, Commits: w.Commits, Wait: w.Wait, Statements: w.Statements, Commit: w.Commit}
-	}
 }
 
 func randomKey() ([]byte, error) {
