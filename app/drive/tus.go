@@ -100,6 +100,10 @@ type TusResolution struct {
 // MaxTusBytes is the largest resumable upload (the upload cap).
 func (s *Service) MaxTusBytes() int64 { return s.opts.MaxUploadBytes }
 
+// tusParentField is where a TUS client names the upload's folder, as an
+// error locates it.
+const tusParentField = "header.Upload-Metadata.parent_id"
+
 // CreateTusUpload starts a resumable upload into the caller's folder (or one
 // shared with edit permission): the name must be valid, the folder live and,
 // when the length is known, the quota must hold it.
@@ -135,7 +139,7 @@ func (s *Service) CreateTusUpload(ctx context.Context, p *app.Principal, req Tus
 	// a read there finds its pages cached, where a reader's cache starts
 	// empty after every commit.
 	err = s.store.InTx(ctx, func(ctx context.Context) error {
-		if _, err := s.parentFolder(ctx, p, req.ParentID, "header.Upload-Metadata.parent_id"); err != nil {
+		if _, err := s.parentFolder(ctx, p, req.ParentID, tusParentField); err != nil {
 			return err
 		}
 		if !req.Deferred {
@@ -310,7 +314,7 @@ func (s *Service) completeTus(ctx context.Context, p *app.Principal, u TusUpload
 	var parent *File
 	if c.small == nil {
 		var err error
-		if parent, err = s.parentFolder(ctx, p, u.ParentID, "header.Upload-Metadata.parent_id"); err != nil {
+		if parent, err = s.parentFolder(ctx, p, u.ParentID, tusParentField); err != nil {
 			return TusUpload{}, err
 		}
 	}
@@ -319,7 +323,7 @@ func (s *Service) completeTus(ctx context.Context, p *app.Principal, u TusUpload
 	err := s.storeReferenced(ctx, c, put, func(ctx context.Context) error {
 		if c.small != nil {
 			var err error
-			if parent, err = s.parentFolder(ctx, p, u.ParentID, "header.Upload-Metadata.parent_id"); err != nil {
+			if parent, err = s.parentFolder(ctx, p, u.ParentID, tusParentField); err != nil {
 				return err
 			}
 		}
