@@ -20,10 +20,12 @@ import (
 // it takes the one that arrived and every other already waiting (up to
 // maxGroup), runs each in a SAVEPOINT of one transaction — a failing one is
 // rolled back to its savepoint alone, the others are unaffected — and commits
-// them with one fsync. Each caller returns once the commit that holds its
-// change is durable, exactly as with a transaction of its own; only the wait
-// for the disk is shared. A lone write is not delayed: the committer never
-// waits for company.
+// them with one fsync. Writes that arrive while the group's statements run
+// join it before its commit (for up to joinFor): they share its flush rather
+// than wait for it and then for one of their own. Each caller returns once
+// the commit that holds its change is durable, exactly as with a transaction
+// of its own; only the wait for the disk is shared. A lone write is not
+// delayed: the committer never waits for company.
 //
 // A transaction's function runs with its caller's context values but not its
 // cancellation: the driver answers a cancelled statement by interrupting
@@ -53,7 +55,8 @@ type txResult struct {
 type committer struct {
 	db      *DB
 	jobs    chan *txJob
-	pending atomic.Int32 // callers waiting to hand their job over
+	pending atomic.Int32  // callers waiting to hand their job over
+	joinFor time.Duration // how long a group takes in jobs that arrive while it runs
 	stop    chan struct{}
 	wg      sync.WaitGroup
 
@@ -69,7 +72,7 @@ func (c *committer) stats() app.WriteStats {
 }
 
 func startCommitter(db *DB) *committer {
-	c := &committer{db: db, jobs: make(chan *txJob), stop: make(chan struct{})}
+	c := &committer{db: db, jobs: make(chan *txJob), stop: make(chan struct{}), joinFor: joinFor}
 	c.wg.Add(1)
 	go c.loop()
 	return c
@@ -124,39 +127,44 @@ func (c *committer) loop() {
 			}
 		}
 		misses := c.commit(group)
-		clear(group)
 		// Once the callers have their answers, while the connection is free.
 		c.db.ws.prepare(misses)
 	}
 }
 
 // commit runs group in one transaction and tells each job its result; it
-// returns the queries the transaction ran unprepared.
+// returns the queries the transaction ran unprepared. Jobs that arrive while
+// the group's statements run join it before the commit (up to maxGroup, and
+// while the group has run for less than joinFor): they share its flush
+// instead of waiting for it and then for one of their own.
 func (c *committer) commit(group []*txJob) (misses []string) {
-	results := make([]txResult, len(group))
+	results := make([]txResult, len(group), maxGroup)
 	defer func() {
 		for i, j := range group {
 			j.done <- results[i]
 		}
+		clear(group)
 	}()
-	live := group[:0:0]
+	live := 0
 	for i, j := range group {
 		if err := j.ctx.Err(); err != nil {
 			results[i].err = fmt.Errorf("begin transaction: %w", err)
 			continue
 		}
-		live = append(live, j)
+		live++
 	}
-	if len(live) == 0 {
+	if live == 0 {
 		return
 	}
 	db := c.db
 	t0 := time.Now()
 	var wait time.Duration
-	for _, j := range live {
-		wait += t0.Sub(j.queued)
+	for i, j := range group {
+		if results[i].err == nil {
+			wait += t0.Sub(j.queued)
+		}
 	}
-	c.transactions.Add(uint64(len(live)))
+	c.transactions.Add(uint64(live))
 	c.waitNanos.Add(int64(wait))
 	var t1 time.Time // when the commit began
 	defer func() {
@@ -167,59 +175,59 @@ func (c *committer) commit(group []*txJob) (misses []string) {
 		c.stmtNanos.Add(int64(t1.Sub(t0)))
 		c.commitNanos.Add(int64(time.Since(t1)))
 	}()
-	tx, err := db.w.BeginTx(context.Background(), nil)
-	if err != nil {
-		for i := range results {
-			if results[i].err == nil {
-				results[i].err = fmt.Errorf("begin transaction: %w", err)
+	// fail gives every job without a result err.
+	fail := func(err error) {
+		for k := range results {
+			if results[k].err == nil && results[k].panic == nil {
+				results[k].err = err
 			}
 		}
+	}
+	tx, err := db.w.BeginTx(context.Background(), nil)
+	if err != nil {
+		fail(fmt.Errorf("begin transaction: %w", err))
 		return
 	}
 	st := &txState{tx: tx}
-	alone := len(live) == 1
+	// A lone job runs without a savepoint: when it fails, the transaction
+	// is rolled back whole. Jobs that join later run in savepoints.
+	bare := live == 1
 	committed := 0
-	for i, j := range group {
-		if results[i].err != nil {
-			continue
-		}
-		if !alone {
-			if _, err := tx.Exec("SAVEPOINT grp"); err != nil {
-				results[i].err = fmt.Errorf("begin transaction: savepoint: %w", err)
-				continue
-			}
-		}
-		results[i] = runJob(j, st)
-		if alone {
-			if results[i].err != nil || results[i].panic != nil {
-				tx.Rollback()
-				return
-			}
-			committed++
-			break
-		}
-		if results[i].err != nil || results[i].panic != nil {
-			if _, err := tx.Exec("ROLLBACK TO grp"); err != nil {
-				// The transaction is broken: nothing of the group commits.
-				tx.Rollback()
-				for k := range results {
-					if results[k].err == nil && results[k].panic == nil {
-						results[k].err = fmt.Errorf("roll back a failed change of the group: %w", err)
+	for i := 0; i < len(group); i++ {
+		if results[i].err == nil {
+			j := group[i]
+			if bare {
+				bare = false
+				if results[i] = runJob(j, st); results[i].err != nil || results[i].panic != nil {
+					tx.Rollback()
+					return
+				}
+				committed++
+			} else {
+				if _, err := tx.Exec("SAVEPOINT grp"); err != nil {
+					results[i].err = fmt.Errorf("begin transaction: savepoint: %w", err)
+					continue
+				}
+				results[i] = runJob(j, st)
+				if results[i].err != nil || results[i].panic != nil {
+					if _, err := tx.Exec("ROLLBACK TO grp"); err != nil {
+						// The transaction is broken: nothing of the group commits.
+						tx.Rollback()
+						fail(fmt.Errorf("roll back a failed change of the group: %w", err))
+						return
 					}
+				} else {
+					committed++
 				}
-				return
+				if _, err := tx.Exec("RELEASE grp"); err != nil {
+					tx.Rollback()
+					fail(fmt.Errorf("release savepoint: %w", err))
+					return
+				}
 			}
-		} else {
-			committed++
 		}
-		if _, err := tx.Exec("RELEASE grp"); err != nil {
-			tx.Rollback()
-			for k := range results {
-				if results[k].err == nil && results[k].panic == nil {
-					results[k].err = fmt.Errorf("release savepoint: %w", err)
-				}
-			}
-			return
+		if i == len(group)-1 {
+			group, results = c.join(group, results, t0)
 		}
 	}
 	if committed == 0 {
@@ -228,20 +236,42 @@ func (c *committer) commit(group []*txJob) (misses []string) {
 	}
 	t1 = time.Now()
 	if err := tx.Commit(); err != nil {
-		for i := range results {
-			if results[i].err == nil && results[i].panic == nil {
-				results[i].err = fmt.Errorf("commit: %w", err)
-			}
-		}
+		fail(fmt.Errorf("commit: %w", err))
 		return
 	}
 	c.commits.Add(1)
 	if d := time.Since(t0); d >= slowTx && db.log != nil {
 		// Every other write waits for this one: say where it came from.
 		db.log.Warn("slow write transaction", "held_ms", d.Milliseconds(), "commit_ms", time.Since(t1).Milliseconds(),
-			"waited_ms", t0.Sub(group[0].queued).Milliseconds(), "group", len(live), "caller", framesOf(group[0].caller[:]))
+			"waited_ms", t0.Sub(group[0].queued).Milliseconds(), "group", committed, "caller", framesOf(group[0].caller[:]))
 	}
 	return st.misses
+}
+
+// joinFor bounds how long a group keeps taking in jobs that arrive while it
+// runs: its first jobs are answered only after the last one's commit.
+const joinFor = 2 * time.Millisecond
+
+// join adds to group the jobs waiting now, while the group has run for less
+// than c.joinFor (t0: when it began) and holds fewer than maxGroup.
+func (c *committer) join(group []*txJob, results []txResult, t0 time.Time) ([]*txJob, []txResult) {
+	for len(group) < maxGroup && time.Since(t0) < c.joinFor {
+		var j *txJob
+		select {
+		case j = <-c.jobs:
+			c.pending.Add(-1)
+		default:
+			return group, results
+		}
+		group, results = append(group, j), append(results, txResult{})
+		if err := j.ctx.Err(); err != nil {
+			results[len(results)-1].err = fmt.Errorf("begin transaction: %w", err)
+			continue
+		}
+		c.transactions.Add(1)
+		c.waitNanos.Add(int64(time.Since(j.queued)))
+	}
+	return group, results
 }
 
 // runJob runs one job's function in the transaction, catching a panic.

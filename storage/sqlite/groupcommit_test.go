@@ -26,6 +26,9 @@ func TestGroupCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The held transaction runs for as long as the others take to queue: it
+	// must not take them in (TestGroupCommitJoin tests that).
+	db.cm.joinFor = 0
 	before := db.WriteStats()
 	// Hold the committer in one transaction while the others queue, so that
 	// they are taken as one group.
@@ -196,4 +199,85 @@ func TestGroupCommit(t *testing.T) {
 			t.Fatalf("InTx after Close: %v", err)
 		}
 	})
+}
+
+// TestGroupCommitJoin: writes that arrive while a group's statements run join
+// that group's commit rather than wait for it and then for their own, each
+// with its own outcome: a failing one leaves no trace.
+func TestGroupCommitJoin(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "atrium.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(ctx, `CREATE TABLE gc_test (k TEXT PRIMARY KEY, v INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	db.cm.joinFor = time.Hour // however slow the machine, the three share a commit
+	before := db.WriteStats()
+
+	// The first transaction runs alone; the two others arrive while it runs.
+	release := make(chan struct{})
+	running := make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- db.InTx(ctx, func(ctx context.Context) error {
+			if _, err := db.Exec(ctx, `INSERT INTO gc_test (k, v) VALUES ('first', 1)`); err != nil {
+				return err
+			}
+			close(running)
+			<-release
+			return nil
+		})
+	}()
+	<-running
+	late := make([]chan error, 2)
+	for i := range late {
+		late[i] = make(chan error, 1)
+		go func() {
+			late[i] <- db.InTx(ctx, func(ctx context.Context) error {
+				if _, err := db.Exec(ctx, `INSERT INTO gc_test (k, v) VALUES (?, ?)`, fmt.Sprint("late", i), i); err != nil {
+					return err
+				}
+				if i == 1 {
+					return errors.New("refused")
+				}
+				return nil
+			})
+		}()
+	}
+	for db.cm.waiting() < len(late) {
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatalf("first: %v", err)
+	}
+	if err := <-late[0]; err != nil {
+		t.Fatalf("late 0: %v", err)
+	}
+	if err := <-late[1]; err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("late 1: %v, want refused", err)
+	}
+	var keys []string
+	rows, err := db.r.QueryContext(ctx, `SELECT k FROM gc_test ORDER BY k`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	rows.Close()
+	if got := strings.Join(keys, ","); got != "first,late0" {
+		t.Errorf("rows %s, want first,late0", got)
+	}
+	after := db.WriteStats()
+	if tx, commits := after.Transactions-before.Transactions, after.Commits-before.Commits; tx != 3 || commits != 1 {
+		t.Errorf("write stats: %d transactions in %d commits, want 3 in 1", tx, commits)
+	}
 }
