@@ -226,12 +226,14 @@ NOTES = {
     "requestpath": "GET /api/v1/me with a personal access token: authentication from the in-memory credential cache, the rate "
         "limits, huma's validation and JSON, the access log (written in batches), and the profile (cached with the "
         "credential); the bare server answers the same bytes with nothing else. wrk and both servers share the two "
-        "cores; with 64 connections on two cores the bare server's own p99 is 8-9 ms, so the queueing alone nearly "
+        "cores; with 64 connections on two cores the bare server's own p99 is 8-10 ms, so the queueing alone nearly "
         "fills the 10 ms bound. Atrium's p99 is about six times its median (the bare server's, five); it did not move "
         "when the access log was batched (which raised the throughput by a fifth), nor, in an earlier test, with GOGC "
         "raised. With GOMAXPROCS 4 or 8 on the two cores (tried, not kept) the p99 was 12-15 ms at the same "
         "throughput, and with 1 about 11 ms at three quarters of it: the tail is the Go scheduler's queueing of 64 "
-        "connections, which only more requests per second of CPU would shorten.",
+        "connections, which only more requests per second of CPU would shorten. Again this session (wrk 8 s, fresh "
+        "servers in turns): p99 17-22 ms as it is, 18-20 ms with GOGC=400 or GC off, 13-15 ms with GOMAXPROCS 1 at "
+        "15-18k req/s instead of 20-25k.",
     "memory": "RSS sampled every 50 ms from /proc while curl streams both transfers at once over WebDAV. Idle RSS is "
         "measured 5 s after start, after the server released the pages of its binary that start-up touched "
         "(MADV_DONTNEED); the server's own memory (RssAnon) is shown beside it.",
