@@ -11,20 +11,27 @@ import (
 	"time"
 )
 
+// gcTestDB opens a new database with the table gc_test (k, v).
+func gcTestDB(t *testing.T) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "atrium.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Exec(context.Background(), `CREATE TABLE gc_test (k TEXT PRIMARY KEY, v INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
 // TestGroupCommit: transactions that arrive together share a commit, yet each
 // keeps its own outcome — a failing or panicking one leaves no trace, the
 // others all commit — and each caller returns only once its change is
 // committed.
 func TestGroupCommit(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "atrium.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(ctx, `CREATE TABLE gc_test (k TEXT PRIMARY KEY, v INTEGER)`); err != nil {
-		t.Fatal(err)
-	}
+	db := gcTestDB(t)
 
 	// The held transaction runs for as long as the others take to queue: it
 	// must not take them in (TestGroupCommitJoin tests that).
@@ -206,14 +213,7 @@ func TestGroupCommit(t *testing.T) {
 // with its own outcome: a failing one leaves no trace.
 func TestGroupCommitJoin(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "atrium.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(ctx, `CREATE TABLE gc_test (k TEXT PRIMARY KEY, v INTEGER)`); err != nil {
-		t.Fatal(err)
-	}
+	db := gcTestDB(t)
 	db.cm.joinFor = time.Hour // however slow the machine, the three share a commit
 	before := db.WriteStats()
 
