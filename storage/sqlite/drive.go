@@ -87,6 +87,21 @@ func jsonText(v any) string {
 // jsonIDs encodes ids for json_each: one parameter however many ids.
 func jsonIDs(ids []string) string { return idList(ids, false) }
 
+// deleteByID removes the rows of table whose id is one of ids: a lone id (a
+// confirmation's upload, one purged item) by key, several through one JSON
+// list, a statement however many they are.
+func deleteByID(ctx context.Context, q querier, table string, ids []string) error {
+	var err error
+	switch len(ids) {
+	case 0:
+	case 1:
+		_, err = q.ExecContext(ctx, `DELETE FROM `+table+` WHERE id = ?`, ids[0])
+	default:
+		_, err = q.ExecContext(ctx, `DELETE FROM `+table+` WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(ids))
+	}
+	return err
+}
+
 // idList writes ids as a JSON array; distinct leaves out repeats, keeping the
 // first of each.
 func idList(ids []string, distinct bool) string {
@@ -427,11 +442,7 @@ func (s DriveStore) List(ctx context.Context, q drive.Query) ([]drive.File, int,
 
 // DeleteFiles removes rows; versions, shares and locks go with them.
 func (s DriveStore) DeleteFiles(ctx context.Context, ids []string) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	_, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_files WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(ids))
-	return mapErr(err, "drive items")
+	return mapErr(deleteByID(ctx, s.write(ctx), "drive_files", ids), "drive items")
 }
 
 // AddTombstone records a permanently deleted item.
@@ -493,8 +504,7 @@ func (s DriveStore) Versions(ctx context.Context, fileID string) ([]drive.Versio
 
 // DeleteVersions removes versions by id.
 func (s DriveStore) DeleteVersions(ctx context.Context, ids []string) error {
-	_, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_versions WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(ids))
-	return mapErr(err, "file versions")
+	return mapErr(deleteByID(ctx, s.write(ctx), "drive_versions", ids), "file versions")
 }
 
 // VersionsBefore returns non-head versions created before t.
@@ -550,14 +560,7 @@ func (s DriveStore) SetUploadReceived(ctx context.Context, id, hash string, at t
 
 // DeleteUploads removes uploads by id.
 func (s DriveStore) DeleteUploads(ctx context.Context, ids []string) error {
-	var err error
-	if len(ids) == 1 {
-		// A confirmation's one upload: a key lookup, no JSON table to set up.
-		_, err = s.write(ctx).ExecContext(ctx, `DELETE FROM drive_uploads WHERE id = ?`, ids[0])
-	} else {
-		_, err = s.write(ctx).ExecContext(ctx, `DELETE FROM drive_uploads WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(ids))
-	}
-	return mapErr(err, "uploads")
+	return mapErr(deleteByID(ctx, s.write(ctx), "drive_uploads", ids), "uploads")
 }
 
 // ExpiredUploads returns uploads expired at t.

@@ -63,8 +63,7 @@ func (s DriveStore) TusUploadsKnown(ctx context.Context, ids []string) (map[stri
 
 // DeleteTusUploads removes resumable uploads.
 func (s DriveStore) DeleteTusUploads(ctx context.Context, ids []string) error {
-	_, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_tus_uploads WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(ids))
-	return mapErr(err, "uploads")
+	return mapErr(deleteByID(ctx, s.write(ctx), "drive_tus_uploads", ids), "uploads")
 }
 
 // ExpiredTusUploads returns resumable uploads whose expiry is before t.
