@@ -1,0 +1,102 @@
+package drive_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"atrium/app"
+	"atrium/app/drive"
+)
+
+// A content write answers with the file as a read of it returns it, without
+// reading the row back: every field, the owner's name (of the folder's owner
+// when the writer is another user) and the times as stored (UTC, to the
+// millisecond) included.
+func TestWriteAnswersTheStoredFile(t *testing.T) {
+	t.Parallel()
+	w := newRaceWorld(t)
+	ctx := context.Background()
+	principal := func(u user) *app.Principal {
+		return &app.Principal{OrgID: u.cr.OrganizationID, UserID: u.cr.UserID, Features: []string{"drive"},
+			Scopes: app.NewScopes(app.ScopeDriveRead, app.ScopeDriveWrite)}
+	}
+	ann, bob := principal(w.ann), principal(w.bob)
+	mtime := time.Date(2026, 3, 4, 5, 6, 7, 891234567, time.FixedZone("CET", 3600))
+	cases := []struct {
+		name    string
+		p       *app.Principal
+		req     drive.PutRequest
+		created bool
+	}{
+		{"a new file at the top of a drive", ann, drive.PutRequest{Name: "top.txt"}, true},
+		{"a new file in a folder", ann, drive.PutRequest{ParentID: w.box.ID, Name: "new.txt"}, true},
+		{"a new file in a folder shared with the writer", bob, drive.PutRequest{ParentID: w.box.ID, Name: "bob's.txt"}, true},
+		{"a new file with the writer's modification time", ann, drive.PutRequest{ParentID: w.box.ID, Name: "dated.txt", ModifiedAt: mtime}, true},
+		{"a new version by name", ann, drive.PutRequest{ParentID: w.box.ID, Name: "f.txt"}, false},
+		{"a new version by id, from the folder's guest", bob, drive.PutRequest{FileID: w.f.ID}, false},
+		{"a new version with the writer's modification time", ann, drive.PutRequest{FileID: w.f.ID, ModifiedAt: mtime}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.req.Size, c.req.Body, c.req.MimeType = 5, strings.NewReader("bytes"), "text/plain"
+			got, created, err := w.s.Main.Drive.Put(ctx, c.p, c.req)
+			if err != nil || created != c.created {
+				t.Fatalf("Put: created %v, %v", created, err)
+			}
+			read, err := w.s.Main.Drive.Detail(ctx, c.p, got.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Permission != read.Permission {
+				t.Errorf("permission %q, a read says %q", got.Permission, read.Permission)
+			}
+			if !reflect.DeepEqual(got, read) {
+				t.Errorf("Put answered\n%+v\na read returns\n%+v", got, read)
+			}
+			if got.OwnerName == "" || got.OwnerID != w.ann.cr.UserID {
+				t.Errorf("owner %q %q, want ann's", got.OwnerID, got.OwnerName)
+			}
+			if !c.req.ModifiedAt.IsZero() && !got.ModifiedAt.Equal(mtime.Truncate(time.Millisecond)) {
+				t.Errorf("modified %v, want %v", got.ModifiedAt, mtime)
+			}
+		})
+	}
+}
+
+// The three-step upload's confirmation answers with the file as its detail
+// shows it: a new file (its pending row made active) and, under a name in
+// use, a new version of the live file.
+func TestConfirmAnswersTheStoredFile(t *testing.T) {
+	t.Parallel()
+	w := newRaceWorld(t)
+	for _, name := range []string{"fresh.txt", "f.txt"} {
+		t.Run(name, func(t *testing.T) {
+			var tk struct {
+				UploadURL string `json:"upload_url"`
+				File      item   `json:"file"`
+			}
+			w.bob.rest("POST", "/api/v1/drive/upload", map[string]any{"name": name, "parent_id": w.box.ID, "size": 5}).Decode(t, &tk)
+			req, _ := http.NewRequest("PUT", tk.UploadURL, bytes.NewReader([]byte("bob's")))
+			req.Header.Set("Content-Type", "text/plain")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil || res.StatusCode != 200 {
+				t.Fatalf("PUT upload: %v %v", res, err)
+			}
+			res.Body.Close()
+			var confirmed, detail map[string]any
+			w.bob.rest("POST", "/api/v1/drive/"+tk.File.ID+"/confirm", nil).Decode(t, &confirmed)
+			w.bob.rest("GET", "/api/v1/drive/"+confirmed["id"].(string)+"/detail", nil).Decode(t, &detail)
+			if !reflect.DeepEqual(confirmed, detail) {
+				t.Errorf("confirm answered\n%v\nthe detail is\n%v", confirmed, detail)
+			}
+			if confirmed["owner_name"] == "" || confirmed["status"] != "active" {
+				t.Errorf("confirmed %v", confirmed)
+			}
+		})
+	}
+}
