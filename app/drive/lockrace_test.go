@@ -36,6 +36,26 @@ func (u user) dav(method, path string, hdr map[string]string, body any) *webtest
 	return u.s.Do(webtest.Request{Method: method, Path: "/api/v1/webdav" + path, BasicID: u.cr.Email, BasicPW: u.cr.AppPassword, Header: h, Body: body})
 }
 
+// announceAndSend runs the first two steps of a three-step upload of the
+// text content as name into folder: the announcement and the PUT of the
+// bytes to the presigned URL. It returns the pending file's id, to confirm.
+func (u user) announceAndSend(t *testing.T, folder, name, content string) string {
+	t.Helper()
+	var tk struct {
+		UploadURL string `json:"upload_url"`
+		File      item   `json:"file"`
+	}
+	u.rest("POST", "/api/v1/drive/upload", map[string]any{"name": name, "parent_id": folder, "size": len(content)}).Decode(t, &tk)
+	req, _ := http.NewRequest("PUT", tk.UploadURL, bytes.NewReader([]byte(content)))
+	req.Header.Set("Content-Type", "text/plain")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("PUT upload: %v %v", res, err)
+	}
+	res.Body.Close()
+	return tk.File.ID
+}
+
 type item struct {
 	ID      string `json:"id"`
 	Name    string `json:"name"`
@@ -100,19 +120,7 @@ func TestLockTakenBetweenCheckAndWrite(t *testing.T) {
 			do: func(w raceWorld, _ prepared) *webtest.Response { return w.ann.dav("PUT", "/Box/n.txt", nil, "ann's") }},
 		{name: "REST confirm", lock: "f", received: true,
 			prepare: func(t *testing.T, w raceWorld) prepared {
-				var tk struct {
-					UploadURL string `json:"upload_url"`
-					File      item   `json:"file"`
-				}
-				w.ann.rest("POST", "/api/v1/drive/upload", map[string]any{"name": "f.txt", "parent_id": w.box.ID, "size": 5}).Decode(t, &tk)
-				req, _ := http.NewRequest("PUT", tk.UploadURL, bytes.NewReader([]byte("ann's")))
-				req.Header.Set("Content-Type", "text/plain")
-				res, err := http.DefaultClient.Do(req)
-				if err != nil || res.StatusCode != 200 {
-					t.Fatalf("PUT upload: %v %v", res, err)
-				}
-				res.Body.Close()
-				return prepared{"id": tk.File.ID}
+				return prepared{"id": w.ann.announceAndSend(t, w.box.ID, "f.txt", "ann's")}
 			},
 			do: func(w raceWorld, p prepared) *webtest.Response {
 				return w.ann.rest("POST", "/api/v1/drive/"+p["id"]+"/confirm", nil)

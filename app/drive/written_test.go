@@ -1,9 +1,7 @@
 package drive_test
 
 import (
-	"bytes"
 	"context"
-	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -76,20 +74,9 @@ func TestConfirmAnswersTheStoredFile(t *testing.T) {
 	w := newRaceWorld(t)
 	for _, name := range []string{"fresh.txt", "f.txt"} {
 		t.Run(name, func(t *testing.T) {
-			var tk struct {
-				UploadURL string `json:"upload_url"`
-				File      item   `json:"file"`
-			}
-			w.bob.rest("POST", "/api/v1/drive/upload", map[string]any{"name": name, "parent_id": w.box.ID, "size": 5}).Decode(t, &tk)
-			req, _ := http.NewRequest("PUT", tk.UploadURL, bytes.NewReader([]byte("bob's")))
-			req.Header.Set("Content-Type", "text/plain")
-			res, err := http.DefaultClient.Do(req)
-			if err != nil || res.StatusCode != 200 {
-				t.Fatalf("PUT upload: %v %v", res, err)
-			}
-			res.Body.Close()
+			id := w.bob.announceAndSend(t, w.box.ID, name, "bob's")
 			var confirmed, detail map[string]any
-			w.bob.rest("POST", "/api/v1/drive/"+tk.File.ID+"/confirm", nil).Decode(t, &confirmed)
+			w.bob.rest("POST", "/api/v1/drive/"+id+"/confirm", nil).Decode(t, &confirmed)
 			w.bob.rest("GET", "/api/v1/drive/"+confirmed["id"].(string)+"/detail", nil).Decode(t, &detail)
 			if !reflect.DeepEqual(confirmed, detail) {
 				t.Errorf("confirm answered\n%v\nthe detail is\n%v", confirmed, detail)
