@@ -54,11 +54,14 @@ async function noSideways (page, what) {
   assert.ok(sw <= cw, `${what} scrolls sideways on a phone (${sw} > ${cw})`)
 }
 
-// secretShown reads the secret dialog's value and closes it (the page reloads).
+// secretShown waits for the dialog titled title that shows a secret once and
+// returns it with the value of its field labelled label.
 async function secretShown (page, title, label) {
-  const d = page.getByRole('dialog', { name: title })
+  // Exact names: the service principal's token form is "New token for …",
+  // with a "Token name" field, and may still be open when this looks.
+  const d = page.getByRole('dialog', { name: title, exact: true })
   await d.waitFor()
-  const value = await d.getByLabel(label).inputValue()
+  const value = await d.getByLabel(label, { exact: true }).inputValue()
   return { d, value }
 }
 
