@@ -86,6 +86,9 @@ func (s *Service) RequestUpload(ctx context.Context, p *app.Principal, req Uploa
 			f = File{ID: app.NewID(), OrgID: p.OrgID, OwnerID: owner, ParentID: strPtr(req.ParentID), Name: req.Name,
 				MimeType: mimeType, MimeGroup: MimeGroup(mimeType), SizeBytes: req.Size, Status: StatusPending,
 				Metadata: Metadata{Tags: []string{}, Custom: map[string]string{}}, CreatedAt: now, UpdatedAt: now}
+			if parent != nil && parent.OwnerID == owner {
+				f.OwnerName = parent.OwnerName // the same join, in the same transaction
+			}
 			if err := s.change(ctx, &f); err != nil {
 				return err
 			}
@@ -100,8 +103,7 @@ func (s *Service) RequestUpload(ctx context.Context, p *app.Principal, req Uploa
 		if err := s.store.CreateUpload(ctx, u); err != nil {
 			return err
 		}
-		f, err = s.store.File(ctx, f.ID)
-		if err != nil {
+		if f, err = s.written(ctx, f); err != nil {
 			return err
 		}
 		f.Permission = PermOwner

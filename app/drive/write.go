@@ -262,16 +262,20 @@ func (s *Service) activate(ctx context.Context, p *app.Principal, target File, m
 	return s.written(ctx, target)
 }
 
-// written is f, just written by a content write, as a read of its row would
-// return it: the write answers with it rather than read the row back (that
-// read was a seventh of a small PUT's statement time on the database writer,
-// which every write waits for). The store keeps times to the millisecond and
-// never gives nil metadata; the owner's name is not a column, so f carries it
-// from the row it was read from or from its folder, and where neither gave it
-// the row is read.
+// written is f, just written (or, unchanged, just read) in the write's
+// transaction, as a read of its row would return it: the write answers with
+// it rather than read the row back (that read was a seventh of a small PUT's
+// statement time on the database writer, which every write waits for). The
+// store keeps times to the millisecond, reads an unset modification time as
+// the last change's and never gives nil metadata; the owner's name is not a
+// column, so f carries it from the row it was read from or from its folder,
+// and where neither gave it the row is read.
 func (s *Service) written(ctx context.Context, f File) (File, error) {
 	if f.OwnerName == "" {
 		return s.store.File(ctx, f.ID)
+	}
+	if f.ModifiedAt.IsZero() {
+		f.ModifiedAt = f.UpdatedAt
 	}
 	f.CreatedAt, f.UpdatedAt, f.ModifiedAt = storedTime(f.CreatedAt), storedTime(f.UpdatedAt), storedTime(f.ModifiedAt)
 	if f.Metadata.Tags == nil {

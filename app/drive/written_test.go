@@ -9,7 +9,14 @@ import (
 
 	"atrium/app"
 	"atrium/app/drive"
+	"atrium/storage/sqlite"
 )
+
+// principal is u as the service sees a request of u's with drive scopes.
+func (u user) principal() *app.Principal {
+	return &app.Principal{OrgID: u.cr.OrganizationID, UserID: u.cr.UserID, Features: []string{"drive"},
+		Scopes: app.NewScopes(app.ScopeDriveRead, app.ScopeDriveWrite)}
+}
 
 // A content write answers with the file as a read of it returns it, without
 // reading the row back: every field, the owner's name (of the folder's owner
@@ -19,11 +26,7 @@ func TestWriteAnswersTheStoredFile(t *testing.T) {
 	t.Parallel()
 	w := newRaceWorld(t)
 	ctx := context.Background()
-	principal := func(u user) *app.Principal {
-		return &app.Principal{OrgID: u.cr.OrganizationID, UserID: u.cr.UserID, Features: []string{"drive"},
-			Scopes: app.NewScopes(app.ScopeDriveRead, app.ScopeDriveWrite)}
-	}
-	ann, bob := principal(w.ann), principal(w.bob)
+	ann, bob := w.ann.principal(), w.bob.principal()
 	mtime := time.Date(2026, 3, 4, 5, 6, 7, 891234567, time.FixedZone("CET", 3600))
 	cases := []struct {
 		name    string
@@ -83,6 +86,44 @@ func TestConfirmAnswersTheStoredFile(t *testing.T) {
 			}
 			if confirmed["owner_name"] == "" || confirmed["status"] != "active" {
 				t.Errorf("confirmed %v", confirmed)
+			}
+		})
+	}
+}
+
+// The announcement of a three-step upload answers with the file as stored:
+// the pending file it created (at the top of a drive, in a folder, in a
+// folder shared with the announcer), or the live file of the name.
+func TestAnnounceAnswersTheStoredFile(t *testing.T) {
+	t.Parallel()
+	w := newRaceWorld(t)
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		u    user
+		req  drive.UploadRequest
+	}{
+		{"a new file at the top of a drive", w.ann, drive.UploadRequest{Name: "top.txt", Size: 5}},
+		{"a new file in a folder", w.ann, drive.UploadRequest{ParentID: w.box.ID, Name: "new.txt", Size: 5}},
+		{"a new file in a folder shared with the announcer", w.bob, drive.UploadRequest{ParentID: w.box.ID, Name: "bob's.txt", Size: 5}},
+		{"a name in use", w.bob, drive.UploadRequest{ParentID: w.box.ID, Name: "f.txt", Size: 5}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tk, err := w.s.Main.Drive.RequestUpload(ctx, c.u.principal(), c.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			read, err := sqlite.DriveStore{DB: w.s.Main.DB}.File(ctx, tk.File.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := tk.File
+			if want := map[bool]string{true: drive.PermOwner, false: drive.PermEdit}[c.u.cr.UserID == w.ann.cr.UserID]; got.Permission != want {
+				t.Errorf("permission %q, want %q", got.Permission, want)
+			}
+			got.Permission = ""
+			if !reflect.DeepEqual(got, read) {
+				t.Errorf("the announcement answered\n%+v\nthe store holds\n%+v", got, read)
 			}
 		})
 	}
