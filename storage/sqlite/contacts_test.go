@@ -13,7 +13,7 @@ import (
 	"atrium/app/contacts"
 )
 
-func contactsDB(t *testing.T) (*DB, ContactsStore) {
+func contactsDB(t testing.TB) (*DB, ContactsStore) {
 	t.Helper()
 	ctx := context.Background()
 	db, err := Open(ctx, filepath.Join(t.TempDir(), "atrium.db"), nil)

@@ -70,6 +70,14 @@ func (s DriveStore) DeleteLock(ctx context.Context, token string) error {
 	return mapErr(err, "drive lock")
 }
 
+// anyLiveLock is true when some lock is live. Every write checks the locks
+// on its item and the folders above, and there are seldom any: SQLite tests
+// this first and, when it is false, does not walk the folders (a recursive
+// query, which opens a table of its own). With no lock, the check takes
+// about a third of what it took (storage BenchmarkDriveLocksOn, beyond its
+// empty transaction: 4-8 us against 12-21 us).
+const anyLiveLock = `EXISTS (SELECT 1 FROM drive_locks WHERE expires_at > ?2)`
+
 // LocksOn returns the live locks on fileID, deep ones above it and, with
 // below, those on its descendants.
 func (s DriveStore) LocksOn(ctx context.Context, fileID string, below bool, now time.Time) ([]drive.Lock, error) {
@@ -77,7 +85,7 @@ func (s DriveStore) LocksOn(ctx context.Context, fileID string, below bool, now 
 			SELECT id, parent_id, 0 FROM drive_files WHERE id = ?1
 			UNION ALL SELECT p.id, p.parent_id, up.depth + 1 FROM drive_files p JOIN up ON p.id = up.parent_id WHERE up.depth < 1000)
 		SELECT ` + lockCols + ` FROM up JOIN drive_locks l ON l.file_id = up.id
-		WHERE l.expires_at > ?2 AND (up.depth = 0 OR l.deep = 1)`
+		WHERE ` + anyLiveLock + ` AND l.expires_at > ?2 AND (up.depth = 0 OR l.deep = 1)`
 	if below {
 		q = `WITH RECURSIVE up(id, parent_id, depth) AS (
 			SELECT id, parent_id, 0 FROM drive_files WHERE id = ?1
@@ -86,9 +94,9 @@ func (s DriveStore) LocksOn(ctx context.Context, fileID string, below bool, now 
 			SELECT c.id, 1 FROM drive_files c WHERE c.parent_id = ?1
 			UNION ALL SELECT c.id, down.depth + 1 FROM drive_files c JOIN down ON c.parent_id = down.id WHERE down.depth < 1000)
 		SELECT ` + lockCols + ` FROM up JOIN drive_locks l ON l.file_id = up.id
-		WHERE l.expires_at > ?2 AND (up.depth = 0 OR l.deep = 1)
+		WHERE ` + anyLiveLock + ` AND l.expires_at > ?2 AND (up.depth = 0 OR l.deep = 1)
 		UNION ALL
-		SELECT ` + lockCols + ` FROM down JOIN drive_locks l ON l.file_id = down.id WHERE l.expires_at > ?2`
+		SELECT ` + lockCols + ` FROM down JOIN drive_locks l ON l.file_id = down.id WHERE ` + anyLiveLock + ` AND l.expires_at > ?2`
 	}
 	return scanLocks(s.read(ctx).QueryContext(ctx, q, fileID, ms(now)))
 }

@@ -1,0 +1,122 @@
+package sqlite
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"atrium/app/drive"
+)
+
+// lockTree makes the folders d1/d2/d3 and the file d3/f of user u1 and returns
+// the store and the file's id.
+func lockTree(t testing.TB) (*DB, DriveStore) {
+	t.Helper()
+	ctx := context.Background()
+	db, _ := contactsDB(t)
+	s := DriveStore{DB: db}
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	var parent *string
+	for _, id := range []string{"d1", "d2", "d3", "f"} {
+		f := drive.File{ID: id, OrgID: "oa", OwnerID: "u1", ParentID: parent, Name: id, IsFolder: id != "f",
+			MimeType: "inode/directory", MimeGroup: "folder", Status: drive.StatusActive, CreatedAt: now, UpdatedAt: now}
+		if err := s.CreateFile(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+		parent = &f.ID
+	}
+	return db, s
+}
+
+// LocksOn finds the live locks on an item, the deep ones on the folders
+// above it and, with below, those on what it holds; none when no lock is
+// live anywhere.
+func TestDriveLocksOn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	for _, c := range []struct {
+		name  string
+		locks []drive.Lock
+		on    string
+		below bool
+		want  []string // tokens
+	}{
+		{name: "no lock", on: "f"},
+		{name: "only expired locks", locks: []drive.Lock{{FileID: "f", Token: "t1", ExpiresAt: now.Add(-time.Second)}}, on: "f"},
+		{name: "on the item", locks: []drive.Lock{{FileID: "f", Token: "t1", ExpiresAt: now.Add(time.Hour)}}, on: "f", want: []string{"t1"}},
+		{name: "deep, two folders up", locks: []drive.Lock{{FileID: "d2", Token: "t1", Deep: true, ExpiresAt: now.Add(time.Hour)}}, on: "f", want: []string{"t1"}},
+		{name: "not deep, on the folder", locks: []drive.Lock{{FileID: "d3", Token: "t1", ExpiresAt: now.Add(time.Hour)}}, on: "f"},
+		{name: "elsewhere only", locks: []drive.Lock{{FileID: "d1", Token: "t1", ExpiresAt: now.Add(time.Hour)}}, on: "f"},
+		{name: "below, asked", locks: []drive.Lock{{FileID: "f", Token: "t1", ExpiresAt: now.Add(time.Hour)}}, on: "d2", below: true, want: []string{"t1"}},
+		{name: "below, not asked", locks: []drive.Lock{{FileID: "f", Token: "t1", ExpiresAt: now.Add(time.Hour)}}, on: "d2"},
+		{name: "above and below", on: "d2", below: true, want: []string{"t1", "t2"}, locks: []drive.Lock{
+			{FileID: "d1", Token: "t1", Deep: true, ExpiresAt: now.Add(time.Hour)}, {FileID: "d3", Token: "t2", ExpiresAt: now.Add(time.Hour)},
+			{FileID: "f", Token: "t3", ExpiresAt: now.Add(-time.Hour)}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			_, s := lockTree(t)
+			for _, l := range c.locks {
+				l.OwnerID, l.Kind, l.CreatedAt = "u1", drive.LockKindWebDAV, now
+				if err := s.AddLock(ctx, l); err != nil {
+					t.Fatal(err)
+				}
+			}
+			locks, err := s.LocksOn(ctx, c.on, c.below, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := []string{}
+			for _, l := range locks {
+				got = append(got, l.Token)
+			}
+			slices.Sort(got)
+			if want := append([]string{}, c.want...); !slices.Equal(got, want) {
+				t.Errorf("locks %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// BenchmarkDriveLocksOn is the lock check every write makes, in the writer's
+// transaction, on a file three folders deep: with no lock anywhere (the
+// usual case) and with a live lock elsewhere (the folders are walked). The
+// empty transaction is the part that is not the check.
+//
+//	go test -run '^$' -bench BenchmarkDriveLocksOn ./storage/sqlite/
+func BenchmarkDriveLocksOn(b *testing.B) {
+	ctx := context.Background()
+	check := func(b *testing.B, db *DB, s DriveStore) {
+		now := time.Now()
+		for b.Loop() {
+			if err := db.InTx(ctx, func(ctx context.Context) error {
+				_, err := s.LocksOn(ctx, "f", false, now)
+				return err
+			}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("none", func(b *testing.B) {
+		db, s := lockTree(b)
+		check(b, db, s)
+	})
+	b.Run("one elsewhere", func(b *testing.B) {
+		db, s := lockTree(b)
+		if err := s.AddLock(ctx, drive.Lock{FileID: "d1", Token: "t1", OwnerID: "u1", Kind: drive.LockKindWebDAV,
+			ExpiresAt: time.Now().Add(time.Hour), CreatedAt: time.Now()}); err != nil {
+			b.Fatal(err)
+		}
+		check(b, db, s)
+	})
+	b.Run("empty transaction", func(b *testing.B) {
+		db, _ := lockTree(b)
+		for b.Loop() {
+			if err := db.InTx(ctx, func(ctx context.Context) error { return nil }); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
