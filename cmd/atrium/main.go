@@ -27,10 +27,10 @@ import (
 // GOMEMLIMIT sets one (see docs/operations.md). A burst of small uploads
 // holds some 35 MB of live heap (the search index's new segments among it);
 // under a limit of 48 MiB the collector then ran back to back, up to half the
-// CPU, and 1,000 small TUS uploads took 1.9-2.4 s and 2.2-2.3 s of the
-// server's CPU against 1.5-1.7 s and 1.4-1.6 s under this one (peak RSS
-// 102-105 MiB against 122-138 MiB); streaming transfers and an idle server
-// stay as small either way (bench/memory.sh).
+// CPU: 1,000 small TUS uploads took a median 1.9 s (1.3-2.4 s) and 2.2 s of
+// the server's CPU, against 1.5 s (1.3-1.7 s) and 1.4 s under this one (peak
+// RSS 101-109 MiB against 122-148 MiB); streaming transfers and an idle
+// server stay as small either way (bench/memory.sh).
 const serveMemoryLimit = 128 << 20
 
 // version is set at build time with -ldflags "-X main.version=...".
