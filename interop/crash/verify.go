@@ -153,7 +153,7 @@ func resumeTus(ctx context.Context, j *Journal, o *Obj) {
 		j.Add(Rec{Op: "ack", Kind: "file", Key: o.Key, Via: "tus", ID: id, Hash: h, Round: cfg.Round})
 		return
 	}
-	if _, err := tusPatch(ctx, j, o.Key, o.URL, tusContent(o.Seed, o.Size), h, off); err != nil {
+	if _, err := tusPatch(ctx, j, o.Key, o.URL, tusContent(o.Seed, o.Size), h, off, 0); err != nil {
 		fail("tus", "resume %s (%s) at %d: %v", o.URL, o.Key, off, err)
 	}
 }

@@ -226,15 +226,26 @@ func tusOnce(ctx context.Context, w *worker) error {
 		loc = cfg.URL + loc
 	}
 	w.j.Add(Rec{Op: "tus", Kind: "file", Key: name, Via: "tus", URL: loc, Round: cfg.Round})
-	_, err = tusPatch(ctx, w.j, name, loc, data, h, 0)
+	// Paced like a client on a slow link: an upload is then under way for
+	// most of the worker's time, so that kills find uploads to resume (on a
+	// fast server, unpaced ones were done too soon and a run could check none).
+	_, err = tusPatch(ctx, w.j, name, loc, data, h, 0, time.Duration(30+w.rng.IntN(50))*time.Millisecond)
 	return err
 }
 
-// tusPatch sends data from offset in chunks, journalling each acknowledged
-// offset, and the file once the upload is done. It returns the file id.
-func tusPatch(ctx context.Context, j *Journal, name, loc string, data []byte, h string, offset int64) (string, error) {
+// tusPatch sends data from offset in chunks, pause apart, journalling each
+// acknowledged offset, and the file once the upload is done. It returns the
+// file id.
+func tusPatch(ctx context.Context, j *Journal, name, loc string, data []byte, h string, offset int64, pause time.Duration) (string, error) {
 	size := int64(len(data))
-	for offset < size {
+	for first := true; offset < size; first = false {
+		if !first && pause > 0 {
+			select {
+			case <-ctx.Done():
+				return "", ctx.Err()
+			case <-time.After(pause):
+			}
+		}
 		end := min(offset+tusChunk, size)
 		r, err := do(ctx, call{Method: "PATCH", Path: loc, Raw: true, Body: data[offset:end], Header: map[string]string{
 			"Authorization": "Bearer " + cfg.Token, "Tus-Resumable": "1.0.0",
