@@ -25,6 +25,28 @@ func gcTestDB(t *testing.T) *DB {
 	return db
 }
 
+// holdWriter starts a transaction that inserts key (none when empty) and then
+// holds the writer until release is closed. It returns once the transaction
+// holds the writer, with the channel its result arrives on.
+func holdWriter(ctx context.Context, db *DB, key string, release <-chan struct{}) <-chan error {
+	holding, held := make(chan struct{}), make(chan error, 1)
+	go func() {
+		held <- db.InTx(ctx, func(ctx context.Context) error {
+			var err error
+			if key != "" {
+				_, err = db.Exec(ctx, `INSERT INTO gc_test (k, v) VALUES (?, 0)`, key)
+			}
+			close(holding)
+			if err == nil {
+				<-release
+			}
+			return err
+		})
+	}()
+	<-holding
+	return held
+}
+
 // TestGroupCommit: transactions that arrive together share a commit, yet each
 // keeps its own outcome — a failing or panicking one leaves no trace, the
 // others all commit — and each caller returns only once its change is
@@ -40,17 +62,7 @@ func TestGroupCommit(t *testing.T) {
 	// Hold the committer in one transaction while the others queue, so that
 	// they are taken as one group.
 	release := make(chan struct{})
-	holding := make(chan struct{})
-	held := make(chan error, 1)
-	go func() {
-		held <- db.InTx(ctx, func(ctx context.Context) error {
-			close(holding)
-			<-release
-			_, err := db.Exec(ctx, `INSERT INTO gc_test (k, v) VALUES ('held', 0)`)
-			return err
-		})
-	}()
-	<-holding
+	held := holdWriter(ctx, db, "held", release)
 
 	const n = 40
 	errs := make([]error, n)
@@ -155,12 +167,8 @@ func TestGroupCommit(t *testing.T) {
 	t.Run("a statement outside a transaction commits through the committer", func(t *testing.T) {
 		// While a transaction holds the committer, statements outside one
 		// wait for it and are then committed together.
-		release, holding := make(chan struct{}), make(chan struct{})
-		held := make(chan error, 1)
-		go func() {
-			held <- db.InTx(ctx, func(context.Context) error { close(holding); <-release; return nil })
-		}()
-		<-holding
+		release := make(chan struct{})
+		held := holdWriter(ctx, db, "", release)
 		const n = 8
 		errs := make(chan error, n)
 		for i := range n {
@@ -219,19 +227,7 @@ func TestGroupCommitJoin(t *testing.T) {
 
 	// The first transaction runs alone; the two others arrive while it runs.
 	release := make(chan struct{})
-	running := make(chan struct{})
-	first := make(chan error, 1)
-	go func() {
-		first <- db.InTx(ctx, func(ctx context.Context) error {
-			if _, err := db.Exec(ctx, `INSERT INTO gc_test (k, v) VALUES ('first', 1)`); err != nil {
-				return err
-			}
-			close(running)
-			<-release
-			return nil
-		})
-	}()
-	<-running
+	first := holdWriter(ctx, db, "first", release)
 	late := make([]chan error, 2)
 	for i := range late {
 		late[i] = make(chan error, 1)
