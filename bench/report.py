@@ -249,7 +249,13 @@ NOTES = {
         "Atrium's p50 1.8-2.1 ms, p75 5.5-6.9, p90 9.8-12.5, p99 19.7-25. A mutex profile puts 90% of the lock waits on "
         "the log handler's lock, but they come to about 10 us a request; a first-come-first-served gate of four "
         "requests in the handler (tried, not kept) left p99 where it was (19.5-24.3 ms); the collector runs every "
-        "35 ms (7 MB live), and turning it off did not move p99 before.",
+        "35 ms (7 MB live), and turning it off did not move p99 before. The line \"bare Go + ... us of CPU a request\" "
+        "is the bare server spending, on every request, the CPU Atrium spends beyond it (SHA-256 rounds, "
+        "bareserver -cpu): at the same CPU per request it serves about as many requests a second as Atrium, and its "
+        "p99 is no better, so the tail is that CPU itself, not anything Atrium waits on. Spending 5, 10, 15 or 25 us "
+        "more (bareserver -cpu, one wrk run of 6 s each, by hand), the bare server's p99 was 11.2, 14.5, 20.9 and "
+        "29.6 ms, against 5.9 ms with nothing more: under 10 ms would need Atrium's whole stack (authentication, "
+        "rate limits, huma, JSON, the access log) in less than 5 us a request.",
     "memory": "RSS sampled every 50 ms from /proc while curl streams both transfers at once over WebDAV. Idle RSS is "
         "measured 5 s after start, after the server released the pages of its binary that start-up touched "
         "(MADV_DONTNEED); the server's own memory (RssAnon) is shown beside it.",
