@@ -53,21 +53,21 @@ var partnerScopes = []string{
 	ScopePartnerPlansWrite, ScopePartnerPlansRead, ScopePartnerBillingRead,
 }
 
-// AllScopes lists every scope Atrium knows, for documentation and validation.
-func AllScopes() []string {
+// AllScopes lists every scope Atrium knows, sorted, for documentation and
+// validation.
+func AllScopes() []string { return append([]string(nil), knownScopes...) }
+
+// knownScopes is every scope Atrium knows, sorted.
+var knownScopes = func() []string {
 	out := append(append(append([]string{}, memberScopes...), adminOnlyScopes...), partnerScopes...)
 	sort.Strings(out)
 	return out
-}
+}()
 
 // KnownScope reports whether s is a scope Atrium knows.
 func KnownScope(s string) bool {
-	for _, k := range AllScopes() {
-		if k == s {
-			return true
-		}
-	}
-	return false
+	_, ok := sort.Find(len(knownScopes), func(i int) int { return strings.Compare(s, knownScopes[i]) })
+	return ok
 }
 
 // RoleScopes returns every scope a user of the role may hold; partner scopes only
@@ -125,9 +125,19 @@ func (s Scopes) Has(required string) bool {
 
 func (s Scopes) has(v string) bool { _, ok := s[v]; return ok }
 
-// List returns the scopes sorted.
+// List returns the scopes sorted. It picks them from the sorted list of
+// known scopes (every /me lists them), and sorts only a set holding others.
 func (s Scopes) List() []string {
 	out := make([]string, 0, len(s))
+	for _, k := range knownScopes {
+		if _, ok := s[k]; ok {
+			out = append(out, k)
+		}
+	}
+	if len(out) == len(s) {
+		return out
+	}
+	out = out[:0]
 	for k := range s {
 		out = append(out, k)
 	}
