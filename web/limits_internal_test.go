@@ -55,3 +55,50 @@ func TestIdleTimeoutSparesSlowHandlers(t *testing.T) {
 		})
 	}
 }
+
+// A known client is remembered for the ttl after its latest success; a
+// success within knownRefresh of the one written down is not written again,
+// so the memory ends at most that much early.
+func TestKnownClients(t *testing.T) {
+	t.Parallel()
+	const ttl = time.Hour
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	steps := []struct {
+		at        time.Duration // since start
+		add       bool          // a success of ann from 10.0.0.1 at this time
+		wantAnn   bool          // has(ann) after the step
+		wantOther bool          // has(ann) from another address
+	}{
+		{at: 0, wantAnn: false},
+		{at: 0, add: true, wantAnn: true},
+		{at: 30 * time.Second, add: true, wantAnn: true}, // within knownRefresh: not written
+		{at: ttl - time.Second, wantAnn: true},
+		{at: ttl, wantAnn: false}, // the success at 30 s was not written down
+		{at: ttl + time.Minute, add: true, wantAnn: true},
+		{at: ttl + 2*time.Minute, add: true, wantAnn: true}, // past knownRefresh: written
+		{at: 2*ttl + time.Minute + time.Second, wantAnn: true},
+		{at: 2*ttl + 2*time.Minute, wantAnn: false},
+	}
+	now := start
+	k := newKnownClients(ttl, func() time.Time { return now })
+	for i, st := range steps {
+		now = start.Add(st.at)
+		if st.add {
+			k.add("10.0.0.1", "account:ann@example.test")
+		}
+		if got := k.has("10.0.0.1", "account:ann@example.test"); got != st.wantAnn {
+			t.Fatalf("step %d (%v, add %v): has = %v, want %v", i, st.at, st.add, got, st.wantAnn)
+		}
+		if got := k.has("10.0.0.2", "account:ann@example.test"); got != st.wantOther {
+			t.Fatalf("step %d: has from another address = %v", i, got)
+		}
+	}
+	if newKnownClients(0, nil) != nil {
+		t.Fatal("a ttl of 0 remembers no one")
+	}
+	var none *knownClients
+	none.add("10.0.0.1", "x")
+	if none.has("10.0.0.1", "x") {
+		t.Fatal("a nil knownClients knows someone")
+	}
+}

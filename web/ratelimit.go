@@ -155,12 +155,18 @@ func (l *failLimiter) forget(key string) {
 // knownClients remembers which accounts signed in successfully from which
 // client address, for ttl after the latest success.
 type knownClients struct {
-	mu    sync.Mutex
+	mu    sync.RWMutex
 	ttl   time.Duration
 	now   func() time.Time
 	seen  map[string]time.Time
 	sweep time.Time
 }
+
+// knownRefresh is how old a remembered success may be before the next one
+// from the same client is written down again: every authenticated request
+// records one, and most need only the read lock. A success is remembered up
+// to this much less than ttl.
+const knownRefresh = time.Minute
 
 func newKnownClients(ttl time.Duration, now func() time.Time) *knownClients {
 	if ttl <= 0 {
@@ -177,9 +183,16 @@ func (k *knownClients) add(ip, account string) {
 	if k == nil {
 		return
 	}
+	key := ip + "|" + account
+	now := k.now()
+	k.mu.RLock()
+	t, ok := k.seen[key]
+	k.mu.RUnlock()
+	if ok && now.Sub(t) < min(knownRefresh, k.ttl/2) {
+		return
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	now := k.now()
 	if now.Sub(k.sweep) > time.Hour {
 		for key, t := range k.seen {
 			if now.Sub(t) >= k.ttl {
@@ -188,7 +201,7 @@ func (k *knownClients) add(ip, account string) {
 		}
 		k.sweep = now
 	}
-	k.seen[ip+"|"+account] = now
+	k.seen[key] = now
 }
 
 // has reports whether account signed in from ip within the ttl.
@@ -196,8 +209,8 @@ func (k *knownClients) has(ip, account string) bool {
 	if k == nil {
 		return false
 	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
+	k.mu.RLock()
+	defer k.mu.RUnlock()
 	t, ok := k.seen[ip+"|"+account]
 	return ok && k.now().Sub(t) < k.ttl
 }
