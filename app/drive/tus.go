@@ -333,7 +333,12 @@ func (s *Service) completeTus(ctx context.Context, p *app.Principal, u TusUpload
 		case err == nil:
 			u.Status, u.ContentHash = TusConflict, FormatHash(hash)
 		case app.ErrorCode(err) == app.ENotFound:
-			f, err := s.tusNewFile(ctx, p, owner, u.ParentID, u.Name, u.MimeType, FormatHash(hash), size)
+			// A small content's folder was read above, in this transaction.
+			var folder *File
+			if c.small != nil {
+				folder = parent
+			}
+			f, err := s.tusNewFile(ctx, p, owner, u.ParentID, u.Name, u.MimeType, FormatHash(hash), size, folder)
 			if err != nil {
 				return err
 			}
@@ -350,11 +355,12 @@ func (s *Service) completeTus(ctx context.Context, p *app.Principal, u TusUpload
 
 // tusNewFile creates a file named name in the folder with content (hash,
 // size), after completeTus found no live item of the name; it runs inside
-// referenced.
-func (s *Service) tusNewFile(ctx context.Context, p *app.Principal, owner, parentID, name, mimeType, hash string, size int64) (File, error) {
+// referenced. folder is the folder as the transaction read it, or nil
+// (createContent).
+func (s *Service) tusNewFile(ctx context.Context, p *app.Principal, owner, parentID, name, mimeType, hash string, size int64, folder *File) (File, error) {
 	f := File{ID: app.NewID(), OrgID: p.OrgID, OwnerID: owner, ParentID: strPtr(parentID), Name: name,
 		Metadata: Metadata{Tags: []string{}, Custom: map[string]string{}}}
-	return s.createContent(ctx, p, f, mimeType, hash, size, time.Time{})
+	return s.createContent(ctx, p, f, folder, mimeType, hash, size, time.Time{})
 }
 
 // ResolveTusUpload settles the name conflict of a completed upload: skip
@@ -396,7 +402,7 @@ func (s *Service) ResolveTusUpload(ctx context.Context, p *app.Principal, id, st
 		existing, err := s.store.LiveChild(ctx, owner, u.ParentID, NameKey(u.Name))
 		switch {
 		case app.ErrorCode(err) == app.ENotFound:
-			out, err = s.tusNewFile(ctx, p, owner, u.ParentID, u.Name, u.MimeType, u.ContentHash, u.Length)
+			out, err = s.tusNewFile(ctx, p, owner, u.ParentID, u.Name, u.MimeType, u.ContentHash, u.Length, nil)
 		case err != nil:
 		case strategy == StrategySkip:
 			out, err = existing, s.orphan(ctx, u.ContentHash)
@@ -405,7 +411,7 @@ func (s *Service) ResolveTusUpload(ctx context.Context, p *app.Principal, id, st
 		default:
 			var name string
 			if name, err = s.freeName(ctx, owner, u.ParentID, u.Name); err == nil {
-				out, err = s.tusNewFile(ctx, p, owner, u.ParentID, name, u.MimeType, u.ContentHash, u.Length)
+				out, err = s.tusNewFile(ctx, p, owner, u.ParentID, name, u.MimeType, u.ContentHash, u.Length, nil)
 			}
 		}
 		if err != nil {

@@ -201,8 +201,17 @@ func (s *Service) commitContentAt(ctx context.Context, p *app.Principal, target 
 // after finding no live item of its name in the folder, with content (hash,
 // size) as version 1: the checks of a pending file's first content, and one
 // insert of the active row.
-func (s *Service) createContent(ctx context.Context, p *app.Principal, f File, mimeType, hash string, size int64, modified time.Time) (File, error) {
-	parent, err := s.checkNewFile(ctx, p, f)
+//
+// folder, when not nil, is f's folder as this transaction read and checked it
+// already (parentFolder): it is not read again, only its locks are checked.
+func (s *Service) createContent(ctx context.Context, p *app.Principal, f File, folder *File, mimeType, hash string, size int64, modified time.Time) (File, error) {
+	var parent File
+	var err error
+	if folder != nil && f.ParentID != nil && folder.ID == *f.ParentID {
+		parent, err = *folder, s.checkFolderLock(ctx, p, f.Parent())
+	} else {
+		parent, err = s.checkNewFile(ctx, p, f)
+	}
 	if err != nil {
 		return File{}, err
 	}
@@ -494,7 +503,7 @@ func (s *Service) put(ctx context.Context, p *app.Principal, req PutRequest, the
 		f = File{ID: app.NewID(), OrgID: p.OrgID, OwnerID: owner, ParentID: strPtr(req.ParentID), Name: req.Name,
 			Metadata: Metadata{Tags: []string{}, Custom: map[string]string{}}}
 		created = true
-		out, err = s.createContent(ctx, p, f, mimeType, FormatHash(hash), n, req.ModifiedAt)
+		out, err = s.createContent(ctx, p, f, nil, mimeType, FormatHash(hash), n, req.ModifiedAt)
 		return err
 	}
 	err = s.storeReferenced(ctx, c, nil, func(ctx context.Context) error {
