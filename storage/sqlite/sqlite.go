@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -38,6 +39,14 @@ type DB struct {
 	log    *slog.Logger // nil: slow transactions are not logged
 	cp     *checkpointer
 	cm     *committer
+	// webhookSubs is set when a webhook subscription may exist: at Open when
+	// one does, and by every subscription created through this DB (before its
+	// insert). It is never cleared. While it is unset an event has no
+	// deliveries to fan out, and Emit skips building their body and the
+	// fan-out's statement. Subscriptions are created only by the server's
+	// webhooks service, so another process on the file (a CLI command) learns
+	// of one created after it opened only when it opens again.
+	webhookSubs atomic.Bool
 }
 
 var _ app.TxRunner = (*DB)(nil)
@@ -70,6 +79,12 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	var subs bool
+	if err := db.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_subscriptions)`).Scan(&subs); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("read webhook subscriptions: %w", err)
+	}
+	db.webhookSubs.Store(subs)
 	db.cm = startCommitter(db)
 	return db, nil
 }

@@ -84,6 +84,9 @@ func (s WebhookStore) OnQueued(fn func()) {
 // empty or names the type. A paused subscription gets the delivery as skipped,
 // so it can be replayed after resuming. Called by Outbox.Emit.
 func fanOutDeliveries(ctx context.Context, db *DB, q querier, e app.Event, data []byte) error {
+	if !db.webhookSubs.Load() {
+		return nil // no subscription: no delivery
+	}
 	body, err := webhooks.Body(e.ID, e.Type, e.CreatedAt, e.OrgID, data)
 	if err != nil {
 		return err
@@ -129,6 +132,7 @@ func eventsJSON(events []string) string {
 
 // CreateSubscription inserts a subscription with its signing secret.
 func (s WebhookStore) CreateSubscription(ctx context.Context, sub webhooks.Subscription, secret string) error {
+	s.webhookSubs.Store(true) // before the insert: an event in a later transaction fans out to it
 	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO webhook_subscriptions(id, organization_id, url, description, events,
 		is_active, signing_secret, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)`,
 		sub.ID, sub.OrgID, sub.URL, sub.Description, eventsJSON(sub.Events), sub.IsActive, secret, ms(sub.CreatedAt), ms(sub.UpdatedAt))

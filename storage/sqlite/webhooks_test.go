@@ -111,6 +111,52 @@ func TestWebhookFanOut(t *testing.T) {
 	}
 }
 
+// Emit skips the fan-out while no subscription exists: a subscription created
+// later receives the events after it, and one that exists when the database
+// is opened again receives them from the start.
+func TestWebhookFanOutSkippedWithoutSubscriptions(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "atrium.db")
+	db, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &webhookFixture{db: db, store: WebhookStore{db}, reseller: app.NewID()}
+	now := ms(time.Now())
+	if _, err := db.Exec(ctx, `INSERT INTO organizations(id, name, slug, created_at, updated_at) VALUES (?,?,?,?,?)`,
+		f.reseller, "r", "r", now, now); err != nil {
+		t.Fatal(err)
+	}
+	if db.webhookSubs.Load() {
+		t.Fatal("a database without subscriptions has them set")
+	}
+	f.emit(t, f.reseller, webhooks.EventDriveFileCreated)
+	var n int
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM webhook_deliveries`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("deliveries without a subscription: %d, %v", n, err)
+	}
+	sub := f.subscribe(t, f.reseller, nil)
+	f.emit(t, f.reseller, webhooks.EventDriveFileCreated)
+	if got := f.count(t, sub); got != 1 {
+		t.Fatalf("after subscribing: %d deliveries, want 1", got)
+	}
+	db.Close()
+
+	db, err = Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	f.db, f.store = db, WebhookStore{db}
+	if !db.webhookSubs.Load() {
+		t.Fatal("a database opened with a subscription does not know it")
+	}
+	f.emit(t, f.reseller, webhooks.EventDriveFileCreated)
+	if got := f.count(t, sub); got != 2 {
+		t.Fatalf("after opening again: %d deliveries, want 2", got)
+	}
+}
+
 func TestWebhookClaimLeases(t *testing.T) {
 	f := newWebhookFixture(t)
 	ctx := context.Background()
