@@ -7,9 +7,9 @@
 #   1. Atrium's requests/s >= 0.5x the bare server's
 #   2. Atrium's p99 latency < 10 ms
 # Beside them, without a target: each server's CPU per request (from /proc,
-# over its runs) and, as a third server in the turns, the bare server spending
+# over its runs) and, as a third server after the turns, the bare server spending
 # Atrium's extra CPU per request (bareserver -cpu, the difference measured in
-# the warm-up runs) — what that much CPU a request alone does to the
+# the runs, after them) — what that much CPU a request alone does to the
 # throughput and the p99 when wrk and the server share the two cores.
 # Prints one figure per line with PASS or MISS; exits non-zero only when the
 # measurement cannot be set up.
@@ -62,22 +62,24 @@ run() {
     p = v * ((u == "us") ? 0.001 : (u == "ms") ? 1 : 1000); d = 0 } END { printf "%.0f %.2f %.1f\n", rps, p, cpu / n }' "$TMP/wrk.txt" >>"$TMP/res.$1"
   printf '   %-9s %s req/s, p99 %s ms, %s us of CPU a request\n' "$1" $(tail -1 "$TMP/res.$1")
 }
-# Warm-up, then each server's CPU per request for the third server.
-wrk -t2 -c64 -d2s -H "Authorization: Bearer $TOKEN" "$ME" >/dev/null 2>&1
-run warm-atrium "$ME" "$SERVER_PID" 3s
-run warm-bare "http://127.0.0.1:$B_PORT/api/v1/me" "$BARE_PID" 3s
-EXTRA=$(awk -v a="$(awk '{ print $3 }' "$TMP/res.warm-atrium")" -v b="$(awk '{ print $3 }' "$TMP/res.warm-bare")" 'BEGIN { printf "%.1f", (a > b) ? a - b : 0 }')
+wrk -t2 -c64 -d5s -H "Authorization: Bearer $TOKEN" "$ME" >/dev/null 2>&1 # warm-up: the first seconds cost more CPU a request
+echo "== wrk -t2 -c64 -d$DURATION, $RUNS runs each, in turns"
+for _ in $(seq "$RUNS"); do
+  run atrium "$ME" "$SERVER_PID"
+  run bare "http://127.0.0.1:$B_PORT/api/v1/me" "$BARE_PID"
+done
+med() { awk -v c="$2" '{ print $c }' "$TMP/res.$1" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+# The third server spends the CPU a request Atrium spent beyond the bare
+# server (the medians above).
+EXTRA=$(awk -v a="$(med atrium 3)" -v b="$(med bare 3)" 'BEGIN { printf "%.1f", (a > b) ? a - b : 0 }')
 C_PORT=$(free_port)
 "$TMP/bareserver" -listen "127.0.0.1:$C_PORT" -body "$TMP/me.json" -type "$B_TYPE" -cpu "${EXTRA}us" &
 CPU_PID=$!
 for _ in $(seq 100); do curl -fs -o /dev/null "http://127.0.0.1:$C_PORT/" && break; sleep 0.05; done
-echo "== wrk -t2 -c64 -d$DURATION, $RUNS runs each, in turns (bare+cpu: the bare server spending ${EXTRA} us more CPU a request)"
+echo "== the bare server spending ${EXTRA} us more CPU a request, $RUNS runs"
 for _ in $(seq "$RUNS"); do
-  run atrium "$ME" "$SERVER_PID"
-  run bare "http://127.0.0.1:$B_PORT/api/v1/me" "$BARE_PID"
   run bare+cpu "http://127.0.0.1:$C_PORT/api/v1/me" "$CPU_PID"
 done
-med() { awk -v c="$2" '{ print $c }' "$TMP/res.$1" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 a_rps=$(med atrium 1); b_rps=$(med bare 1); a_p99=$(med atrium 2); b_p99=$(med bare 2)
 r=$(ratio "$a_rps" "$b_rps")
 fig "REST GET /api/v1/me atrium/bare Go" "${r}x ($a_rps vs $b_rps req/s)" ">= 0.5" "$(ge "$r" 0.5)"
