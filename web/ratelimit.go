@@ -194,9 +194,9 @@ func (k *knownClients) add(ip, account string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if now.Sub(k.sweep) > time.Hour {
-		for key, t := range k.seen {
-			if now.Sub(t) >= k.ttl {
-				delete(k.seen, key)
+		for old, at := range k.seen {
+			if now.Sub(at) >= k.ttl {
+				delete(k.seen, old)
 			}
 		}
 		k.sweep = now
