@@ -93,6 +93,15 @@ func TestKnownClients(t *testing.T) {
 			t.Fatalf("step %d: has from another address = %v", i, got)
 		}
 	}
+	// The hourly sweep, run by a later success, forgets those older than the ttl.
+	now = start
+	swept := newKnownClients(ttl, func() time.Time { return now })
+	swept.add("10.0.0.3", "account:bob@example.test")
+	now = start.Add(ttl + time.Hour)
+	swept.add("10.0.0.4", "account:carol@example.test")
+	if _, ok := swept.seen["10.0.0.3|account:bob@example.test"]; ok || len(swept.seen) != 1 {
+		t.Fatalf("after the sweep: %v", swept.seen)
+	}
 	if newKnownClients(0, nil) != nil {
 		t.Fatal("a ttl of 0 remembers no one")
 	}
