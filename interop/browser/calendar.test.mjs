@@ -130,6 +130,16 @@ test('the week and day views are hourly grids: an event sits in its hour, sized 
   assert.equal(await view().locator('.cal-tg-hour').count(), 24, 'an hour per row')
   // The grid opens at working hours, not at midnight.
   await page.waitForFunction(() => document.querySelector('#cal-view .cal-tg-scroll').scrollTop > 0)
+  // No hour label is cut in two by the top of the grid (a label's text is the
+  // first line of its row).
+  const cut = await view().locator('.cal-tg-scroll').evaluate(sc => {
+    const top = sc.getBoundingClientRect().top
+    return [...sc.querySelectorAll('.cal-tg-hour')].filter(h => h.textContent).map(h => {
+      const t = h.getBoundingClientRect().top
+      return { label: h.textContent, top: t, bottom: t + parseFloat(getComputedStyle(h).fontSize) }
+    }).filter(l => l.top < top && l.bottom > top).map(l => l.label)
+  })
+  assert.deepEqual(cut, [], 'hour labels cut off at the top of the grid')
   await newEvent('Grid one', `${l.today}T09:00`, `${l.today}T10:30`)
   await newEvent('Grid two', `${l.today}T09:30`, `${l.today}T10:00`)
   const one = view().getByRole('button', { name: /Grid one/ })

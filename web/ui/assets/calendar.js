@@ -442,7 +442,9 @@
     tg.key = key;
     requestAnimationFrame(function () {
       var hour = body.querySelector('.cal-tg-hour[data-hour="' + WORK_HOUR + '"]');
-      scroll.scrollTop = top >= 0 ? top : (hour ? hour.offsetTop : 0);
+      // A quarter hour above the working hour's line, so its label (nudged
+      // up onto the line) is not cut off at the top.
+      scroll.scrollTop = top >= 0 ? top : (hour ? Math.max(0, hour.offsetTop - Math.round(hour.offsetHeight / 4)) : 0);
       tg.top = scroll.scrollTop;
       scroll.addEventListener("scroll", function () { tg.top = scroll.scrollTop; });
     });
