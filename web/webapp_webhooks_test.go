@@ -3,8 +3,10 @@ package web_test
 import (
 	"context"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The admin console's webhooks and service principals pages: an admin sees
@@ -76,6 +78,14 @@ func TestWebAppWebhooksPages(t *testing.T) {
 		if !strings.Contains(deliveries, want) {
 			t.Errorf("/admin/webhooks/{id} lacks %q", want)
 		}
+	}
+	// The chart counts today's failed attempt (the figures table).
+	today := time.Now().UTC().Format("Mon 2")
+	if m := regexp.MustCompile(`<time datetime="[0-9-]+">` + today + `</time></th><td>0</td><td>([1-9][0-9]*)</td>`).FindStringSubmatch(deliveries); m == nil {
+		t.Errorf("/admin/webhooks/{id}: the chart's figures lack today's failed attempt")
+	}
+	if !strings.Contains(deliveries, "Every attempt of the last 7 days") || strings.Contains(deliveries, "most recent deliveries;") {
+		t.Error("/admin/webhooks/{id}: the chart's hint, or a 'more deliveries' hint with one delivery")
 	}
 	if !strings.Contains(admin.get("/admin/principals").Body, "&lt;img src=x onerror=alert(1)&gt;") {
 		t.Error("/admin/principals does not show the principal's name as text")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"atrium/app"
 )
@@ -269,6 +270,18 @@ func (s *Service) Deliveries(ctx context.Context, p *app.Principal, id string, p
 		return nil, err
 	}
 	return s.store.Deliveries(ctx, id, pr)
+}
+
+// AttemptsByDay counts the subscription's delivery attempts since `since`
+// per UTC day, all of them (the delivery list is a page of the newest).
+func (s *Service) AttemptsByDay(ctx context.Context, p *app.Principal, id string, since time.Time) ([]DayAttempts, error) {
+	if err := authorize(p); err != nil {
+		return nil, err
+	}
+	if _, err := s.get(ctx, p, id); err != nil {
+		return nil, err
+	}
+	return s.store.AttemptsByDay(ctx, id, since)
 }
 
 // Replay re-queues a failed or skipped delivery with the same delivery and event

@@ -95,6 +95,14 @@ type Subscription struct {
 	UpdatedAt     time.Time `json:"updated_at"`
 }
 
+// DayAttempts is how many delivery attempts of a subscription started on one
+// UTC day, by outcome.
+type DayAttempts struct {
+	Day       time.Time // 00:00 UTC
+	Succeeded int       // answered 2xx
+	Failed    int       // anything else
+}
+
 // Delivery is one event sent to one subscription, with its attempts.
 type Delivery struct {
 	ID             string     `json:"id" doc:"Stable delivery id, sent as X-Service-Delivery."`
@@ -190,6 +198,9 @@ type Store interface {
 	// their attempts.
 	Deliveries(ctx context.Context, subscriptionID string, p app.PageRequest) ([]Delivery, error)
 	Delivery(ctx context.Context, subscriptionID, id string) (Delivery, error)
+	// AttemptsByDay counts a subscription's delivery attempts started at or
+	// after since, per UTC day, oldest day first; days without any are left out.
+	AttemptsByDay(ctx context.Context, subscriptionID string, since time.Time) ([]DayAttempts, error)
 	// Requeue makes a failed or skipped delivery pending again, due at `at`, with
 	// a fresh retry cycle; any other status is conflict.
 	Requeue(ctx context.Context, subscriptionID, id string, at time.Time) error

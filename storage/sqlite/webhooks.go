@@ -260,6 +260,34 @@ func (s WebhookStore) Deliveries(ctx context.Context, subscriptionID string, p a
 	return out, s.attachAttempts(ctx, out)
 }
 
+// AttemptsByDay counts the subscription's attempts started at or after since
+// per UTC day (webhooks.Store). A delivery's updated_at is at or after each of
+// its attempts (recorded with it), so older deliveries are passed over without
+// reading their attempts.
+func (s WebhookStore) AttemptsByDay(ctx context.Context, subscriptionID string, since time.Time) ([]webhooks.DayAttempts, error) {
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT a.started_at / 86400000 AS day,
+			sum(a.outcome = ?), sum(a.outcome <> ?)
+		FROM webhook_deliveries d JOIN webhook_attempts a ON a.delivery_id = d.id
+		WHERE d.subscription_id = ? AND d.updated_at >= ? AND a.started_at >= ?
+		GROUP BY day ORDER BY day`,
+		webhooks.StatusSuccessful, webhooks.StatusSuccessful, subscriptionID, ms(since), ms(since))
+	if err != nil {
+		return nil, mapErr(err, "webhook attempts")
+	}
+	defer rows.Close()
+	var out []webhooks.DayAttempts
+	for rows.Next() {
+		var day int64
+		var c webhooks.DayAttempts
+		if err := rows.Scan(&day, &c.Succeeded, &c.Failed); err != nil {
+			return nil, mapErr(err, "webhook attempts")
+		}
+		c.Day = time.UnixMilli(day * 86400000).UTC()
+		out = append(out, c)
+	}
+	return out, mapErr(rows.Err(), "webhook attempts")
+}
+
 // Delivery returns one delivery of a subscription with its attempts.
 func (s WebhookStore) Delivery(ctx context.Context, subscriptionID, id string) (webhooks.Delivery, error) {
 	d, err := scanDelivery(s.read(ctx).QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -270,5 +271,62 @@ func TestWebhookPrune(t *testing.T) {
 	var n int
 	if err := f.db.r.QueryRowContext(ctx, `SELECT count(*) FROM webhook_attempts`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("attempts left: %d %v", n, err)
+	}
+}
+
+// AttemptsByDay counts every attempt of one subscription since a time, per
+// UTC day, by outcome: however many deliveries there are, not a page of them.
+func TestWebhookAttemptsByDay(t *testing.T) {
+	f := newWebhookFixture(t)
+	ctx := context.Background()
+	day := func(d, h int) time.Time { return time.Date(2026, 3, d, h, 0, 0, 0, time.UTC) }
+	// attempt adds a delivery of sub with attempts at the times, the last one's
+	// outcome is outcome, the others failed.
+	n := 0
+	attempt := func(sub, outcome string, at ...time.Time) {
+		t.Helper()
+		n++
+		id := fmt.Sprintf("d%04d", n)
+		last := at[len(at)-1]
+		if _, err := f.db.Exec(ctx, `INSERT INTO webhook_deliveries(id, subscription_id, event_id, event_type, body, status,
+			attempts, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)`,
+			id, sub, "e"+id, webhooks.EventDriveFileCreated, []byte("{}"), outcome, len(at), ms(at[0]), ms(last)); err != nil {
+			t.Fatal(err)
+		}
+		for i, a := range at {
+			o := webhooks.StatusFailed
+			if i == len(at)-1 {
+				o = outcome
+			}
+			if _, err := f.db.Exec(ctx, `INSERT INTO webhook_attempts(delivery_id, number, started_at, request_headers,
+				duration_ms, outcome) VALUES (?,?,?,?,?,?)`, id, i+1, ms(a), "{}", 5, o); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for range 250 { // more than a page of the delivery list
+		attempt(f.resSub, webhooks.StatusSuccessful, day(10, 9))
+	}
+	attempt(f.resSub, webhooks.StatusSuccessful, day(9, 23), day(10, 1)) // a retry past midnight
+	attempt(f.resSub, webhooks.StatusFailed, day(12, 0), day(12, 23))
+	attempt(f.resSub, webhooks.StatusSuccessful, day(3, 12))              // before the window
+	attempt(f.resSub, webhooks.StatusSuccessful, day(3, 12), day(11, 8))  // replayed inside it
+	attempt(f.custSub, webhooks.StatusSuccessful, day(10, 9), day(11, 9)) // another subscription
+
+	got, err := f.store.AttemptsByDay(ctx, f.resSub, day(5, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []webhooks.DayAttempts{
+		{Day: day(9, 0), Failed: 1},
+		{Day: day(10, 0), Succeeded: 251},
+		{Day: day(11, 0), Succeeded: 1},
+		{Day: day(12, 0), Failed: 2},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("AttemptsByDay:\n got %v\nwant %v", got, want)
+	}
+	if got, err := f.store.AttemptsByDay(ctx, f.resSub, day(13, 0)); err != nil || len(got) != 0 {
+		t.Fatalf("a window without attempts: %v, %v", got, err)
 	}
 }

@@ -88,7 +88,7 @@ func (u *UI) adminWebhooks(w http.ResponseWriter, r *http.Request, v *viewer) {
 }
 
 // deliveryLimit is how many of a subscription's most recent deliveries the page
-// lists (and its chart counts).
+// lists (its chart counts every attempt of the last chartDays days).
 const deliveryLimit = 200
 
 // chartDays is how many days the delivery chart shows, today included.
@@ -120,30 +120,31 @@ const (
 	chartTop  = 12
 )
 
-// buildChart counts the attempts of ds per UTC day over the last chartDays
-// days: answered 2xx (succeeded) or not (failed).
-func buildChart(ds []webhooks.Delivery, now time.Time) deliveryChart {
-	today := now.UTC().Truncate(24 * time.Hour)
-	first := today.AddDate(0, 0, -(chartDays - 1))
+// chartSince is the first instant the delivery chart counts: 00:00 UTC
+// chartDays-1 days before now's day.
+func chartSince(now time.Time) time.Time {
+	return now.UTC().Truncate(24*time.Hour).AddDate(0, 0, -(chartDays - 1))
+}
+
+// buildChart lays out the attempts per UTC day (AttemptsByDay since
+// chartSince(now)) over the last chartDays days: answered 2xx (succeeded) or
+// not (failed).
+func buildChart(days []webhooks.DayAttempts, now time.Time) deliveryChart {
+	first := chartSince(now)
 	c := deliveryChart{W: chartW, H: chartH, Base: chartBase}
 	c.Bars = make([]chartBar, chartDays)
 	for i := range c.Bars {
 		day := first.AddDate(0, 0, i)
 		c.Bars[i].Day, c.Bars[i].Date = day.Format("Mon 2"), day.Format("2006-01-02")
 	}
-	for _, d := range ds {
-		for _, a := range d.AttemptLog {
-			i := int(a.StartedAt.UTC().Sub(first) / (24 * time.Hour))
-			if a.StartedAt.Before(first) || i < 0 || i >= chartDays {
-				continue
-			}
-			if a.Outcome == webhooks.StatusSuccessful {
-				c.Bars[i].Succeeded++
-			} else {
-				c.Bars[i].Failed++
-			}
-			c.Total++
+	for _, d := range days {
+		i := int(d.Day.UTC().Sub(first) / (24 * time.Hour))
+		if d.Day.Before(first) || i < 0 || i >= chartDays {
+			continue
 		}
+		c.Bars[i].Succeeded += d.Succeeded
+		c.Bars[i].Failed += d.Failed
+		c.Total += d.Succeeded + d.Failed
 	}
 	for _, b := range c.Bars {
 		c.Max = max(c.Max, b.Succeeded+b.Failed)
@@ -172,6 +173,7 @@ type webhookData struct {
 	Deliveries []webhooks.Delivery
 	Chart      deliveryChart
 	Limit      int
+	More       bool // older deliveries than the Limit listed exist
 }
 
 func (u *UI) adminWebhook(w http.ResponseWriter, r *http.Request, v *viewer) {
@@ -197,7 +199,17 @@ func (u *UI) adminWebhook(w http.ResponseWriter, r *http.Request, v *viewer) {
 			a.RequestBody = indentJSON(a.RequestBody)
 		}
 	}
-	d := webhookData{Section: "webhooks", Hook: sub, Deliveries: ds, Chart: buildChart(ds, time.Now()), Limit: deliveryLimit}
+	more := len(ds) > deliveryLimit
+	if more {
+		ds = ds[:deliveryLimit]
+	}
+	now := time.Now()
+	days, err := ws.AttemptsByDay(ctx, v.P, sub.ID, chartSince(now))
+	if err != nil {
+		u.fail(w, r, v, err)
+		return
+	}
+	d := webhookData{Section: "webhooks", Hook: sub, Deliveries: ds, Chart: buildChart(days, now), Limit: deliveryLimit, More: more}
 	u.render(w, r, http.StatusOK, "webhook", page{Title: "Webhook deliveries", V: v, Data: d})
 }
 
