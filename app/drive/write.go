@@ -492,12 +492,14 @@ func (s *Service) put(ctx context.Context, p *app.Principal, req PutRequest, the
 			out, err = s.commitContentAt(ctx, p, f, f.Name, mimeType, FormatHash(hash), n, req.ModifiedAt)
 			return err
 		}
-		folder := parent
+		// checked is the folder as this transaction read and checked it.
+		folder, checked := parent, (*File)(nil)
 		if folderInTx {
 			var err error
-			if folder, err = s.parentFolder(ctx, p, req.ParentID, "parent_id"); err != nil {
+			if checked, err = s.parentFolder(ctx, p, req.ParentID, "parent_id"); err != nil {
 				return err
 			}
+			folder = checked
 		}
 		owner := s.owner(p, folder)
 		f, err := s.store.LiveChild(ctx, owner, req.ParentID, NameKey(req.Name))
@@ -515,10 +517,7 @@ func (s *Service) put(ctx context.Context, p *app.Principal, req PutRequest, the
 		f = File{ID: app.NewID(), OrgID: p.OrgID, OwnerID: owner, ParentID: strPtr(req.ParentID), Name: req.Name,
 			Metadata: Metadata{Tags: []string{}, Custom: map[string]string{}}}
 		created = true
-		if !folderInTx {
-			folder = nil // read before the transaction: createContent reads it again
-		}
-		out, err = s.createContent(ctx, p, f, folder, mimeType, FormatHash(hash), n, req.ModifiedAt)
+		out, err = s.createContent(ctx, p, f, checked, mimeType, FormatHash(hash), n, req.ModifiedAt)
 		return err
 	}
 	err = s.storeReferenced(ctx, c, nil, func(ctx context.Context) error {

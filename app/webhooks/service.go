@@ -263,10 +263,7 @@ func (s *Service) Delete(ctx context.Context, p *app.Principal, id string) error
 // Deliveries lists a subscription's deliveries, most recent first, each with its
 // attempts.
 func (s *Service) Deliveries(ctx context.Context, p *app.Principal, id string, pr app.PageRequest) ([]Delivery, error) {
-	if err := authorize(p); err != nil {
-		return nil, err
-	}
-	if _, err := s.get(ctx, p, id); err != nil {
+	if _, err := s.Get(ctx, p, id); err != nil {
 		return nil, err
 	}
 	return s.store.Deliveries(ctx, id, pr)
@@ -275,10 +272,7 @@ func (s *Service) Deliveries(ctx context.Context, p *app.Principal, id string, p
 // AttemptsByDay counts the subscription's delivery attempts since `since`
 // per UTC day, all of them (the delivery list is a page of the newest).
 func (s *Service) AttemptsByDay(ctx context.Context, p *app.Principal, id string, since time.Time) ([]DayAttempts, error) {
-	if err := authorize(p); err != nil {
-		return nil, err
-	}
-	if _, err := s.get(ctx, p, id); err != nil {
+	if _, err := s.Get(ctx, p, id); err != nil {
 		return nil, err
 	}
 	return s.store.AttemptsByDay(ctx, id, since)

@@ -193,15 +193,15 @@ func (u *UI) adminWebhook(w http.ResponseWriter, r *http.Request, v *viewer) {
 		u.fail(w, r, v, err)
 		return
 	}
+	more := len(ds) > deliveryLimit
+	if more {
+		ds = ds[:deliveryLimit]
+	}
 	for i := range ds {
 		for j := range ds[i].AttemptLog {
 			a := &ds[i].AttemptLog[j]
 			a.RequestBody = indentJSON(a.RequestBody)
 		}
-	}
-	more := len(ds) > deliveryLimit
-	if more {
-		ds = ds[:deliveryLimit]
 	}
 	now := time.Now()
 	days, err := ws.AttemptsByDay(ctx, v.P, sub.ID, chartSince(now))
