@@ -33,6 +33,16 @@ import (
 // server stay as small either way (bench/memory.sh).
 const serveMemoryLimit = 128 << 20
 
+// limitServeMemory sets serve's soft memory limit unless GOMEMLIMIT set one
+// (the runtime read it at start). A soft limit: the collector works harder as
+// the Go heap nears it (it never refuses memory), so a small machine's server
+// gives back what a burst took instead of growing to twice its peak.
+func limitServeMemory() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(serveMemoryLimit)
+	}
+}
+
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
@@ -93,12 +103,7 @@ func newServeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if os.Getenv("GOMEMLIMIT") == "" {
-				// A soft limit: the collector works harder as the Go heap nears
-				// it (it never refuses memory), so a small machine's server gives
-				// back what a burst took instead of growing to twice its peak.
-				debug.SetMemoryLimit(serveMemoryLimit)
-			}
+			limitServeMemory()
 			log, flushLog := wire.NewServeLogger(cfg, cmd.ErrOrStderr())
 			defer flushLog()
 			for _, w := range cfg.Warnings {
