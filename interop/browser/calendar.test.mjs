@@ -120,6 +120,36 @@ test('New event makes an event shown in the view; it can be edited', async () =>
   noProblems(page)
 })
 
+test('a save that cannot reach the server says so in the form, which keeps what was typed', async () => {
+  const l = await local()
+  await button('Week').click()
+  await loaded()
+  // Every change fails as on a dropped connection; reads still work.
+  const offline = route => route.request().method() === 'GET' ? route.continue() : route.abort('internetdisconnected')
+  await page.route('**/api/v1/**', offline)
+  await button('New event').click()
+  const dialog = page.getByRole('dialog')
+  await dialog.getByRole('heading', { name: 'New event' }).waitFor()
+  await page.getByLabel('Title', { exact: true }).fill('Written offline')
+  await page.getByLabel('Start', { exact: true }).fill(`${l.today}T08:00`)
+  await page.getByLabel('End', { exact: true }).fill(`${l.today}T08:30`)
+  await button('Save').click()
+  const error = page.locator('#ev-error')
+  await error.waitFor()
+  assert.equal(await error.innerText(), 'The server cannot be reached. Check your connection and try again.')
+  assert.equal(await page.getByLabel('Title', { exact: true }).inputValue(), 'Written offline')
+  assert.ok(await dialog.isVisible(), 'the form stays open')
+
+  await page.unroute('**/api/v1/**', offline)
+  await button('Save').click()
+  await dialog.waitFor({ state: 'hidden' })
+  await loaded()
+  await view().getByRole('button', { name: /Written offline/ }).waitFor()
+  // The aborted request is the browser's console error; nothing else is.
+  page.problems = page.problems.filter(p => !/ERR_INTERNET_DISCONNECTED/.test(p))
+  noProblems(page)
+})
+
 test('the week and day views are hourly grids: an event sits in its hour, sized by its length, overlaps side by side', async () => {
   const l = await local()
   await button('Week').click()

@@ -4,34 +4,20 @@
 // into the page with textContent only.
 "use strict";
 (function () {
-  var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
-
   // api calls the REST API and returns the parsed JSON (null for 204); an
   // error response throws an Error whose message is the problem's detail.
   function api(method, path, body, headers) {
-    var h = { Accept: "application/json" };
-    if (method !== "GET") { h["X-CSRF-Token"] = csrf; }
-    if (body !== undefined) { h["Content-Type"] = "application/json"; }
-    Object.keys(headers || {}).forEach(function (k) { h[k] = headers[k]; });
-    return fetch("/api/v1" + path, {
-      method: method, headers: h, credentials: "same-origin",
-      body: body === undefined ? undefined : JSON.stringify(body)
-    }).then(function (res) {
-      if (res.status === 204) { return null; }
-      return res.text().then(function (t) {
-        var data = null;
-        try { data = t ? JSON.parse(t) : null; } catch (e) { data = null; }
-        if (!res.ok) {
-          var msg = (data && (data.detail || data.title)) || ("The server answered " + res.status + ".");
-          if (res.status === 401) { msg = "You are signed out. Reload the page and sign in again."; }
-          var err = new Error(msg);
-          err.status = res.status;
-          err.code = data && data.code;
-          throw err;
-        }
-        return data;
-      });
-    }, function () { throw new Error("The server cannot be reached. Check your connection and try again."); });
+    return Atrium.request(method, "/api/v1" + path, body, headers).then(function (r) {
+      if (r.status === 0) { throw new Error("The server cannot be reached. Check your connection and try again."); }
+      if (r.ok) { return r.status === 204 ? null : r.body; }
+      var data = r.body;
+      var msg = (data && (data.detail || data.title)) || ("The server answered " + r.status + ".");
+      if (r.status === 401) { msg = "You are signed out. Reload the page and sign in again."; }
+      var err = new Error(msg);
+      err.status = r.status;
+      err.code = data && data.code;
+      throw err;
+    });
   }
 
   function $(id) { return document.getElementById(id); }

@@ -9,8 +9,6 @@
   var API = "/api/v1";
   var TZ = (Intl.DateTimeFormat().resolvedOptions().timeZone) || "UTC";
   var ME = root.dataset.email || "";
-  var csrfMeta = document.querySelector('meta[name="csrf-token"]');
-  var CSRF = csrfMeta ? csrfMeta.content : "";
   var DAY_CODES = ["SU", "MO", "TU", "WE", "TH", "FR", "SA"];
   var PALETTE = ["#0b5cad", "#1b7f3b", "#a4262c", "#8a4baf", "#b35900", "#00758f", "#5c6bc0", "#6d4c41"];
 
@@ -95,31 +93,18 @@
   }
 
   // ---- the REST API ----
-  function api(method, path, body, opts) {
-    opts = opts || {};
-    var init = { method: method, credentials: "same-origin", headers: { Accept: "application/json" } };
-    if (method !== "GET") { init.headers["X-CSRF-Token"] = CSRF; }
-    if (body instanceof FormData) {
-      init.body = body;
-    } else if (body !== undefined) {
-      init.headers["Content-Type"] = "application/json";
-      init.body = JSON.stringify(body);
-    }
-    return fetch(API + path, init).then(function (res) {
-      if (res.status === 204) { return null; }
-      return res.text().then(function (t) {
-        var data = null;
-        if (t) { try { data = JSON.parse(t); } catch (e) { data = null; } }
-        if (!res.ok) {
-          var err = new Error(problemText(data, res.status));
-          err.status = res.status;
-          throw err;
-        }
-        return data;
-      });
+  // api calls the REST API and resolves with the parsed JSON (null for 204);
+  // a failure rejects with an Error a person can read, its status beside it.
+  function api(method, path, body, headers) {
+    return Atrium.request(method, API + path, body, headers).then(function (r) {
+      if (r.ok) { return r.status === 204 ? null : r.body; }
+      var err = new Error(problemText(r.body, r.status));
+      err.status = r.status;
+      throw err;
     });
   }
   function problemText(p, status) {
+    if (status === 0) { return "The server cannot be reached. Check your connection and try again."; }
     if (status === 401) { return "You are signed out. Reload the page and sign in again."; }
     if (!p) { return "The server answered " + status + ". Try again."; }
     var msg = p.detail || p.title || ("The server answered " + status + ".");
@@ -789,17 +774,9 @@
   });
 
   function fetchPut(path, body, etag) {
-    return fetch(API + path, {
-      method: "PUT", credentials: "same-origin",
-      headers: Object.assign({ Accept: "application/json", "Content-Type": "application/json", "X-CSRF-Token": CSRF }, etag ? { "If-Match": '"' + etag.replace(/"/g, "") + '"' } : {}),
-      body: JSON.stringify(body)
-    }).then(function (res) {
-      if (res.ok) { return res.json(); }
-      return res.text().then(function (t) {
-        var d = null; try { d = JSON.parse(t); } catch (e) { d = null; }
-        if (res.status === 412) { throw new Error("Someone changed this event meanwhile. Close the form and open the event again."); }
-        throw new Error(problemText(d, res.status));
-      });
+    return api("PUT", path, body, etag ? { "If-Match": '"' + etag.replace(/"/g, "") + '"' } : {}).catch(function (err) {
+      if (err.status === 412) { throw new Error("Someone changed this event meanwhile. Close the form and open the event again."); }
+      throw err;
     });
   }
 

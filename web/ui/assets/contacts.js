@@ -4,27 +4,12 @@
 "use strict";
 (function () {
   var api = "/api/v1/contacts";
-  var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
   var flashKey = "atrium.contacts.flash";
 
   function $(id) { return document.getElementById(id); }
 
-  // call sends a request to the REST API and resolves with {status, body, etag}.
-  function call(method, path, body, headers) {
-    var h = { "Accept": "application/json, application/problem+json" };
-    if (method !== "GET") { h["X-CSRF-Token"] = csrf; }
-    if (body !== undefined) { h["Content-Type"] = "application/json"; }
-    Object.keys(headers || {}).forEach(function (k) { h[k] = headers[k]; });
-    return fetch(path, { method: method, headers: h, credentials: "same-origin", body: body === undefined ? undefined : JSON.stringify(body) })
-      .then(function (res) {
-        var etag = res.headers.get("ETag") || "";
-        return res.text().then(function (t) {
-          var data = null;
-          try { data = t ? JSON.parse(t) : null; } catch (e) { data = null; }
-          return { status: res.status, ok: res.ok, body: data, etag: etag };
-        });
-      });
-  }
+  // call sends a request to the REST API and resolves with {status, ok, body, etag}.
+  var call = Atrium.request;
 
   // problemText is what a person reads of a failed request.
   function problemText(r) {
@@ -35,20 +20,8 @@
     return msg;
   }
 
-  function networkError() { return { status: 0, body: null }; }
-
-  // reloadWith reloads the page and shows msg at its top.
-  function reloadWith(msg, url) {
-    try { sessionStorage.setItem(flashKey, msg); } catch (e) { /* private mode: no message */ }
-    if (url) { location.assign(url); } else { location.reload(); }
-  }
-
-  function showFlash() {
-    var el = $("contacts-flash");
-    var msg = null;
-    try { msg = sessionStorage.getItem(flashKey); sessionStorage.removeItem(flashKey); } catch (e) { msg = null; }
-    if (el && msg) { el.textContent = msg; el.hidden = false; }
-  }
+  // reloadWith reloads the page (or goes to url) and shows msg at its top.
+  function reloadWith(msg, url) { Atrium.keepFlash(flashKey, msg, url); }
 
   // Dialogs: opened modal, focus returns to the control that opened them.
   var opener = null;
@@ -241,7 +214,7 @@
       if (!(c.emails || []).length) { addRow("email"); }
       if (!(c.phones || []).length) { addRow("phone"); }
       openDialog(dlg, $("c-first"));
-    }, function () { alertList(problemText(networkError())); });
+    });
   }
 
   function save(ev) {
@@ -269,9 +242,6 @@
         return;
       }
       showErrors(r, got.where);
-    }, function () {
-      btn.disabled = false;
-      showErrors(networkError(), {});
     });
   }
 
@@ -300,9 +270,6 @@
       if (r.ok) { reloadWith("Deleted " + li.dataset.name + "."); return; }
       $("delete-error").textContent = problemText(r);
       $("delete-error").hidden = false;
-    }, function () {
-      $("delete-error").textContent = problemText(networkError());
-      $("delete-error").hidden = false;
     });
   }
 
@@ -316,7 +283,7 @@
       var on = !!r.body.is_favorite;
       btn.setAttribute("aria-pressed", on ? "true" : "false");
       btn.textContent = on ? "★" : "☆";
-    }, function () { btn.disabled = false; alertList(problemText(networkError())); });
+    });
   }
 
   // ---- Move ----
@@ -334,7 +301,7 @@
       var msg = "Moved " + moved + (moved === 1 ? " contact" : " contacts") + " to " + target.textContent + ".";
       if (failed) { msg += " " + failed + " could not be moved (they changed meanwhile)."; }
       reloadWith(msg);
-    }, function () { alertList(problemText(networkError())); });
+    });
   }
 
   // ---- Address books ----
@@ -352,7 +319,7 @@
       name.setAttribute("aria-invalid", "true");
       name.setAttribute("aria-describedby", "new-book-error");
       name.focus();
-    }, function () { err.textContent = problemText(networkError()); err.hidden = false; });
+    });
   }
 
   var bookDlg;
@@ -373,7 +340,7 @@
       if (r.ok) { reloadWith("Deleted the address book.", "/contacts"); return; }
       $("delete-error").textContent = problemText(r);
       $("delete-error").hidden = false;
-    }, function () { $("delete-error").textContent = problemText(networkError()); $("delete-error").hidden = false; });
+    });
   }
 
   // ---- Export and import of the whole book, done by the server ----
@@ -402,16 +369,7 @@
     }
     out.textContent = "Importing " + file.name + "…";
     btn.disabled = true;
-    fetch(api + "/books/" + encodeURIComponent(list.dataset.book) + "/import", {
-      method: "POST", credentials: "same-origin", body: file,
-      headers: { "Content-Type": "text/vcard", "X-CSRF-Token": csrf, "Accept": "application/json, application/problem+json" }
-    }).then(function (res) {
-      return res.text().then(function (t) {
-        var data = null;
-        try { data = t ? JSON.parse(t) : null; } catch (e) { data = null; }
-        return { status: res.status, ok: res.ok, body: data };
-      });
-    }, networkError).then(function (r) {
+    call("POST", api + "/books/" + encodeURIComponent(list.dataset.book) + "/import", file, { "Content-Type": "text/vcard" }).then(function (r) {
       if (r.ok && r.body) { summary(file.name, r.body, ""); } else { summary(file.name, null, problemText(r)); }
     }).finally(function () { btn.disabled = false; input.value = ""; });
   }
@@ -479,7 +437,7 @@
 
   var list;
   document.addEventListener("DOMContentLoaded", function () {
-    showFlash();
+    Atrium.showFlash(flashKey, $("contacts-flash"));
     list = $("contacts-list");
     if (!list) { // the directory
       document.querySelectorAll("button[data-act=add-person]").forEach(function (b) {

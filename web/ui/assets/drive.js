@@ -40,17 +40,10 @@
   // call sends a request to the REST API; it resolves with the JSON body (or
   // null) and rejects with an Error whose message is readable.
   function call(method, path, body) {
-    var opts = { method: method, credentials: "same-origin", headers: { "Accept": "application/json" } };
-    if (method !== "GET" && method !== "HEAD") { opts.headers["X-CSRF-Token"] = csrf; }
-    if (body !== undefined) { opts.headers["Content-Type"] = "application/json"; opts.body = JSON.stringify(body); }
-    return fetch(path, opts).then(function (res) {
-      return res.text().then(function (t) {
-        var data = null;
-        if (t) { try { data = JSON.parse(t); } catch (e) { data = null; } }
-        if (!res.ok) { var err = new Error(problemText(data, res.status)); err.status = res.status; throw err; }
-        return data;
-      });
-    }, function () { throw new Error(problemText(null, 0)); });
+    return Atrium.request(method, path, body).then(function (r) {
+      if (!r.ok) { var err = new Error(problemText(r.body, r.status)); err.status = r.status; throw err; }
+      return r.body;
+    });
   }
   function showError(dlg, msg) {
     var p = dlg.querySelector('p.flash.err');

@@ -5,7 +5,6 @@
 // reaches the DOM only through textContent and form values.
 "use strict";
 (function () {
-  var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
   var flashKey = "atrium.partner.flash";
 
   function $(id) { return document.getElementById(id); }
@@ -18,20 +17,7 @@
   }
 
   // call sends a request to the REST API and resolves with {status, ok, body}.
-  function call(method, path, body, headers) {
-    var h = { "Accept": "application/json, application/problem+json" };
-    if (method !== "GET") { h["X-CSRF-Token"] = csrf; }
-    if (body !== undefined) { h["Content-Type"] = "application/json"; }
-    Object.keys(headers || {}).forEach(function (k) { h[k] = headers[k]; });
-    return fetch(path, { method: method, headers: h, credentials: "same-origin", body: body === undefined ? undefined : JSON.stringify(body) })
-      .then(function (res) {
-        return res.text().then(function (t) {
-          var data = null;
-          try { data = t ? JSON.parse(t) : null; } catch (e) { data = null; }
-          return { status: res.status, ok: res.ok, body: data };
-        });
-      }, function () { return { status: 0, ok: false, body: null }; });
-  }
+  var call = Atrium.request;
 
   // labelOf is the visible label of a field of form, for error messages.
   function labelOf(form, name) {
@@ -71,17 +57,7 @@
   }
 
   // done keeps msg for the next page, then goes there (default: this one again).
-  function done(msg, url) {
-    try { sessionStorage.setItem(flashKey, msg); } catch (e) { /* private mode: no message */ }
-    if (url) { location.assign(url); } else { location.reload(); }
-  }
-
-  function showFlash() {
-    var el = $("partner-flash");
-    var msg = null;
-    try { msg = sessionStorage.getItem(flashKey); sessionStorage.removeItem(flashKey); } catch (e) { msg = null; }
-    if (el && msg) { el.textContent = msg; el.hidden = false; }
-  }
+  function done(msg, url) { Atrium.keepFlash(flashKey, msg, url); }
 
   // Dialogs: modal; focus returns to the control that opened them.
   var opener = null;
@@ -210,5 +186,5 @@
     });
   }
 
-  showFlash();
+  Atrium.showFlash(flashKey, $("partner-flash"));
 })();

@@ -4,24 +4,11 @@
 // textContent and form values. A secret is shown once, in the secret dialog.
 "use strict";
 (function () {
-  var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
 
   function $(id) { return document.getElementById(id); }
 
   // call sends a request to the REST API and resolves with {status, ok, body}.
-  function call(method, path, body) {
-    var h = { "Accept": "application/json, application/problem+json" };
-    if (method !== "GET") { h["X-CSRF-Token"] = csrf; }
-    if (body !== undefined) { h["Content-Type"] = "application/json"; }
-    return fetch(path, { method: method, headers: h, credentials: "same-origin", body: body === undefined ? undefined : JSON.stringify(body) })
-      .then(function (res) {
-        return res.text().then(function (t) {
-          var data = null;
-          try { data = t ? JSON.parse(t) : null; } catch (e) { data = null; }
-          return { status: res.status, ok: res.ok, body: data };
-        });
-      }, function () { return { status: 0, ok: false, body: null }; });
-  }
+  var call = Atrium.request;
 
   // problemText is what a person reads of a failed request: the problem's
   // detail and the messages of its invalid fields.
