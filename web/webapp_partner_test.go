@@ -174,3 +174,86 @@ func TestWebAppPartnerPages(t *testing.T) {
 		t.Error("the suspended organisation is not among the suspended")
 	}
 }
+
+// TestWebAppPartnerTeamMembers: a customer organisation's page lists each
+// team's members, names escaped, each with a Remove button that asks first,
+// and offers the organisation's other users to add; the page follows the
+// changes made through the partner API that its script calls.
+func TestWebAppPartnerTeamMembers(t *testing.T) {
+	t.Parallel()
+	s := webtest.New(t)
+	staff := person(t, s, "Reseller", "staff@reseller.test", "admin")
+	const xss = `<img src=x onerror=alert(1)>`
+	call := func(method, path string, body any, want int) map[string]any {
+		t.Helper()
+		res := s.Do(webtest.Request{Method: method, Path: "/api/v1/partner" + path, Token: staff.Token, Body: body})
+		if res.StatusCode != want {
+			t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, res.Body)
+		}
+		if want == http.StatusNoContent {
+			return nil
+		}
+		return res.JSON()
+	}
+	orgID := call("POST", "/orgs", map[string]any{"name": "Zeta", "plan_slug": "business", "seats": 5, "admin_email": "boss@zeta.test"}, 201)["id"].(string)
+	org := "/orgs/" + orgID
+	patID := call("POST", org+"/users", map[string]any{"email": "pat@zeta.test", "first_name": "Pat", "last_name": xss}, 201)["id"].(string)
+	teamID := call("POST", org+"/teams", map[string]any{"name": "Engineering " + xss}, 201)["id"].(string)
+	call("POST", org+"/teams/"+teamID+"/members", map[string]any{"user_id": patID}, 201)
+
+	in := newBrowser(t, s)
+	in.mustSignIn("staff@reseller.test", testPassword)
+	p := in.get("/partner/" + orgID)
+	if p.StatusCode != 200 {
+		t.Fatalf("/partner/{id}: %d %s", p.StatusCode, p.Body)
+	}
+	team := "Engineering &lt;img src=x onerror=alert(1)&gt;"
+	api := "/api/v1/partner/orgs/" + orgID + "/teams/" + teamID
+	for _, want := range []string{
+		`<summary>1 member<span class="sr-only"> of ` + team + `</span></summary>`,
+		`<ul class="member-list" aria-label="Members of ` + team + `">`,
+		`Pat &lt;img src=x onerror=alert(1)&gt; <span class="sub">pat@zeta.test</span>`,
+		`data-api="` + api + `/members/` + patID + `" data-method="DELETE"`,
+		`data-confirm-title="Remove Pat &lt;img src=x onerror=alert(1)&gt; from the team ` + team + `?"`,
+		`aria-label="Remove Pat &lt;img src=x onerror=alert(1)&gt; from the team ` + team + `">Remove</button>`,
+		`data-api="` + api + `/members" data-method="POST"`,
+		`<label for="add-` + teamID + `">Add to ` + team + `</label>`,
+		`<select id="add-` + teamID + `" name="user_id" required>`,
+		`>boss@zeta.test</option>`,
+		`>Add member</button>`,
+	} {
+		if !strings.Contains(p.Body, want) {
+			t.Errorf("the organisation's page lacks %q", want)
+		}
+	}
+	if strings.Contains(p.Body, "(pat@zeta.test)</option>") {
+		t.Error("a member is offered to be added again")
+	}
+	if strings.Contains(p.Body, "<img src=x") {
+		t.Error("a name is not escaped among the teams")
+	}
+
+	// Everyone added: nobody is left to offer. Then both removed.
+	bossID := ""
+	for _, u := range call("GET", org+"/users", nil, 200)["items"].([]any) {
+		if m := u.(map[string]any); m["email"] == "boss@zeta.test" {
+			bossID = m["id"].(string)
+		}
+	}
+	call("POST", org+"/teams/"+teamID+"/members", map[string]any{"user_id": bossID}, 201)
+	p = in.get("/partner/" + orgID)
+	for _, want := range []string{`<summary>2 members`, `Every user of the organisation is in this team.`} {
+		if !strings.Contains(p.Body, want) {
+			t.Errorf("with every user a member, the page lacks %q", want)
+		}
+	}
+	if strings.Contains(p.Body, `>Add member</button>`) {
+		t.Error("an add form with nobody to add")
+	}
+	call("DELETE", org+"/teams/"+teamID+"/members/"+patID, nil, 204)
+	call("DELETE", org+"/teams/"+teamID+"/members/"+bossID, nil, 204)
+	p = in.get("/partner/" + orgID)
+	if !strings.Contains(p.Body, `<summary>0 members`) || strings.Contains(p.Body, `class="member-list"`) || !strings.Contains(p.Body, "(pat@zeta.test)</option>") {
+		t.Error("after both were removed the team shows members, or does not offer them again")
+	}
+}

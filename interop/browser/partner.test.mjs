@@ -2,7 +2,8 @@
 // through the printed link and signs in, provisions a customer organisation in
 // the browser, whose admin accepts the invitation; suspending the organisation
 // keeps that admin out, activating it lets them back in; a seat count below
-// the floor is explained before anything is sent.
+// the floor is explained before anything is sent; a team gains a member and
+// loses them.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { base, launch, newPage, noProblems, axe, signInAs, mailLink, screenshot } from './browser.mjs'
@@ -156,11 +157,39 @@ test('seats below the floor are explained before the request is sent', async () 
   noProblems(page)
 })
 
+test('a team is made; a user is added to it and removed again', async () => {
+  const page = await staffPage(orgPath)
+  const teams = page.locator('#teams')
+  await teams.getByLabel('Team name').fill('Support')
+  await Promise.all([page.waitForEvent('load'), teams.getByRole('button', { name: 'Create team' }).click()])
+  await page.getByRole('status').filter({ hasText: 'team is created' }).waitFor()
+  const summary = () => teams.locator('summary').filter({ hasText: 'of Support' })
+  assert.match(await summary().innerText(), /^0 members/)
+  await summary().click()
+  // The admin never gave a name: the e-mail address names them.
+  await teams.getByLabel('Add to Support').selectOption({ label: adminEmail })
+  await Promise.all([page.waitForEvent('load'), teams.getByRole('button', { name: 'Add member' }).click()])
+  await page.getByRole('status').filter({ hasText: 'added to the team Support' }).waitFor()
+  assert.match(await summary().innerText(), /^1 member/)
+  await summary().click()
+  assert.ok((await teams.getByRole('list', { name: 'Members of Support' }).innerText()).includes(adminEmail), 'the admin is listed as a member')
+  await axe(page, 'a team with its members shown')
+  await screenshot(page, 'partner-team-members')
+  await confirm(page, `Remove ${adminEmail} from the team Support`, /stays in the organisation/, 'Remove')
+  await page.getByRole('status').filter({ hasText: 'no longer in the team Support' }).waitFor()
+  assert.match(await summary().innerText(), /^0 members/)
+  noProblems(page)
+})
+
 test('the phone layout at 390×844 has no sideways scrolling', async () => {
   for (const path of ['/partner', orgPath]) {
     const page = await staffPage(path, { viewport: { width: 390, height: 844 } })
+    // Every team's members shown: they fit too, in the page and in their table.
+    for (const s of await page.locator('#teams summary').all()) await s.click()
     const width = await page.evaluate(() => document.documentElement.scrollWidth)
     assert.ok(width <= 390, `${path} is ${width} px wide`)
+    const tables = await page.evaluate(() => [...document.querySelectorAll('.table-wrap')].filter(w => w.scrollWidth > w.clientWidth).map(w => w.parentElement.id))
+    assert.deepEqual(tables, [], 'tables that scroll sideways')
     await axe(page, `${path} on a phone`)
     await screenshot(page, path === '/partner' ? 'partner-list-phone' : 'partner-org-phone')
     noProblems(page)

@@ -66,6 +66,26 @@ func planLabel(p identity.Plan) string {
 	return fmt.Sprintf("%s (up to %d seats, %s storage)", p.Name, p.MaxSeats, humanBytes(p.QuotaBytes))
 }
 
+// partnerTeam is a team on its organisation's page: its members, and the
+// organisation's users who are not (whom the page offers to add).
+type partnerTeam struct {
+	partner.Team
+	Members    []partnerMember
+	Candidates []identity.User
+}
+
+// MembersLabel counts the members as a person reads it.
+func (t partnerTeam) MembersLabel() string { return plural(t.MemberCount, "member", "members") }
+
+// partnerMember is a member of a team, named as the users are.
+type partnerMember struct{ partner.Member }
+
+// DisplayName is the member's full name, or the e-mail address when there is none.
+func (m partnerMember) DisplayName() string {
+	u := identity.User{FirstName: m.FirstName, LastName: m.LastName, Email: m.Email}
+	return u.DisplayName()
+}
+
 // PlanLabel names a plan of the choices.
 func (partnerListData) PlanLabel(p identity.Plan) string { return planLabel(p) }
 
@@ -213,7 +233,7 @@ type partnerOrgData struct {
 	Users []identity.User
 	// UsersCapped says Users holds only the first partnerFetchLimit users.
 	UsersCapped bool
-	Teams       []partner.Team
+	Teams       []partnerTeam
 	// Active, Invited and Suspended count the users by status; Floor is the
 	// seat floor (active users plus pending invitations).
 	Active, Invited, Suspended int
@@ -297,12 +317,21 @@ func (u *UI) partnerOrg(w http.ResponseWriter, r *http.Request, v *viewer) {
 	d.Floor = max(d.Active+d.Invited, 1)
 	d.FloorText = floorText(d.Active, d.Invited)
 	d.FreeSeats = max(d.Sub.Seats-d.Sub.UsedSeats, 0)
-	if d.Teams, _, err = readAll(func(pr app.PageRequest) ([]partner.Team, error) { return ps.ListTeams(ctx, v.P, id, pr) },
-		func(t partner.Team) string { return t.ID }); err != nil {
+	teams, _, err := readAll(func(pr app.PageRequest) ([]partner.Team, error) { return ps.ListTeams(ctx, v.P, id, pr) },
+		func(t partner.Team) string { return t.ID })
+	if err != nil {
 		u.fail(w, r, v, err)
 		return
 	}
-	slices.SortStableFunc(d.Teams, func(a, b partner.Team) int { return cmp.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)) })
+	slices.SortStableFunc(teams, func(a, b partner.Team) int { return cmp.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)) })
+	for _, t := range teams {
+		pt, err := u.partnerTeam(r, v, id, t, d.Users)
+		if err != nil {
+			u.fail(w, r, v, err)
+			return
+		}
+		d.Teams = append(d.Teams, pt)
+	}
 
 	d.StorageUsed, d.Quota = humanBytes(d.Sub.StorageUsedBytes), humanBytes(d.Sub.QuotaBytes)
 	d.SeatsBar = newBar(fmt.Sprintf("Seat use: %d of %d seats (%s, %s)", d.Sub.UsedSeats, d.Sub.Seats,
@@ -315,4 +344,30 @@ func (u *UI) partnerOrg(w http.ResponseWriter, r *http.Request, v *viewer) {
 	d.StorageBar = newBar(fmt.Sprintf("Storage use: %s of %s (%.0f%%)", d.StorageUsed, d.Quota, pct),
 		float64(d.Sub.QuotaBytes), []float64{float64(d.Sub.StorageUsedBytes)}, []string{"bar-storage"})
 	u.render(w, r, http.StatusOK, "partner_org", page{Title: org.Name + " — Customers", V: v, Data: d})
+}
+
+// partnerTeam reads team t's members (by name) and picks the users of the
+// organisation who are not among them.
+func (u *UI) partnerTeam(r *http.Request, v *viewer, orgID string, t partner.Team, users []identity.User) (partnerTeam, error) {
+	members, _, err := readAll(func(pr app.PageRequest) ([]partner.Member, error) {
+		return u.cfg.Partner.Members(r.Context(), v.P, orgID, t.ID, pr)
+	}, func(m partner.Member) string { return m.UserID })
+	if err != nil {
+		return partnerTeam{}, err
+	}
+	pt := partnerTeam{Team: t}
+	in := make(map[string]bool, len(members))
+	for _, m := range members {
+		pt.Members = append(pt.Members, partnerMember{m})
+		in[m.UserID] = true
+	}
+	slices.SortStableFunc(pt.Members, func(a, b partnerMember) int {
+		return cmp.Compare(strings.ToLower(a.DisplayName()), strings.ToLower(b.DisplayName()))
+	})
+	for _, x := range users {
+		if !in[x.ID] {
+			pt.Candidates = append(pt.Candidates, x)
+		}
+	}
+	return pt, nil
 }
