@@ -66,12 +66,10 @@ func planLabel(p identity.Plan) string {
 	return fmt.Sprintf("%s (up to %d seats, %s storage)", p.Name, p.MaxSeats, humanBytes(p.QuotaBytes))
 }
 
-// partnerTeam is a team on its organisation's page: its members, and the
-// organisation's users who are not (whom the page offers to add).
+// partnerTeam is a team on its organisation's page, with its members.
 type partnerTeam struct {
 	partner.Team
-	Members    []partnerMember
-	Candidates []identity.User
+	Members []partnerMember
 }
 
 // MembersLabel counts the members as a person reads it.
@@ -325,7 +323,7 @@ func (u *UI) partnerOrg(w http.ResponseWriter, r *http.Request, v *viewer) {
 	}
 	slices.SortStableFunc(teams, func(a, b partner.Team) int { return cmp.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)) })
 	for _, t := range teams {
-		pt, err := u.partnerTeam(r, v, id, t, d.Users)
+		pt, err := u.partnerTeam(r, v, id, t)
 		if err != nil {
 			u.fail(w, r, v, err)
 			return
@@ -346,9 +344,8 @@ func (u *UI) partnerOrg(w http.ResponseWriter, r *http.Request, v *viewer) {
 	u.render(w, r, http.StatusOK, "partner_org", page{Title: org.Name + " — Customers", V: v, Data: d})
 }
 
-// partnerTeam reads team t's members (by name) and picks the users of the
-// organisation who are not among them.
-func (u *UI) partnerTeam(r *http.Request, v *viewer, orgID string, t partner.Team, users []identity.User) (partnerTeam, error) {
+// partnerTeam reads team t's members, by name.
+func (u *UI) partnerTeam(r *http.Request, v *viewer, orgID string, t partner.Team) (partnerTeam, error) {
 	members, _, err := readAll(func(pr app.PageRequest) ([]partner.Member, error) {
 		return u.cfg.Partner.Members(r.Context(), v.P, orgID, t.ID, pr)
 	}, func(m partner.Member) string { return m.UserID })
@@ -356,18 +353,11 @@ func (u *UI) partnerTeam(r *http.Request, v *viewer, orgID string, t partner.Tea
 		return partnerTeam{}, err
 	}
 	pt := partnerTeam{Team: t}
-	in := make(map[string]bool, len(members))
 	for _, m := range members {
 		pt.Members = append(pt.Members, partnerMember{m})
-		in[m.UserID] = true
 	}
 	slices.SortStableFunc(pt.Members, func(a, b partnerMember) int {
 		return cmp.Compare(strings.ToLower(a.DisplayName()), strings.ToLower(b.DisplayName()))
 	})
-	for _, x := range users {
-		if !in[x.ID] {
-			pt.Candidates = append(pt.Candidates, x)
-		}
-	}
 	return pt, nil
 }

@@ -123,9 +123,15 @@
         if (text !== last.body) { last = { key: newKey(), body: text }; }
         headers["Idempotency-Key"] = last.key;
       }
+      // A {field} in the form's path is that field's value, taken out of the body.
+      var path = form.dataset.api.replace(/\{(\w+)\}/g, function (_, k) {
+        var v = body[k];
+        delete body[k];
+        return encodeURIComponent(v || "");
+      });
       var submit = form.querySelector('button[type="submit"]');
       submit.disabled = true;
-      call(form.dataset.method || "POST", form.dataset.api, body, headers).then(function (r) {
+      call(form.dataset.method || "POST", path, body, headers).then(function (r) {
         submit.disabled = false;
         if (!r.ok) {
           markInvalid(form, r);
