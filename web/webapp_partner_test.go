@@ -225,7 +225,7 @@ func TestWebAppPartnerTeamMembers(t *testing.T) {
 		`aria-label="Remove ` + pat + ` from the team ` + team + `">Remove</button>`,
 		`<summary>0 members<span class="sr-only"> of Sales</span></summary>`,
 		`No members yet.`,
-		`<form id="member-form" class="row" novalidate data-api="` + api + `{team_id}/members" data-method="POST"`,
+		`<form id="member-form" class="row" novalidate data-api="` + api + `{team_id}/members" data-method="POST" data-done="{user_id} is added to the team {team_id}.">`,
 		`<label for="member-user">User</label>`, `<label for="member-team">Team</label>`,
 		`<option value="` + patID + `">` + pat + ` (pat@zeta.test)</option>`,
 		`>boss@zeta.test</option>`,

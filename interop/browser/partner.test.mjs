@@ -169,7 +169,7 @@ test('a team is made; a user is added to it and removed again', async () => {
   await teams.getByLabel('User', { exact: true }).selectOption({ label: adminEmail })
   await teams.getByLabel('Team', { exact: true }).selectOption({ label: 'Support' })
   await Promise.all([page.waitForEvent('load'), teams.getByRole('button', { name: 'Add to team' }).click()])
-  await page.getByRole('status').filter({ hasText: 'added to the team' }).waitFor()
+  await page.getByRole('status').filter({ hasText: `${adminEmail} is added to the team Support.` }).waitFor()
   assert.match(await summary().innerText(), /^1 member/)
   // Once more: the server's refusal is shown in the form.
   await teams.getByLabel('User', { exact: true }).selectOption({ label: adminEmail })

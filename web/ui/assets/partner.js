@@ -123,7 +123,12 @@
         if (text !== last.body) { last = { key: newKey(), body: text }; }
         headers["Idempotency-Key"] = last.key;
       }
-      // A {field} in the form's path is that field's value, taken out of the body.
+      // A {field} in the form's message is what the field shows (a choice's
+      // label); in its path, the field's value, taken out of the body.
+      var doneText = (form.dataset.done || "Saved.").replace(/\{(\w+)\}/g, function (_, k) {
+        var f = form.querySelector('[name="' + k + '"]');
+        return f && f.selectedOptions && f.selectedOptions[0] ? f.selectedOptions[0].textContent : (f ? f.value : "");
+      });
       var path = form.dataset.api.replace(/\{(\w+)\}/g, function (_, k) {
         var v = body[k];
         delete body[k];
@@ -142,7 +147,7 @@
           done("The organisation " + r.body.name + " is created. Its admin " + body.admin_email + " is invited by e-mail.", "/partner/" + encodeURIComponent(r.body.id));
           return;
         }
-        done(form.dataset.done || "Saved.");
+        done(doneText);
       });
     });
   });
