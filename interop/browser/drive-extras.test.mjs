@@ -194,6 +194,17 @@ async function ownPage (p, opts = {}) {
   return page
 }
 
+// fitsWindow checks that the editor page does not scroll and its frame
+// reaches down to the window's bottom (less the page's margin).
+async function fitsWindow (page, what) {
+  const m = await page.evaluate(() => ({
+    scroll: document.documentElement.scrollHeight - innerHeight,
+    gap: innerHeight - document.querySelector('#editor-frame').getBoundingClientRect().bottom
+  }))
+  assert.ok(m.scroll <= 0, `${what}: the page scrolls by ${m.scroll} px beside the editor`)
+  assert.ok(m.gap >= 0 && m.gap <= 24, `${what}: ${m.gap} px between the editor and the window's bottom`)
+}
+
 test('Open in editor embeds the editor, the token POSTed, never in a URL', async () => {
   ed = await fakeEditor()
   own = await ownAtrium(ed.url)
@@ -224,6 +235,7 @@ test('Open in editor embeds the editor, the token POSTed, never in a URL', async
   assert.ok(!ed.seen.posts[0].url.includes(token) && !p.url().includes(token), 'the token is in a URL')
   const stored = await p.evaluate(() => JSON.stringify(localStorage) + JSON.stringify(sessionStorage))
   assert.ok(!stored.includes(token), 'the token is in storage')
+  await fitsWindow(p, 'the editor page')
   await screenshot(p, 'drive-editor')
   await axe(p, 'the editor page')
   assert.deepEqual(p.own(), [], 'console errors')
@@ -233,13 +245,14 @@ test('Open in editor embeds the editor, the token POSTed, never in a URL', async
   assert.deepEqual(p.own(), [], 'console errors')
 })
 
-test('the editor page on a phone has no sideways scrolling', async () => {
+test('the editor page on a phone has no sideways scrolling, nor a page scrolling beside the editor', async () => {
   const phone = await ownPage('/drive', { viewport: { width: 390, height: 844 } })
   await phone.getByRole('button', { name: 'Actions for letter.txt' }).click()
   await phone.getByRole('menuitem', { name: 'Open in editor' }).click()
   await phone.frameLocator('iframe[name="editor-frame"]').getByRole('heading', { name: 'Fake editor' }).waitFor()
   const width = await phone.evaluate(() => document.documentElement.scrollWidth)
   assert.ok(width <= 390, `page is ${width} px wide`)
+  await fitsWindow(phone, 'the editor page on a phone')
   await screenshot(phone, 'drive-editor-phone')
   await axe(phone, 'the editor page on a phone')
   assert.deepEqual(phone.own(), [], 'console errors')
