@@ -332,6 +332,36 @@ func TestPartnerTeams(t *testing.T) {
 		{Name: "member of another organisation", Request: webtest.Request{Method: "POST", Path: tp + "/members", Token: w.tok, Body: map[string]any{"user_id": outsider}}, Status: 422, Problem: "validation_failed"},
 		{Name: "members", Request: webtest.Request{Method: "GET", Path: tp + "/members", Token: w.tok}, Status: 200, Contains: []string{boss}},
 		{Name: "team shows count", Request: webtest.Request{Method: "GET", Path: tp, Token: w.tok}, Status: 200, Contains: []string{`"member_count":1`}},
+	})
+	// Every team's members in one read (the console's organisation page):
+	// this organisation's teams only, and only for the reseller over it.
+	res = w.do("POST", "/orgs/"+org+"/teams", w.tok, map[string]any{"name": "Empty"})
+	webtest.Check(t, res, webtest.Scenario{Status: 201})
+	empty := res.JSON()["id"].(string)
+	res = w.do("POST", "/orgs/"+other+"/teams", w.tok, map[string]any{"name": "Elsewhere"})
+	webtest.Check(t, res, webtest.Scenario{Status: 201})
+	elsewhere := res.JSON()["id"].(string)
+	webtest.Check(t, w.do("POST", "/orgs/"+other+"/teams/"+elsewhere+"/members", w.tok, map[string]any{"user_id": outsider}), webtest.Scenario{Status: 201})
+	ctx := t.Context()
+	p, err := w.s.Main.Identity.Authenticate(ctx, w.tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := w.s.Main.Partner.TeamMembers(ctx, p, org)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 1 || len(all[team]) != 1 || all[team][0].UserID != boss || all[team][0].Email != "boss@acme.test" || all[empty] != nil {
+		t.Errorf("TeamMembers = %+v, want the one member of %s", all, team)
+	}
+	stranger, err := w.s.Main.Identity.Authenticate(ctx, w.other.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.s.Main.Partner.TeamMembers(ctx, stranger, org); app.ErrorCode(err) != app.ENotFound {
+		t.Errorf("another reseller's TeamMembers: %v, want not_found", err)
+	}
+	w.s.Run(t, []webtest.Scenario{
 		{Name: "rename", Request: webtest.Request{Method: "PATCH", Path: tp, Token: w.tok, Body: map[string]any{"name": "Platform"}}, Status: 200, Contains: []string{`"name":"Platform"`}},
 		{Name: "team in another org path", Request: webtest.Request{Method: "GET", Path: "/api/v1/partner/orgs/" + other + "/teams/" + team, Token: w.tok}, Status: 404},
 		{Name: "teams:write cannot delete", Request: webtest.Request{Method: "DELETE", Path: tp, Token: w.s.Token(w.reseller.Email, "partner:teams:write")}, Status: 403, Problem: "insufficient_scope"},

@@ -136,6 +136,9 @@ type Store interface {
 	UpdateTeam(ctx context.Context, t Team) error
 	DeleteTeam(ctx context.Context, orgID, id string) error
 	Members(ctx context.Context, teamID string, p app.PageRequest) ([]Member, error)
+	// OrgMembers lists the members of every team of an organisation, by team
+	// id, each team's by user id.
+	OrgMembers(ctx context.Context, orgID string) (map[string][]Member, error)
 	AddMember(ctx context.Context, teamID, userID string, at time.Time) error
 	RemoveMember(ctx context.Context, teamID, userID string) error
 

@@ -954,6 +954,15 @@ func (s *Service) Members(ctx context.Context, p *app.Principal, orgID, teamID s
 	return s.store.Members(ctx, teamID, pr)
 }
 
+// TeamMembers lists the members of every team of a customer organisation, by
+// team id (a team without members is absent): one read for a page of teams.
+func (s *Service) TeamMembers(ctx context.Context, p *app.Principal, orgID string) (map[string][]Member, error) {
+	if _, err := s.child(ctx, p, orgID); err != nil {
+		return nil, err
+	}
+	return s.store.OrgMembers(ctx, orgID)
+}
+
 // AddMember adds a user of the organisation to a team; a user of another
 // organisation is a validation error.
 func (s *Service) AddMember(ctx context.Context, p *app.Principal, orgID, teamID, userID string) (Member, error) {

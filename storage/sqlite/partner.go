@@ -348,6 +348,29 @@ func (s PartnerStore) Members(ctx context.Context, teamID string, p app.PageRequ
 	return out, mapErr(rows.Err(), "members")
 }
 
+// OrgMembers lists the members of every team of an organisation (partner.Store).
+func (s PartnerStore) OrgMembers(ctx context.Context, orgID string) (map[string][]partner.Member, error) {
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT m.team_id, u.id, u.email, u.first_name, u.last_name, m.created_at
+		FROM teams t JOIN team_members m ON m.team_id = t.id JOIN users u ON u.id = m.user_id
+		WHERE t.organization_id = ? ORDER BY m.team_id, u.id`, orgID)
+	if err != nil {
+		return nil, mapErr(err, "members")
+	}
+	defer rows.Close()
+	out := map[string][]partner.Member{}
+	for rows.Next() {
+		var team string
+		var m partner.Member
+		var c int64
+		if err := rows.Scan(&team, &m.UserID, &m.Email, &m.FirstName, &m.LastName, &c); err != nil {
+			return nil, mapErr(err, "members")
+		}
+		m.AddedAt = fromMS(c)
+		out[team] = append(out[team], m)
+	}
+	return out, mapErr(rows.Err(), "members")
+}
+
 // AddMember adds a user to a team.
 func (s PartnerStore) AddMember(ctx context.Context, teamID, userID string, at time.Time) error {
 	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO team_members(team_id, user_id, created_at) VALUES (?,?,?)`, teamID, userID, ms(at))

@@ -322,13 +322,13 @@ func (u *UI) partnerOrg(w http.ResponseWriter, r *http.Request, v *viewer) {
 		return
 	}
 	slices.SortStableFunc(teams, func(a, b partner.Team) int { return cmp.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)) })
+	members, err := ps.TeamMembers(ctx, v.P, id)
+	if err != nil {
+		u.fail(w, r, v, err)
+		return
+	}
 	for _, t := range teams {
-		pt, err := u.partnerTeam(r, v, id, t)
-		if err != nil {
-			u.fail(w, r, v, err)
-			return
-		}
-		d.Teams = append(d.Teams, pt)
+		d.Teams = append(d.Teams, newPartnerTeam(t, members[t.ID]))
 	}
 
 	d.StorageUsed, d.Quota = humanBytes(d.Sub.StorageUsedBytes), humanBytes(d.Sub.QuotaBytes)
@@ -344,14 +344,8 @@ func (u *UI) partnerOrg(w http.ResponseWriter, r *http.Request, v *viewer) {
 	u.render(w, r, http.StatusOK, "partner_org", page{Title: org.Name + " — Customers", V: v, Data: d})
 }
 
-// partnerTeam reads team t's members, by name.
-func (u *UI) partnerTeam(r *http.Request, v *viewer, orgID string, t partner.Team) (partnerTeam, error) {
-	members, _, err := readAll(func(pr app.PageRequest) ([]partner.Member, error) {
-		return u.cfg.Partner.Members(r.Context(), v.P, orgID, t.ID, pr)
-	}, func(m partner.Member) string { return m.UserID })
-	if err != nil {
-		return partnerTeam{}, err
-	}
+// newPartnerTeam is team t with its members, by name.
+func newPartnerTeam(t partner.Team, members []partner.Member) partnerTeam {
 	pt := partnerTeam{Team: t}
 	for _, m := range members {
 		pt.Members = append(pt.Members, partnerMember{m})
@@ -359,5 +353,5 @@ func (u *UI) partnerTeam(r *http.Request, v *viewer, orgID string, t partner.Tea
 	slices.SortStableFunc(pt.Members, func(a, b partnerMember) int {
 		return cmp.Compare(strings.ToLower(a.DisplayName()), strings.ToLower(b.DisplayName()))
 	})
-	return pt, nil
+	return pt
 }
