@@ -20,7 +20,18 @@ const (
 	// walTruncateFrames is a log length (pages) past which the checkpointer waits
 	// briefly for the writer and the readers to reset it (a RESTART checkpoint),
 	// so that a steady stream of readers cannot make it grow without bound.
-	walTruncateFrames = 16384
+	walTruncateFrames = 8192
+	// walKeepBytes is what a reset leaves of the log file (journal_size_limit):
+	// more than walTruncateFrames pages and a busy second after them, so that
+	// the commits after a reset overwrite the file rather than grow it. An fsync
+	// after an overwrite needs no journal commit of the file system's (its size
+	// and blocks are unchanged); after an append it does, which costs 1.5-3x on
+	// a busy small machine, where the file system's journal thread waits for a
+	// core. Measured with 2,000 small TUS uploads four at a time (after 1,200
+	// to warm up; the writer's /metrics), a commit's log writes and fsync took
+	// 0.56-0.67 ms against 0.69-0.87 ms with the file cut back to 16 MiB at
+	// each reset and reset past 16,384 pages.
+	walKeepBytes = 64 << 20
 )
 
 // checkpointer copies the log into the database every checkpointEvery.

@@ -108,7 +108,7 @@ func dsn(path string, writer bool) string {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(FULL)")
 	q.Add("_pragma", "temp_store(MEMORY)")
-	q.Add("_pragma", "journal_size_limit(16777216)") // the log file is cut back to 16 MiB when it restarts
+	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walKeepBytes)) // what a reset of the log leaves of its file
 	// Each connection has its own page cache, so the bound is per connection: the
 	// writer's holds large transactions (imports); a reader's, the pages of one
 	// large listing (a WebDAV PROPFIND of 10,000 files reads some 1,200 pages,

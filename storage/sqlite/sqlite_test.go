@@ -265,3 +265,62 @@ func TestFixupDriveNamesNFC(t *testing.T) {
 		t.Fatalf("pending fix-ups %d %v", pending, err)
 	}
 }
+
+// TestCheckpointKeepsLogFile: a log past walTruncateFrames pages is reset (a
+// RESTART checkpoint), and the commit after the reset writes at the start of
+// the file and leaves it its length (up to walKeepBytes), so that the commits
+// after it overwrite the file rather than grow it.
+func TestCheckpointKeepsLogFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "atrium.db")
+	db, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.cp.close(); err != nil { // this test checkpoints by hand
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(ctx, "CREATE TABLE filler (b BLOB)"); err != nil {
+		t.Fatal(err)
+	}
+	frames := func() int {
+		var busy, log, copied int
+		if err := db.w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &log, &copied); err != nil {
+			t.Fatal(err)
+		}
+		return log
+	}
+	// A checkpoint here would let the next write reset the log: fill it first.
+	for range 40 { // 40 MiB: about 10,000 pages
+		if _, err := db.Exec(ctx, "INSERT INTO filler VALUES (randomblob(1 << 20))"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fi, err := os.Stat(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := fi.Size()
+	if full < (walTruncateFrames+64)*4096 || full > walKeepBytes {
+		t.Fatalf("the log is %d bytes; the test needs one past walTruncateFrames and within walKeepBytes", full)
+	}
+	if db.cp, err = startCheckpointer(path, nil); err != nil { // closed by db.Close
+		t.Fatal(err)
+	}
+	if err := db.cp.checkpoint(ctx, "PASSIVE"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(ctx, "DELETE FROM filler"); err != nil {
+		t.Fatal(err)
+	}
+	if n := frames(); n >= walTruncateFrames {
+		t.Fatalf("the log holds %d pages after the checkpoint and a commit: it was not reset", n)
+	}
+	if fi, err = os.Stat(path + "-wal"); err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() != full {
+		t.Errorf("the log file is %d bytes after its reset, want the %d it had (journal_size_limit cut it)", fi.Size(), full)
+	}
+}
