@@ -18,7 +18,7 @@ func (nopMailer) Queue(context.Context, app.Mail) error { return nil }
 
 // world opens a database with a reseller and returns the partner service and the
 // reseller admin's principal.
-func world(b *testing.B) (*partner.Service, *app.Principal, *sqlite.DB) {
+func world(b testing.TB) (*partner.Service, *app.Principal, *sqlite.DB) {
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "atrium.db"), nil)
 	if err != nil {

@@ -50,10 +50,16 @@ func NewService(store Store, ids *identity.Service, audit app.Auditor, outbox ap
 		publicURL: strings.TrimRight(publicURL, "/"), tokenKey: tokenKey}
 }
 
-// requireReseller refuses callers whose organisation is not a reseller.
-func requireReseller(p *app.Principal) error {
+// requireReseller refuses callers without scope (every door alike: the
+// REST door's operations name the same scopes, the console's session
+// carries those of the caller's role) and callers whose organisation is not
+// a reseller.
+func requireReseller(p *app.Principal, scope string) error {
 	if p == nil {
 		return app.Errorf(app.EUnauthorized, "Authentication is required.")
+	}
+	if err := p.Require(scope); err != nil {
+		return err
 	}
 	if p.ResellerDepth < 1 {
 		return app.Errorf(app.EForbidden, "Only a reseller organisation may use the partner API.")
@@ -62,8 +68,8 @@ func requireReseller(p *app.Principal) error {
 }
 
 // child returns the caller's child organisation id, or not_found.
-func (s *Service) child(ctx context.Context, p *app.Principal, orgID string) (Org, error) {
-	if err := requireReseller(p); err != nil {
+func (s *Service) child(ctx context.Context, p *app.Principal, orgID, scope string) (Org, error) {
+	if err := requireReseller(p, scope); err != nil {
 		return Org{}, err
 	}
 	o, err := s.store.ChildOrg(ctx, p.OrgID, orgID)
@@ -95,7 +101,7 @@ func (s *Service) emit(ctx context.Context, orgID, typ string, data map[string]a
 
 // ListOrgs lists the caller's customer organisations.
 func (s *Service) ListOrgs(ctx context.Context, p *app.Principal, f OrgFilter, pr app.PageRequest) ([]Org, error) {
-	if err := requireReseller(p); err != nil {
+	if err := requireReseller(p, app.ScopePartnerOrgsRead); err != nil {
 		return nil, err
 	}
 	if f.Status != "" && f.Status != identity.OrgActive && f.Status != identity.OrgSuspended {
@@ -110,7 +116,7 @@ func (s *Service) ListOrgs(ctx context.Context, p *app.Principal, f OrgFilter, p
 
 // GetOrg returns one customer organisation.
 func (s *Service) GetOrg(ctx context.Context, p *app.Principal, orgID string) (Org, error) {
-	return s.child(ctx, p, orgID)
+	return s.child(ctx, p, orgID, app.ScopePartnerOrgsRead)
 }
 
 // CreateOrgInput is the body of a new customer organisation.
@@ -129,7 +135,7 @@ type CreateOrgInput struct {
 // organisation, its subscription, the admin user (invited), the invitation
 // e-mail, the audit entry and the organization.user.created event.
 func (s *Service) CreateOrg(ctx context.Context, p *app.Principal, in CreateOrgInput) (Org, error) {
-	if err := requireReseller(p); err != nil {
+	if err := requireReseller(p, app.ScopePartnerOrgsWrite); err != nil {
 		return Org{}, err
 	}
 	var v app.Validator
@@ -210,7 +216,7 @@ type UpdateOrgInput struct {
 
 // UpdateOrg changes a customer organisation's profile.
 func (s *Service) UpdateOrg(ctx context.Context, p *app.Principal, orgID string, in UpdateOrgInput) (Org, error) {
-	o, err := s.child(ctx, p, orgID)
+	o, err := s.child(ctx, p, orgID, app.ScopePartnerOrgsWrite)
 	if err != nil {
 		return Org{}, err
 	}
@@ -328,7 +334,7 @@ func validDomain(x string) bool {
 // SetOrgStatus suspends or activates a customer organisation. Its users and
 // tokens are refused at once while suspended; data is kept.
 func (s *Service) SetOrgStatus(ctx context.Context, p *app.Principal, orgID, status string) (Org, error) {
-	o, err := s.child(ctx, p, orgID)
+	o, err := s.child(ctx, p, orgID, app.ScopePartnerOrgsManage)
 	if err != nil {
 		return Org{}, err
 	}
@@ -403,15 +409,15 @@ func (s *Service) sendInvitation(ctx context.Context, org identity.Organization,
 
 // ListUsers lists a customer organisation's users: active, suspended and invited.
 func (s *Service) ListUsers(ctx context.Context, p *app.Principal, orgID string, pr app.PageRequest) ([]identity.User, error) {
-	if _, err := s.child(ctx, p, orgID); err != nil {
+	if _, err := s.child(ctx, p, orgID, app.ScopePartnerUsersRead); err != nil {
 		return nil, err
 	}
 	return s.store.OrgUsers(ctx, orgID, pr)
 }
 
 // user returns a user of a customer organisation, or not_found.
-func (s *Service) user(ctx context.Context, p *app.Principal, orgID, userID string) (Org, identity.User, error) {
-	o, err := s.child(ctx, p, orgID)
+func (s *Service) user(ctx context.Context, p *app.Principal, orgID, userID, scope string) (Org, identity.User, error) {
+	o, err := s.child(ctx, p, orgID, scope)
 	if err != nil {
 		return Org{}, identity.User{}, err
 	}
@@ -433,7 +439,7 @@ func (s *Service) orgUser(ctx context.Context, orgID, userID string) (identity.U
 
 // GetUser returns a user of a customer organisation.
 func (s *Service) GetUser(ctx context.Context, p *app.Principal, orgID, userID string) (identity.User, error) {
-	_, u, err := s.user(ctx, p, orgID, userID)
+	_, u, err := s.user(ctx, p, orgID, userID, app.ScopePartnerUsersRead)
 	return u, err
 }
 
@@ -444,7 +450,7 @@ type InviteInput struct {
 
 // InviteUser creates an invited user (a seat is used) and sends the invitation.
 func (s *Service) InviteUser(ctx context.Context, p *app.Principal, orgID string, in InviteInput) (identity.User, error) {
-	o, err := s.child(ctx, p, orgID)
+	o, err := s.child(ctx, p, orgID, app.ScopePartnerUsersWrite)
 	if err != nil {
 		return identity.User{}, err
 	}
@@ -521,7 +527,7 @@ func (f adminLoss) check(ctx context.Context, u identity.User, verb string) erro
 // UpdateUser changes a user's names or role and emits organization.user.updated
 // with the changed fields.
 func (s *Service) UpdateUser(ctx context.Context, p *app.Principal, orgID, userID string, in UpdateUserInput) (identity.User, error) {
-	o, _, err := s.user(ctx, p, orgID, userID)
+	o, _, err := s.user(ctx, p, orgID, userID, app.ScopePartnerUsersWrite)
 	if err != nil {
 		return identity.User{}, err
 	}
@@ -578,7 +584,7 @@ func (s *Service) updateUser(ctx context.Context, p *app.Principal, o Org, userI
 
 // DeleteUser removes a user and emits organization.user.deleted.
 func (s *Service) DeleteUser(ctx context.Context, p *app.Principal, orgID, userID string) error {
-	o, _, err := s.user(ctx, p, orgID, userID)
+	o, _, err := s.user(ctx, p, orgID, userID, app.ScopePartnerUsersManage)
 	if err != nil {
 		return err
 	}
@@ -632,7 +638,7 @@ const (
 // who lost their authenticator: their two-factor sign-in is turned off and
 // they are told by e-mail). Any other state is a conflict saying why.
 func (s *Service) UserAct(ctx context.Context, p *app.Principal, orgID, userID string, action UserAction) (identity.User, error) {
-	o, _, err := s.user(ctx, p, orgID, userID)
+	o, _, err := s.user(ctx, p, orgID, userID, app.ScopePartnerUsersManage)
 	if err != nil {
 		return identity.User{}, err
 	}
@@ -848,7 +854,7 @@ func (s *Service) useToken(ctx context.Context, kind, token, password string) (i
 
 // ListTeams lists a customer organisation's teams.
 func (s *Service) ListTeams(ctx context.Context, p *app.Principal, orgID string, pr app.PageRequest) ([]Team, error) {
-	if _, err := s.child(ctx, p, orgID); err != nil {
+	if _, err := s.child(ctx, p, orgID, app.ScopePartnerTeamsRead); err != nil {
 		return nil, err
 	}
 	return s.store.Teams(ctx, orgID, pr)
@@ -856,7 +862,7 @@ func (s *Service) ListTeams(ctx context.Context, p *app.Principal, orgID string,
 
 // GetTeam returns a team of a customer organisation.
 func (s *Service) GetTeam(ctx context.Context, p *app.Principal, orgID, teamID string) (Team, error) {
-	if _, err := s.child(ctx, p, orgID); err != nil {
+	if _, err := s.child(ctx, p, orgID, app.ScopePartnerTeamsRead); err != nil {
 		return Team{}, err
 	}
 	return s.store.Team(ctx, orgID, teamID)
@@ -872,7 +878,7 @@ func validTeamName(name string) (string, error) {
 
 // CreateTeam makes a team; names are unique per organisation (case-insensitive).
 func (s *Service) CreateTeam(ctx context.Context, p *app.Principal, orgID, name string) (Team, error) {
-	if _, err := s.child(ctx, p, orgID); err != nil {
+	if _, err := s.child(ctx, p, orgID, app.ScopePartnerTeamsWrite); err != nil {
 		return Team{}, err
 	}
 	return s.createTeam(ctx, p, orgID, name)
@@ -898,7 +904,7 @@ func (s *Service) createTeam(ctx context.Context, p *app.Principal, orgID, name 
 
 // RenameTeam changes a team's name.
 func (s *Service) RenameTeam(ctx context.Context, p *app.Principal, orgID, teamID string, name *string) (Team, error) {
-	if _, err := s.child(ctx, p, orgID); err != nil {
+	if _, err := s.child(ctx, p, orgID, app.ScopePartnerTeamsWrite); err != nil {
 		return Team{}, err
 	}
 	return s.renameTeam(ctx, p, orgID, teamID, name)
@@ -928,7 +934,7 @@ func (s *Service) renameTeam(ctx context.Context, p *app.Principal, orgID, teamI
 
 // DeleteTeam removes a team (not its users).
 func (s *Service) DeleteTeam(ctx context.Context, p *app.Principal, orgID, teamID string) error {
-	if _, err := s.child(ctx, p, orgID); err != nil {
+	if _, err := s.child(ctx, p, orgID, app.ScopePartnerTeamsManage); err != nil {
 		return err
 	}
 	return s.deleteTeam(ctx, p, orgID, teamID)
@@ -957,7 +963,7 @@ func (s *Service) Members(ctx context.Context, p *app.Principal, orgID, teamID s
 // TeamMembers lists the members of every team of a customer organisation, by
 // team id (a team without members is absent): one read for a page of teams.
 func (s *Service) TeamMembers(ctx context.Context, p *app.Principal, orgID string) (map[string][]Member, error) {
-	if _, err := s.child(ctx, p, orgID); err != nil {
+	if _, err := s.child(ctx, p, orgID, app.ScopePartnerTeamsRead); err != nil {
 		return nil, err
 	}
 	return s.store.OrgMembers(ctx, orgID)
@@ -966,7 +972,7 @@ func (s *Service) TeamMembers(ctx context.Context, p *app.Principal, orgID strin
 // AddMember adds a user of the organisation to a team; a user of another
 // organisation is a validation error.
 func (s *Service) AddMember(ctx context.Context, p *app.Principal, orgID, teamID, userID string) (Member, error) {
-	if _, err := s.child(ctx, p, orgID); err != nil {
+	if _, err := s.child(ctx, p, orgID, app.ScopePartnerTeamsWrite); err != nil {
 		return Member{}, err
 	}
 	return s.addMember(ctx, p, orgID, teamID, userID)
@@ -995,7 +1001,7 @@ func (s *Service) addMember(ctx context.Context, p *app.Principal, orgID, teamID
 
 // RemoveMember removes a user from a team.
 func (s *Service) RemoveMember(ctx context.Context, p *app.Principal, orgID, teamID, userID string) error {
-	if _, err := s.child(ctx, p, orgID); err != nil {
+	if _, err := s.child(ctx, p, orgID, app.ScopePartnerTeamsManage); err != nil {
 		return err
 	}
 	return s.removeMember(ctx, p, orgID, teamID, userID)
@@ -1015,7 +1021,7 @@ func (s *Service) removeMember(ctx context.Context, p *app.Principal, orgID, tea
 
 // Plans lists the plans published to the caller.
 func (s *Service) Plans(ctx context.Context, p *app.Principal, pr app.PageRequest) ([]identity.Plan, error) {
-	if err := requireReseller(p); err != nil {
+	if err := requireReseller(p, app.ScopePartnerPlansRead); err != nil {
 		return nil, err
 	}
 	return s.store.PublishedPlans(ctx, pr)
@@ -1023,7 +1029,7 @@ func (s *Service) Plans(ctx context.Context, p *app.Principal, pr app.PageReques
 
 // Subscription returns a customer organisation's subscription with its use.
 func (s *Service) Subscription(ctx context.Context, p *app.Principal, orgID string) (OrgSubscription, error) {
-	if _, err := s.child(ctx, p, orgID); err != nil {
+	if _, err := s.child(ctx, p, orgID, app.ScopePartnerBillingRead); err != nil {
 		return OrgSubscription{}, err
 	}
 	return s.subscription(ctx, orgID)
@@ -1049,7 +1055,7 @@ func (s *Service) subscription(ctx context.Context, orgID string) (OrgSubscripti
 
 // ChangePlan moves a customer organisation to another published plan.
 func (s *Service) ChangePlan(ctx context.Context, p *app.Principal, orgID, planSlug string) (OrgSubscription, error) {
-	if _, err := s.child(ctx, p, orgID); err != nil {
+	if _, err := s.child(ctx, p, orgID, app.ScopePartnerPlansWrite); err != nil {
 		return OrgSubscription{}, err
 	}
 	plan, err := s.publishedPlan(ctx, planSlug)
@@ -1083,7 +1089,7 @@ func (s *Service) ChangePlan(ctx context.Context, p *app.Principal, orgID, planS
 // ChangeSeats sets the seat count; below the active users plus pending
 // invitations (the seat floor) it is refused with seat_floor.
 func (s *Service) ChangeSeats(ctx context.Context, p *app.Principal, orgID string, seats int) (OrgSubscription, error) {
-	if _, err := s.child(ctx, p, orgID); err != nil {
+	if _, err := s.child(ctx, p, orgID, app.ScopePartnerPlansWrite); err != nil {
 		return OrgSubscription{}, err
 	}
 	if seats < 1 {
