@@ -420,3 +420,24 @@ func TestDriveSearchAfterEventsPruned(t *testing.T) {
 		t.Fatalf("stale index put back, older file: %q", got)
 	}
 }
+
+// TestDriveSearchRightAfterABurst: whatever the background indexer has taken
+// in (it leaves a burst of writes alone until the burst is over), a search
+// made right after a burst finds every file the burst wrote: it applies the
+// pending changes first.
+func TestDriveSearchRightAfterABurst(t *testing.T) {
+	s := webtest.New(t)
+	ann := newDavUser(t, s, "Burst Org", "ann@example.test", "admin")
+	ann.want(201, "MKCOL", "/burst/", nil, nil)
+	const n = 300
+	for i := range n {
+		ann.want(201, "PUT", fmt.Sprintf("/burst/note-%03d.txt", i), nil, []byte(fmt.Sprintf("A note about the wombat number %d", i)))
+	}
+	r := ann.rest.search(q("wombat") + "&limit=1")
+	if r.TotalHits != n {
+		t.Errorf("a search right after %d PUTs found %d files, want all", n, r.TotalHits)
+	}
+	if r := ann.rest.search(q("note-299")); hitNames(r) != "note-299.txt" {
+		t.Errorf("the last file written: hits %q", hitNames(r))
+	}
+}

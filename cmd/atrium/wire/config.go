@@ -460,7 +460,8 @@ type DriveConfig struct {
 	PreviewCacheBytes int64 `koanf:"preview_cache_bytes"`
 	PreviewMaxPixels  int64 `koanf:"preview_max_pixels"`
 	// IndexInterval is how often new changes are applied to the search index
-	// (a search applies them first anyway).
+	// (a search applies them first anyway); a tick during a burst of writes
+	// is skipped, for up to 10 s (app/drive/indexer).
 	IndexInterval time.Duration `koanf:"index_interval"`
 }
 

@@ -38,6 +38,6 @@ func (m *Main) StartSearch(ctx context.Context) {
 	m.Search.Start(ctx)
 	go func() {
 		defer close(done)
-		m.Search.Run(ctx, m.Config.Drive.IndexInterval)
+		m.Search.Run(ctx, m.Config.Drive.IndexInterval, func() uint64 { return m.DB.WriteStats().Transactions })
 	}()
 }
