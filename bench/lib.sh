@@ -29,6 +29,28 @@ fig() {
   fi
 }
 now() { date +%s.%N; }
+# wait_quiet [MAX_S]: waits until the machine's CPUs are under 15% busy over
+# half a second (at most MAX_S seconds, default 30), so that no server's
+# background work after its run (Atrium's search index takes in a burst once
+# it is over) falls on the next server's run. Prints how long it waited to
+# stderr when it gave up.
+cpu_busy_idle() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6 }' /proc/stat; }
+wait_quiet() {
+  local max=${1:-30} start a b
+  start=$(date +%s)
+  while :; do
+    a=$(cpu_busy_idle)
+    sleep 0.5
+    b=$(cpu_busy_idle)
+    if [ "$(awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " "); busy = y[1] - x[1]; idle = y[2] - x[2]; print (busy < 0.15 * (busy + idle)) ? 1 : 0 }')" = 1 ]; then
+      return 0
+    fi
+    if [ $(($(date +%s) - start)) -ge "$max" ]; then
+      echo "wait_quiet: the machine was still busy after ${max} s" >&2
+      return 0
+    fi
+  done
+}
 # inproc_fig TEST PATTERN N LABEL: runs the go test binary TEST's benchmark
 # PATTERN for N ops in the web package, in a process of its own (its CPU
 # figure is the whole process's, which what another benchmark left running,

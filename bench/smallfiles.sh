@@ -5,9 +5,10 @@
 #   1. N x SIZE-byte PUTs into one fresh folder, C clients in parallel
 #      (keep-alive): Atrium's wall time <= 1.0x rclone's
 #   2. PROPFIND Depth 1 of that folder (N files): Atrium <= 0.5x rclone, once
-#      each server has settled (5 s after the PUTs: Atrium's search index takes
-#      in the new files in the background); the PROPFIND right after the PUTs
-#      is shown beside it
+#      each server has settled (5 s after the PUTs and the machine quiet again:
+#      Atrium's search index takes in the new files in the background); the
+#      PROPFIND right after the PUTs is shown beside it. Every run starts once
+#      the machine is quiet, so no server's leftover work falls on another's
 #   3. how Atrium's one database writer spent the PUT runs (its /metrics):
 #      writes per commit, what a commit costs, how busy the writer was
 #   4. the server's CPU per small PUT in process, with and without the search

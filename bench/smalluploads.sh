@@ -5,7 +5,8 @@
 # client, bench/presign, whose CPU weighs little beside the server's), against
 # this checkout and against the commit before issue 21's work (BASELINE,
 # built from git), servers in turn run by run so the machine's noise falls on
-# both alike. Target: each way at least 3x faster than the baseline. Then how
+# both alike, each run once the machine is quiet (bench/lib.sh wait_quiet: no
+# server's background work after its run falls on the next). Target: each way at least 3x faster than the baseline. Then how
 # this checkout's one database writer spent each way's runs (its /metrics:
 # writes per commit, what a commit costs, how busy the writer was), and the
 # server's CPU per upload in process (web BenchmarkTusSmall and
@@ -64,6 +65,7 @@ serve base
 for run in $(seq "$RUNS"); do
   for way in tus presign; do
     for name in base now; do
+      wait_quiet # neither server's background work after its last run falls on this one
       url="URL_$name" tok="TOK_$name"
       [ "$name" = now ] && writer_scrape "${!url}" "$TMP/writer.before"
       if [ "$way" = tus ]; then

@@ -6,11 +6,15 @@
 // credentials in the URL's user info); the servers take turns, run by run, so
 // that the machine's noise falls on each alike.
 //
+// Each run starts once the machine is quiet (its CPUs under 15% busy, at most
+// -quiet), so that no server's background work after its run (Atrium's search
+// index takes in a burst of new files once it is over) falls on the next one.
+//
 // It prints, per server and run, the wall time of the PUTs, files per second
 // and the PUT latency p50/p99, then the PROPFIND time once the server has
-// settled (-settle: Atrium's search index takes in the new files in the
-// background) and the one right after the PUTs; and, at the end, per server
-// the median of the runs and its ratio to the first server's.
+// settled (-settle, and the machine quiet again) and the one right after the
+// PUTs; and, at the end, per server the median of the runs and its ratio to
+// the first server's.
 //
 //	smallfiles -n 10000 -size 1024 -c 4 -runs 3 atrium=http://u:p@127.0.0.1:8080/dav/ rclone=http://127.0.0.1:8081/
 package main
@@ -25,6 +29,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -49,7 +54,8 @@ func main() {
 	c := flag.Int("c", 4, "parallel clients")
 	runs := flag.Int("runs", 3, "runs per server")
 	propfinds := flag.Int("propfinds", 3, "PROPFINDs per run (the median counts)")
-	settle := flag.Duration("settle", 5*time.Second, "pause between the PUTs and the PROPFINDs that count, the same for every server (Atrium's search index takes in new files in the background); one PROPFIND right after the PUTs is shown too")
+	settle := flag.Duration("settle", 5*time.Second, "least pause between the PUTs and the PROPFINDs that count, the same for every server, which then wait for a quiet machine too (Atrium's search index takes in new files in the background); one PROPFIND right after the PUTs is shown too")
+	quiet := flag.Duration("quiet", 30*time.Second, "longest wait for a quiet machine before a run and before the PROPFINDs that count")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: smallfiles [flags] NAME=URL ...")
@@ -81,6 +87,7 @@ func main() {
 	stamp := time.Now().UnixNano()
 	for run := 1; run <= *runs; run++ {
 		for _, s := range servers {
+			waitQuiet(*quiet)
 			folder := fmt.Sprintf("small-%d-%d/", stamp, run)
 			if err := s.do(client, "MKCOL", folder, nil, nil, http.StatusCreated); err != nil {
 				fail(s, err)
@@ -132,6 +139,7 @@ func main() {
 			}
 			first := propfind()
 			time.Sleep(*settle)
+			waitQuiet(*quiet)
 			for range *propfinds {
 				finds = append(finds, propfind())
 			}
@@ -202,3 +210,50 @@ func median(d []time.Duration) time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// waitQuiet returns once the machine's CPUs were under 15% busy over half a
+// second, or after max (saying so on stderr). Linux only (/proc/stat); elsewhere
+// it returns at once.
+func waitQuiet(max time.Duration) {
+	deadline := time.Now().Add(max)
+	for {
+		b0, i0, ok := cpuTimes()
+		if !ok {
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+		b1, i1, _ := cpuTimes()
+		if busy, idle := b1-b0, i1-i0; busy+idle > 0 && float64(busy) < 0.15*float64(busy+idle) {
+			return
+		}
+		if time.Now().After(deadline) {
+			fmt.Fprintf(os.Stderr, "smallfiles: the machine was still busy after %s\n", max)
+			return
+		}
+	}
+}
+
+// cpuTimes returns the busy and idle ticks of all CPUs (/proc/stat's cpu line).
+func cpuTimes() (busy, idle uint64, ok bool) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, 0, false
+	}
+	for i, v := range f[1:9] { // user nice system idle iowait irq softirq steal
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return 0, 0, false
+		}
+		if i == 3 || i == 4 {
+			idle += n
+		} else {
+			busy += n
+		}
+	}
+	return busy, idle, true
+}
