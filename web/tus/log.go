@@ -3,6 +3,7 @@ package tus
 import (
 	"context"
 	"log/slog"
+	"slices"
 
 	xslog "golang.org/x/exp/slog"
 )
@@ -13,8 +14,14 @@ func newTusdLogger(l *slog.Logger) *xslog.Logger {
 	return xslog.New(bridge{h: l.Handler()})
 }
 
-// bridge forwards x/exp/slog records to a log/slog handler.
-type bridge struct{ h slog.Handler }
+// bridge forwards x/exp/slog records to a log/slog handler. tusd makes a
+// logger with the request's attributes for every request, and almost none of
+// them logs anything (warnings and up only): the attributes and groups are
+// kept as given and handed to the handler only when a record is handled.
+type bridge struct {
+	h   slog.Handler
+	ops []func(slog.Handler) slog.Handler // WithAttrs and WithGroup, in order
+}
 
 func (b bridge) Enabled(ctx context.Context, l xslog.Level) bool {
 	return l >= xslog.LevelWarn && b.h.Enabled(ctx, slog.Level(l))
@@ -26,17 +33,35 @@ func (b bridge) Handle(ctx context.Context, r xslog.Record) error {
 		rec.AddAttrs(attr(a))
 		return true
 	})
-	return b.h.Handle(ctx, rec)
+	h := b.h
+	for _, op := range b.ops {
+		h = op(h)
+	}
+	return h.Handle(ctx, rec)
 }
 
 func (b bridge) WithAttrs(as []xslog.Attr) xslog.Handler {
-	out := make([]slog.Attr, len(as))
-	for i, a := range as {
-		out[i] = attr(a)
+	if len(as) == 0 {
+		return b
 	}
-	return bridge{h: b.h.WithAttrs(out)}
+	return b.with(func(h slog.Handler) slog.Handler {
+		out := make([]slog.Attr, len(as))
+		for i, a := range as {
+			out[i] = attr(a)
+		}
+		return h.WithAttrs(out)
+	})
 }
 
-func (b bridge) WithGroup(name string) xslog.Handler { return bridge{h: b.h.WithGroup(name)} }
+func (b bridge) WithGroup(name string) xslog.Handler {
+	if name == "" {
+		return b
+	}
+	return b.with(func(h slog.Handler) slog.Handler { return h.WithGroup(name) })
+}
+
+func (b bridge) with(op func(slog.Handler) slog.Handler) bridge {
+	return bridge{h: b.h, ops: append(slices.Clip(b.ops), op)}
+}
 
 func attr(a xslog.Attr) slog.Attr { return slog.Any(a.Key, a.Value.Any()) }
