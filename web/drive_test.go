@@ -545,6 +545,46 @@ func TestDriveConfirmIntoTrashedFolder(t *testing.T) {
 	webtest.Check(t, c.do("POST", "/api/v1/drive/"+tk.File.ID+"/confirm", nil), webtest.Scenario{Status: 409, Problem: "conflict"})
 }
 
+// TestDriveConfirmRefusals: a confirmation that cannot be made says why
+// (409, or 404 for a file the caller cannot see) and changes nothing; the
+// one that can, after the bytes, activates the file once.
+func TestDriveConfirmRefusals(t *testing.T) {
+	s, c := newDrive(t)
+	bob := driveClient{t: t, s: s, tok: s.Bootstrap("Other Org", "bob@example.test", "admin").Token}
+	var tk uploadTicket
+	c.ok(201, "POST", "/api/v1/drive/upload", map[string]any{"name": "late.txt", "mime_type": "text/plain", "size": 2}, &tk)
+	confirm := "/api/v1/drive/" + tk.File.ID + "/confirm"
+	type rc struct {
+		name string
+		c    driveClient
+		sc   webtest.Scenario
+	}
+	refusals := func(phase string, cases []rc) {
+		for _, tc := range cases {
+			t.Run(phase+"/"+tc.name, func(t *testing.T) { webtest.Check(t, tc.c.do("POST", confirm, nil), tc.sc) })
+		}
+	}
+	refusals("before the bytes", []rc{
+		{"the announcer", c, webtest.Scenario{Status: 409, Problem: "conflict", Contains: []string{"No bytes have arrived for this upload yet"}}},
+		{"another organisation", bob, webtest.Scenario{Status: 404, Problem: "not_found"}},
+	})
+	putURL(t, tk.UploadURL, "text/plain", []byte("hi"))
+	refusals("after the bytes", []rc{
+		{"another organisation", bob, webtest.Scenario{Status: 404, Problem: "not_found"}},
+	})
+	var f driveFile
+	c.ok(200, "POST", confirm, nil, &f)
+	if f.Status != "active" || f.SizeBytes != 2 {
+		t.Fatalf("confirmed: %+v", f)
+	}
+	refusals("after the confirmation", []rc{
+		{"again", c, webtest.Scenario{Status: 409, Problem: "conflict", Contains: []string{"The file has no upload waiting for confirmation."}}},
+	})
+	if l := c.list("/api/v1/drive/browse"); l.Total != 1 {
+		t.Errorf("the drive lists %d items, want the one file", l.Total)
+	}
+}
+
 func TestDriveConcurrency(t *testing.T) {
 	_, c := newDrive(t)
 	dir := c.folder("busy", "")

@@ -218,29 +218,35 @@ func (s *Service) Confirm(ctx context.Context, p *app.Principal, fileID string) 
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return File{}, err
 	}
-	// The caller's upload names the content the file will reference. When its
-	// bytes have arrived, every check runs in the transaction that commits
-	// them, on the writer's connection, whose pages stay cached (a reader's
-	// cache starts empty after every commit); otherwise the file, checked
-	// first, decides the answer.
-	u, uerr := s.store.LatestUpload(ctx, fileID, p.UserID)
-	if uerr != nil || u.ContentHash == "" {
-		f, err := s.confirmable(ctx, p, fileID)
-		if err != nil {
-			return File{}, err
-		}
-		switch {
-		case app.ErrorCode(uerr) == app.ENotFound && f.Status != StatusPending:
-			return f, app.Errorf(app.EConflict, "The file has no upload waiting for confirmation.")
-		case app.ErrorCode(uerr) == app.ENotFound:
-			return File{}, app.Errorf(app.EConflict, "No upload of yours is waiting for this file.")
-		case uerr != nil:
-			return File{}, uerr
-		}
-		return File{}, app.Errorf(app.EConflict, "No bytes have arrived for this upload yet; PUT them to upload_url, then confirm.")
-	}
+	// The caller's upload names the content the file will reference. Every
+	// read runs in the transaction that commits the confirmation, on the
+	// writer's connection, whose pages stay cached (a reader's cache starts
+	// empty after every commit), with the content held against the collector
+	// (refMu) from before it is looked up until the commit.
 	var out File
-	err := s.referenced(ctx, blobName(u.ContentHash), func(ctx context.Context) error {
+	s.refMu.RLock()
+	defer s.refMu.RUnlock()
+	err := s.writeTx(ctx, func(ctx context.Context) error {
+		u, uerr := s.store.LatestUpload(ctx, fileID, p.UserID)
+		if uerr != nil || u.ContentHash == "" {
+			f, err := s.confirmable(ctx, p, fileID)
+			if err != nil {
+				return err
+			}
+			switch {
+			case app.ErrorCode(uerr) == app.ENotFound && f.Status != StatusPending:
+				out = f
+				return app.Errorf(app.EConflict, "The file has no upload waiting for confirmation.")
+			case app.ErrorCode(uerr) == app.ENotFound:
+				return app.Errorf(app.EConflict, "No upload of yours is waiting for this file.")
+			case uerr != nil:
+				return uerr
+			}
+			return app.Errorf(app.EConflict, "No bytes have arrived for this upload yet; PUT them to upload_url, then confirm.")
+		}
+		if !s.blobs.Exists(ctx, blobName(u.ContentHash)) {
+			return fmt.Errorf("blob %s vanished before it was referenced", blobName(u.ContentHash))
+		}
 		f, err := s.confirmable(ctx, p, fileID)
 		if err != nil {
 			return err
@@ -259,7 +265,7 @@ func (s *Service) Confirm(ctx context.Context, p *app.Principal, fileID string) 
 		return nil
 	})
 	if err != nil {
-		return File{}, err
+		return out, err
 	}
 	out.Permission = PermOwner
 	if out.OwnerID != p.UserID {
