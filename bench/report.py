@@ -264,8 +264,8 @@ NOTES = {
         "other's; the in-process CPU per upload counts the indexing of every file. Then a confirmation of the three-step "
         "upload reads the caller's upload and checks its content inside its transaction, on the writer's cached pages "
         "(2,000 three-step uploads 2.52-2.93 s against 2.75-3.06 s in six alternating pairs). Repeated after it: TUS "
-        "2.74x, 2.76x, 2.86x, three-step 3.03x, 3.26x, 3.15x (TUS's 3.20x in the report came with a slow baseline, "
-        "5.15-5.67 s against 3.6-4.9 s in the other runs).",
+        "2.74x, 2.76x, 2.86x, three-step 3.03x, 3.26x, 3.15x (TUS's 3.20x in the report came with the session's "
+        "slowest baseline, 5.53 s; 3.9-5.35 s in the other runs).",
     "requestpath": "GET /api/v1/me with a personal access token: authentication from the in-memory credential cache, the rate "
         "limits, huma's validation and JSON, the access log (written in batches), and the profile (cached with the "
         "credential); the bare server answers the same bytes with nothing else. wrk and both servers share the two "
