@@ -264,10 +264,6 @@ func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, h
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return TusUpload{}, err
 	}
-	u, err := s.ownTusUpload(ctx, p, id)
-	if err != nil {
-		return TusUpload{}, err
-	}
 	c := content{hash: hash, size: size}
 	if small != nil {
 		if sum := sha256.Sum256(small); int64(len(small)) != size || !s.SmallContent(size) || hex.EncodeToString(sum[:]) != hash {
@@ -275,10 +271,24 @@ func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, h
 		}
 		c.small = small
 	}
-	u, err = s.completeTus(ctx, p, u, c, put)
+	// A small content's upload is read in the transaction that completes it,
+	// on the writer's cached pages (a reader's cache starts empty after every
+	// commit); a large one's before its bytes move into the blob store.
+	var u TusUpload
+	if c.small == nil {
+		var err error
+		if u, err = s.ownTusUpload(ctx, p, id); err != nil {
+			return TusUpload{}, err
+		}
+	}
+	u, err := s.completeTus(ctx, p, id, u, c, put)
 	var pe *PutError
+	var gone *tusUploadGone
 	if errors.As(err, &pe) {
 		return TusUpload{}, err
+	}
+	if errors.As(err, &gone) {
+		return TusUpload{}, gone.err // not the caller's, or gone: nothing to drop
 	}
 	if err != nil {
 		ctx := context.WithoutCancel(ctx)
@@ -295,16 +305,34 @@ func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, h
 	return u, nil
 }
 
-func (s *Service) completeTus(ctx context.Context, p *app.Principal, u TusUpload, c content, put func() error) (TusUpload, error) {
+// tusUploadGone is an upload that completeTus, reading it in its
+// transaction, did not find among the caller's.
+type tusUploadGone struct{ err error }
+
+func (e *tusUploadGone) Error() string { return e.err.Error() }
+func (e *tusUploadGone) Unwrap() error { return e.err }
+
+// completeTus completes upload id: u is the upload as read before, or, for a
+// small content (c.small), read here in the transaction.
+func (s *Service) completeTus(ctx context.Context, p *app.Principal, id string, u TusUpload, c content, put func() error) (TusUpload, error) {
 	hash, size := c.hash, c.size
-	// A small content given whole may complete an upload with nothing
-	// recorded yet (the door kept its one request's bytes in memory).
-	offset := u.Offset
-	if c.small != nil && offset == 0 {
-		offset = size
+	// ready checks that u may complete with the content.
+	ready := func(u TusUpload) error {
+		// A small content given whole may complete an upload with nothing
+		// recorded yet (the door kept its one request's bytes in memory).
+		offset := u.Offset
+		if c.small != nil && offset == 0 {
+			offset = size
+		}
+		if u.Status != TusUploading || u.LengthDeferred || offset != size || u.Length != size {
+			return fmt.Errorf("tus upload %s: completing %d bytes in state %s at %d of %d", u.ID, size, u.Status, u.Offset, u.Length)
+		}
+		return nil
 	}
-	if u.Status != TusUploading || u.LengthDeferred || offset != size || u.Length != size {
-		return TusUpload{}, fmt.Errorf("tus upload %s: completing %d bytes in state %s at %d of %d", u.ID, size, u.Status, u.Offset, u.Length)
+	if c.small == nil {
+		if err := ready(u); err != nil {
+			return TusUpload{}, err
+		}
 	}
 	// The folder is checked before the bytes of a large content move into
 	// the blob store (put). A small content has nothing to move: its folder
@@ -323,6 +351,12 @@ func (s *Service) completeTus(ctx context.Context, p *app.Principal, u TusUpload
 	err := s.storeReferenced(ctx, c, put, func(ctx context.Context) error {
 		if c.small != nil {
 			var err error
+			if u, err = s.ownTusUpload(ctx, p, id); err != nil {
+				return &tusUploadGone{err}
+			}
+			if err := ready(u); err != nil {
+				return err
+			}
 			if parent, err = s.parentFolder(ctx, p, u.ParentID, tusParentField); err != nil {
 				return err
 			}
