@@ -40,10 +40,12 @@ func scanFile(sc interface{ Scan(...any) error }, extra ...any) (drive.File, err
 	}
 	f.TrashedAt, f.LastAccessAt = fromMSPtr(trashed), fromMSPtr(access)
 	f.CreatedAt, f.UpdatedAt, f.ModifiedAt = fromMS(c), fromMS(u), fromMS(m)
-	if err := json.Unmarshal([]byte(tags), &f.Metadata.Tags); err != nil || f.Metadata.Tags == nil {
+	// Most items have neither tags nor custom metadata: the stored "[]" and
+	// "{}" need no JSON decoder (a listing reads thousands of rows).
+	if tags == "[]" || json.Unmarshal([]byte(tags), &f.Metadata.Tags) != nil || f.Metadata.Tags == nil {
 		f.Metadata.Tags = []string{}
 	}
-	if err := json.Unmarshal([]byte(custom), &f.Metadata.Custom); err != nil || f.Metadata.Custom == nil {
+	if custom == "{}" || json.Unmarshal([]byte(custom), &f.Metadata.Custom) != nil || f.Metadata.Custom == nil {
 		f.Metadata.Custom = map[string]string{}
 	}
 	return f, nil
