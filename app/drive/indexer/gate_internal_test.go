@@ -1,8 +1,12 @@
 package indexer
 
 import (
+	"context"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"atrium/app/drive"
 )
 
 // TestBurstGate: a background batch waits while the writer takes more than
@@ -46,4 +50,54 @@ func TestBurstGate(t *testing.T) {
 	if g.wait(t0.Add(tick)) {
 		t.Error("without a write counter the batch waited")
 	}
+}
+
+// eventCounter is a store whose outbox is empty; it counts the reads of it.
+type eventCounter struct {
+	Store
+	reads atomic.Int32
+}
+
+func (s *eventCounter) DriveEventsAfter(_ context.Context, seq int64, _ int) (drive.SearchChanges, int64, error) {
+	s.reads.Add(1)
+	return drive.SearchChanges{}, seq, nil
+}
+
+// emptyIndex is an index that has applied nothing.
+type emptyIndex struct{ drive.SearchIndex }
+
+func (emptyIndex) Cursor() (int64, error) { return 0, nil }
+
+// TestRunWaitsOutABurst: Run's background batches do not read the outbox
+// while the writer takes a burst of writes, and do once the burst is over.
+func TestRunWaitsOutABurst(t *testing.T) {
+	store := &eventCounter{}
+	x := New(store, nil, nil, nil, nil)
+	x.idx = emptyIndex{}
+	var writes atomic.Uint64
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		x.Run(ctx, 100*time.Millisecond, writes.Load)
+	}()
+	// A burst: some 20,000 write transactions a second for 600 ms (six ticks,
+	// each far above burstWrites, even if this loop is held up a while).
+	for range 600 {
+		writes.Add(20)
+		time.Sleep(time.Millisecond)
+	}
+	if n := store.reads.Load(); n != 0 {
+		t.Errorf("the indexer read the outbox %d times during the burst", n)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for store.reads.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the indexer did not read the outbox in the 5 s after the burst")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
 }
