@@ -32,8 +32,8 @@ now() { date +%s.%N; }
 # wait_quiet [MAX_S]: waits until the machine's CPUs are under 15% busy over
 # half a second (at most MAX_S seconds, default 30), so that no server's
 # background work after its run (Atrium's search index takes in a burst once
-# it is over) falls on the next server's run. Prints how long it waited to
-# stderr when it gave up.
+# it is over) falls on the next server's run. Says so on stderr when it gives
+# up.
 cpu_busy_idle() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6 }' /proc/stat; }
 wait_quiet() {
   local max=${1:-30} start a b

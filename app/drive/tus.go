@@ -288,7 +288,7 @@ func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, h
 		return TusUpload{}, err
 	}
 	if errors.As(err, &gone) {
-		return TusUpload{}, gone.err // not the caller's, or gone: nothing to drop
+		return TusUpload{}, gone.err // not the caller's, gone, or unreadable: nothing to drop
 	}
 	if err != nil {
 		ctx := context.WithoutCancel(ctx)
@@ -306,7 +306,7 @@ func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, h
 }
 
 // tusUploadGone is an upload that completeTus, reading it in its
-// transaction, did not find among the caller's.
+// transaction, did not find among the caller's (or could not read).
 type tusUploadGone struct{ err error }
 
 func (e *tusUploadGone) Error() string { return e.err.Error() }

@@ -45,7 +45,9 @@ window.Atrium = (function () {
     if (el && msg) { el.textContent = msg; el.hidden = false; }
   }
 
-  return { request: request, keepFlash: keepFlash, showFlash: showFlash };
+  // csrfToken is the page's anti-forgery token, for requests made by a
+  // library (tus-js-client) rather than request.
+  return { request: request, keepFlash: keepFlash, showFlash: showFlash, csrfToken: token };
 })();
 document.addEventListener("DOMContentLoaded", function () {
   // Copy buttons: shown only when script runs; copy the named field's value.

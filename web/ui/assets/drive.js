@@ -6,8 +6,6 @@
 (function () {
   var root = document.getElementById("drive");
   if (!root) { return; }
-  var csrfMeta = document.querySelector('meta[name="csrf-token"]');
-  var csrf = csrfMeta ? csrfMeta.content : "";
   var view = root.dataset.view;
   var folderID = root.dataset.folder || "";
   var canWrite = root.dataset.canWrite === "true";
@@ -777,7 +775,7 @@
       retryDelays: [0, 1000, 3000, 5000, 10000, 20000],
       chunkSize: 16 * 1024 * 1024,
       metadata: meta,
-      headers: { "X-CSRF-Token": csrf },
+      headers: { "X-CSRF-Token": Atrium.csrfToken() },
       storeFingerprintForResuming: true,
       removeFingerprintOnSuccess: true,
       fingerprint: function (f) {
