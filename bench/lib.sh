@@ -29,21 +29,26 @@ fig() {
   fi
 }
 now() { date +%s.%N; }
-# wait_quiet [MAX_S]: waits until the machine's CPUs are under 15% busy over
-# half a second (at most MAX_S seconds, default 30), so that no server's
-# background work after its run (Atrium's search index takes in a burst once
-# it is over) falls on the next server's run. Says so on stderr when it gives
-# up.
+# wait_quiet [MAX_S]: waits until the machine's CPUs were under 15% busy in
+# five half-seconds in a row (at most MAX_S seconds, default 30), so that no
+# server's background work after its run falls on the next server's run.
+# Two and a half seconds, not one half-second: Atrium's search indexer takes
+# in a burst of writes at its next tick, up to 2 s after the burst, and a
+# machine quiet for the half-second before that tick is not done. Says so on
+# stderr when it gives up.
 cpu_busy_idle() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6 }' /proc/stat; }
 wait_quiet() {
-  local max=${1:-30} start a b
+  local max=${1:-30} start a b quiet=0
   start=$(date +%s)
   while :; do
     a=$(cpu_busy_idle)
     sleep 0.5
     b=$(cpu_busy_idle)
     if [ "$(awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " "); busy = y[1] - x[1]; idle = y[2] - x[2]; print (busy < 0.15 * (busy + idle)) ? 1 : 0 }')" = 1 ]; then
-      return 0
+      quiet=$((quiet + 1))
+      [ "$quiet" -ge 5 ] && return 0
+    else
+      quiet=0
     fi
     if [ $(($(date +%s) - start)) -ge "$max" ]; then
       echo "wait_quiet: the machine was still busy after ${max} s" >&2

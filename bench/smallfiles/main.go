@@ -211,11 +211,14 @@ func median(d []time.Duration) time.Duration {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// waitQuiet returns once the machine's CPUs were under 15% busy over half a
-// second, or after max (saying so on stderr). Linux only (/proc/stat); elsewhere
-// it returns at once.
+// waitQuiet returns once the machine's CPUs were under 15% busy in five
+// half-seconds in a row, or after max (saying so on stderr): Atrium's search
+// indexer takes in a burst of writes at its next tick, up to 2 s after the
+// burst, so one quiet half-second before that tick is not enough. Linux only
+// (/proc/stat); elsewhere it returns at once.
 func waitQuiet(max time.Duration) {
 	deadline := time.Now().Add(max)
+	quiet := 0
 	for {
 		b0, i0, ok := cpuTimes()
 		if !ok {
@@ -224,7 +227,11 @@ func waitQuiet(max time.Duration) {
 		time.Sleep(500 * time.Millisecond)
 		b1, i1, _ := cpuTimes()
 		if busy, idle := b1-b0, i1-i0; busy+idle > 0 && float64(busy) < 0.15*float64(busy+idle) {
-			return
+			if quiet++; quiet >= 5 {
+				return
+			}
+		} else {
+			quiet = 0
 		}
 		if time.Now().After(deadline) {
 			fmt.Fprintf(os.Stderr, "smallfiles: the machine was still busy after %s\n", max)
