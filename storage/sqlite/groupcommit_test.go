@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -45,6 +46,47 @@ func holdWriter(ctx context.Context, db *DB, key string, release <-chan struct{}
 	}()
 	<-holding
 	return held
+}
+
+// queued waits until n callers are parked in the committer's hand-over.
+// waiting() counts a caller a moment before it parks there, and the
+// committer takes a group's jobs from the callers parked when it looks: one
+// that is counted but not parked yet (its goroutine preempted between the
+// two, seen under CI's load) would miss the group a test expects it in.
+// On failure it closes release, which holds the committer, first.
+func queued(t *testing.T, db *DB, n int, release chan struct{}) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for db.cm.waiting() < n || parkedInRun(db.cm) < n {
+		if time.Now().After(deadline) {
+			close(release)
+			t.Fatalf("%d callers counted, %d parked in the committer's hand-over; want %d", db.cm.waiting(), parkedInRun(db.cm), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// parkedInRun counts the goroutines parked in c.run's select (the hand-over
+// of a job; once handed over, a caller waits in a receive).
+func parkedInRun(c *committer) int {
+	frame := fmt.Sprintf("atrium/storage/sqlite.(*committer).run(%p,", c)
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	count := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		header, frames, _ := strings.Cut(g, "\n")
+		if strings.Contains(header, "[select") && strings.Contains(frames, frame) {
+			count++
+		}
+	}
+	return count
 }
 
 // TestGroupCommit: transactions that arrive together share a commit, yet each
@@ -99,9 +141,7 @@ func TestGroupCommit(t *testing.T) {
 		}()
 	}
 	// Let them queue, then release the first.
-	for db.cm.waiting() < n {
-		time.Sleep(time.Millisecond)
-	}
+	queued(t, db, n, release)
 	close(release)
 	wg.Wait()
 	if err := <-held; err != nil {
@@ -177,12 +217,7 @@ func TestGroupCommit(t *testing.T) {
 				errs <- err
 			}()
 		}
-		for deadline := time.Now().Add(5 * time.Second); db.cm.waiting() < n; time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				close(release)
-				t.Fatalf("%d of %d statements queued for the committer", db.cm.waiting(), n)
-			}
-		}
+		queued(t, db, n, release)
 		var count int
 		if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM gc_test WHERE k LIKE 'alone%'`).Scan(&count); err != nil || count != 0 {
 			t.Fatalf("%d statements committed while the committer was held (%v)", count, err)
@@ -243,9 +278,7 @@ func TestGroupCommitJoin(t *testing.T) {
 			})
 		}()
 	}
-	for db.cm.waiting() < len(late) {
-		time.Sleep(time.Millisecond)
-	}
+	queued(t, db, len(late), release)
 	close(release)
 	if err := <-first; err != nil {
 		t.Fatalf("first: %v", err)
