@@ -57,10 +57,12 @@ run() {
   wrk -t2 -c64 -d"${4:-$DURATION}" --latency -H "Authorization: Bearer $TOKEN" "$2" >"$TMP/wrk.txt" 2>&1 || { cat "$TMP/wrk.txt" >&2; die "wrk"; }
   t1=$(ticks "$3")
   if grep -q "Non-2xx" "$TMP/wrk.txt"; then cat "$TMP/wrk.txt" >&2; die "$1 answered errors"; fi
-  awk -v cpu=$(((t1 - t0) * 1000000 / HZ)) '/^Requests\/sec:/ { rps = $2 } / requests in / { n = $1 } /Latency Distribution/ { d = 1 } d && $1 == "99%" {
-    v = $2; u = v; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", v)
-    p = v * ((u == "us") ? 0.001 : (u == "ms") ? 1 : 1000); d = 0 } END { printf "%.0f %.2f %.1f\n", rps, p, cpu / n }' "$TMP/wrk.txt" >>"$TMP/res.$1"
-  printf '   %-9s %s req/s, p99 %s ms, %s us of CPU a request\n' "$1" $(tail -1 "$TMP/res.$1")
+  # Columns: req/s, p99 ms, us of CPU a request, p50 ms, p90 ms.
+  awk -v cpu=$(((t1 - t0) * 1000000 / HZ)) 'function msv(s,   u) { u = s; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", s); return s * ((u == "us") ? 0.001 : (u == "ms") ? 1 : 1000) }
+    /^Requests\/sec:/ { rps = $2 } / requests in / { n = $1 } /Latency Distribution/ { d = 1 }
+    d && $1 == "50%" { p50 = msv($2) } d && $1 == "90%" { p90 = msv($2) } d && $1 == "99%" { p = msv($2); d = 0 }
+    END { printf "%.0f %.2f %.1f %.2f %.2f\n", rps, p, cpu / n, p50, p90 }' "$TMP/wrk.txt" >>"$TMP/res.$1"
+  printf '   %-9s %s req/s, p99 %s ms, %s us of CPU a request (p50 %s ms, p90 %s ms)\n' "$1" $(tail -1 "$TMP/res.$1")
 }
 wrk -t2 -c64 -d5s -H "Authorization: Bearer $TOKEN" "$ME" >/dev/null 2>&1 # warm-up: the first seconds cost more CPU a request
 echo "== wrk -t2 -c64 -d$DURATION, $RUNS runs each, in turns"
@@ -85,4 +87,5 @@ r=$(ratio "$a_rps" "$b_rps")
 fig "REST GET /api/v1/me atrium/bare Go" "${r}x ($a_rps vs $b_rps req/s)" ">= 0.5" "$(ge "$r" 0.5)"
 fig "REST GET p99 latency (bare Go: $b_p99 ms)" "$a_p99 ms" "< 10 ms" "$(lt "$a_p99" 10)"
 fig "server CPU a request, atrium vs bare Go" "$(med atrium 3) vs $(med bare 3) us"
+fig "REST GET p50 and p90, atrium vs bare Go" "$(med atrium 4) and $(med atrium 5) ms vs $(med bare 4) and $(med bare 5) ms"
 fig "bare Go + ${EXTRA} us of CPU a request" "$(med bare+cpu 1) req/s, p99 $(med bare+cpu 2) ms ($(med bare+cpu 3) us a request)"
