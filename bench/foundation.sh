@@ -19,31 +19,7 @@ STARTS="${STARTS:-5}"
 BENCHTIME="${BENCHTIME:-3s}"
 
 TMP="$(mktemp -d /tmp/atrium-foundation.XXXXXX)"
-SERVER_PID=""
-cleanup() {
-  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-    kill -TERM "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-  fi
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-die() { echo "SETUP FAILURE: $*" >&2; exit 2; }
-# verdict OK: prints PASS when OK is 1, else MISS.
-verdict() { if [ "$1" = 1 ]; then echo PASS; else echo MISS; fi; }
-# lt A B / ge A B: numeric comparisons of decimals (awk), printing 1 or 0.
-lt() { awk -v a="$1" -v b="$2" 'BEGIN { print (a < b) ? 1 : 0 }'; }
-ge() { awk -v a="$1" -v b="$2" 'BEGIN { print (a >= b) ? 1 : 0 }'; }
-# fig LABEL VALUE [TARGET OK]: one aligned figure line; OK (1 or 0) gives PASS or MISS.
-fig() {
-  if [ $# -ge 4 ]; then
-    printf "%-34s %-44s target %-9s %s\n" "$1" "$2" "$3" "$(verdict "$4")"
-  else
-    printf "%-34s %s\n" "$1" "$2"
-  fi
-}
+source bench/lib.sh # cleanup (the server, $TMP), die, verdict, lt, ge, fig
 mb() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1e6 }'; } # decimal MB
 
 echo "== machine: $(nproc) CPU(s), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(go version | cut -d' ' -f3)"
@@ -81,14 +57,6 @@ fig "BenchmarkBareGin (same bytes)" "$bare_ns ns/op, $(allocs BenchmarkBareGin) 
 fig "throughput ratio stack/bare" "$ratio" ">= 0.5" "$(ge "$ratio" 0.5)"
 
 # --- 2. wrk on loopback ---------------------------------------------------------
-free_port() {
-  local p
-  for _ in $(seq 1 50); do
-    p=$((20000 + RANDOM % 20000))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
-  done
-  return 1
-}
 # wait_ready URL: up to 10 s for a 200.
 wait_ready() {
   for _ in $(seq 1 1000); do
