@@ -33,9 +33,9 @@ now() { date +%s.%N; }
 # five half-seconds in a row (at most MAX_S seconds, default 30), so that no
 # server's background work after its run falls on the next server's run.
 # Two and a half seconds, not one half-second: Atrium's search indexer takes
-# in a burst of writes at its next tick, up to 2 s after the burst, and a
-# machine quiet for the half-second before that tick is not done. Says so on
-# stderr when it gives up.
+# in a burst of writes at its next tick (drive.index_interval, 2 s by
+# default), up to that long after the burst, and a machine quiet for the
+# half-second before that tick is not done. Says so on stderr when it gives up.
 cpu_busy_idle() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6 }' /proc/stat; }
 wait_quiet() {
   local max=${1:-30} start a b quiet=0

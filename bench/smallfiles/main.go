@@ -213,9 +213,10 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // waitQuiet returns once the machine's CPUs were under 15% busy in five
 // half-seconds in a row, or after max (saying so on stderr): Atrium's search
-// indexer takes in a burst of writes at its next tick, up to 2 s after the
-// burst, so one quiet half-second before that tick is not enough. Linux only
-// (/proc/stat); elsewhere it returns at once.
+// indexer takes in a burst of writes at its next tick (drive.index_interval,
+// 2 s by default), up to that long after the burst, so one quiet half-second
+// before that tick is not enough. Linux only (/proc/stat); elsewhere it
+// returns at once.
 func waitQuiet(max time.Duration) {
 	deadline := time.Now().Add(max)
 	quiet := 0
