@@ -64,21 +64,7 @@ func TestDriveFavoritesList(t *testing.T) {
 		`SELECT f.id FROM drive_files f WHERE ` + cond + ` ORDER BY ` + listOrder(q) + ` LIMIT 50`,
 		`SELECT count(*) FROM drive_files f WHERE ` + cond,
 	} {
-		rows, err := db.r.QueryContext(ctx, `EXPLAIN QUERY PLAN `+sql, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		p := strings.Join(plan, "; ")
+		p := queryPlan(t, db, sql, args...)
 		if !strings.Contains(p, "drive_files_favorites") {
 			t.Errorf("%s\nplan: %s", sql, p)
 		}

@@ -103,6 +103,14 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 	}
 	db.Clock = m.Clock
 	m.DB = db
+	// The archive tier's scan of cold files has an index only while it runs.
+	archiving := cfg.Drive.ArchiveAfter > 0
+	if changed, err := db.ColdScanIndex(ctx, archiving); err != nil {
+		m.Close()
+		return nil, err
+	} else if changed {
+		log.Info("drive: index of cold files for the archive tier", "built", archiving, "archive_after", cfg.Drive.ArchiveAfter.String())
+	}
 	if m.Blobs, err = blob.Open(filepath.Join(cfg.Data, "blobs")); err != nil {
 		m.Close()
 		return nil, err

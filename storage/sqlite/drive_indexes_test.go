@@ -1,0 +1,150 @@
+package sqlite
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"atrium/app/drive"
+)
+
+// queryPlan is SQLite's plan for query, its steps joined by "; ".
+func queryPlan(t *testing.T, db *DB, query string, args ...any) string {
+	t.Helper()
+	rows, err := db.r.QueryContext(context.Background(), `EXPLAIN QUERY PLAN `+query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(plan, "; ")
+}
+
+// TestDriveFolderReadsWithoutParentIndex: migration 00023 dropped
+// drive_files_parent, which every new file paid for; the reads of a folder's
+// items it could have served still read an index, none the whole drive.
+func TestDriveFolderReadsWithoutParentIndex(t *testing.T) {
+	db, _ := contactsDB(t)
+	var n int
+	if err := db.r.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'drive_files_parent'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("drive_files_parent: %d (%v), want dropped", n, err)
+	}
+	page := func(parent string) drive.Query {
+		return drive.Query{Kind: drive.ListFolder, OrgID: "oa", OwnerID: "u1", ParentID: parent, SortBy: "name", Limit: 50}
+	}
+	cases := []struct {
+		name, query string
+		args        []any
+		index       string
+	}{
+		{"a folder's page", listPage(page("d1")), listArgs(t, page("d1")), "drive_files_browse_name"},
+		{"the top's page", listPage(page("")), listArgs(t, page("")), "drive_files_browse_name"},
+		{"a folder's count", listCount(page("d1")), listArgs(t, page("d1")), "drive_files_browse_name"},
+		{"the mount's batch", `SELECT id FROM drive_files WHERE owner_id = ? AND parent_id IS ? AND is_folder = ?
+			AND trashed_at IS NULL AND status <> 'pending' AND (name_key, id) > (?, ?) ORDER BY name_key, id LIMIT ?`,
+			[]any{"u1", nil, false, "", "", 100}, "drive_files_browse_name"},
+		{"a live name", `SELECT f.id FROM drive_files f WHERE f.owner_id = ? AND ifnull(f.parent_id, '') = ? AND f.name_key = ?
+			AND f.trashed_at IS NULL AND f.status <> 'pending'`, []any{"u1", "d1", "a.txt"}, "drive_files_live_name"},
+		{"a subtree's first level", `SELECT c.id FROM drive_files c WHERE c.parent_id = ?`, []any{"d1"}, "drive_files_children"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := queryPlan(t, db, c.query, c.args...)
+			if !strings.Contains(p, c.index) {
+				t.Errorf("plan: %s\nwant it to read %s", p, c.index)
+			}
+		})
+	}
+}
+
+func listPage(q drive.Query) string {
+	cond, _, _, _ := listWhere(q)
+	return `SELECT f.id FROM drive_files f WHERE ` + cond + ` ORDER BY ` + listOrder(q) + ` LIMIT 50`
+}
+
+func listCount(q drive.Query) string {
+	cond, _, _, _ := listWhere(q)
+	return `SELECT count(*) FROM drive_files f WHERE ` + cond
+}
+
+func listArgs(t *testing.T, q drive.Query) []any {
+	t.Helper()
+	_, args, _, err := listWhere(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return args
+}
+
+// TestColdScanIndex: the index of the archive tier's scan is built when the
+// tier archives and dropped when it does not, once each; the scan answers the
+// same files either way, and reads the index while there is one.
+func TestColdScanIndex(t *testing.T) {
+	ctx := context.Background()
+	db, _ := contactsDB(t)
+	s := DriveStore{DB: db}
+	old := time.Now().UTC().Add(-48 * time.Hour).Truncate(time.Millisecond)
+	for _, f := range []drive.File{
+		{ID: "cold", Name: "cold.txt", Status: drive.StatusActive},
+		{ID: "warm", Name: "warm.txt", Status: drive.StatusActive},
+		{ID: "dir", Name: "Docs", IsFolder: true, Status: drive.StatusActive},
+	} {
+		f.OrgID, f.OwnerID, f.MimeType, f.MimeGroup, f.CreatedAt, f.UpdatedAt = "oa", "u1", "text/plain", "document", old, old
+		if f.ID == "warm" {
+			f.UpdatedAt = time.Now().UTC()
+		}
+		if err := s.CreateFile(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exists := func() bool {
+		t.Helper()
+		var n int
+		if err := db.r.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'drive_files_access'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n == 1
+	}
+	cold := func() string {
+		t.Helper()
+		files, err := s.ColdCandidates(ctx, time.Now().Add(-24*time.Hour), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, f := range files {
+			ids = append(ids, f.ID)
+		}
+		return strings.Join(ids, ",")
+	}
+	if exists() {
+		t.Fatal("a new database has the index of cold files; want it only while the archive tier archives")
+	}
+	for _, step := range []struct {
+		on, changed bool
+	}{{true, true}, {true, false}, {false, true}, {false, false}} {
+		changed, err := db.ColdScanIndex(ctx, step.on)
+		if err != nil || changed != step.changed || exists() != step.on {
+			t.Fatalf("ColdScanIndex(%v) = %v, %v; index there: %v", step.on, changed, err, exists())
+		}
+		if got := cold(); got != "cold" {
+			t.Fatalf("with the index %v: cold files %q, want cold", step.on, got)
+		}
+		p := queryPlan(t, db, `SELECT f.id`+coldCandidates, 0, 10)
+		if step.on != strings.Contains(p, "drive_files_access") {
+			t.Fatalf("with the index %v: plan %s", step.on, p)
+		}
+	}
+}
