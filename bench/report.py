@@ -247,7 +247,11 @@ NOTES = {
         "not CPU nor the disk alone. A cache of the folders of a WebDAV path (a throwaway: only the last name looked "
         "up in the database) took 6.25-7.72 s against 6.46-7.02 s in three alternating pairs, the server's CPU "
         "within the noise too: the one lookup left still begins a read on a reader whose cache the last commit "
-        "emptied.",
+        "emptied. In a later session a new file writes two index rows fewer (migration 00023: drive_files_parent "
+        "duplicated the listing and children indexes; drive_files_access, read only by the archive tier's scan, "
+        "exists only while [drive] archive_after is set): a transaction of three new files took 119-135 us against "
+        "128-168 us in storage (synchronous=OFF, four alternating pairs), a PUT in process 426-459 us against "
+        "412-474 us in five: about 1%, within the noise, as the figures above predict.",
     "smalluploads": "1,000 uploads of 1 KiB, 4 at a time, into a fresh folder: TUS with tus-js-client's defaults in node (POST, "
         "then one PATCH), the three-step upload with a Go client (announce, PUT to the presigned URL, confirm); this "
         "checkout and the commit before issue 21's work, built from git, take turns run by run. Each upload is two or "
