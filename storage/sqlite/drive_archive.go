@@ -17,7 +17,7 @@ func (s DriveStore) TouchFile(ctx context.Context, id string, at time.Time) erro
 
 // coldScanIndex is the index ColdCandidates reads: the active files by last
 // access (or change), oldest first.
-const coldScanIndex = `CREATE INDEX drive_files_access ON drive_files(ifnull(last_access_at, updated_at))
+const coldScanIndex = `CREATE INDEX IF NOT EXISTS drive_files_access ON drive_files(ifnull(last_access_at, updated_at))
 	WHERE status = 'active' AND is_folder = 0`
 
 // ColdScanIndex builds the index of ColdCandidates when on (the archive tier
@@ -35,7 +35,7 @@ func (db *DB) ColdScanIndex(ctx context.Context, on bool) (changed bool, err err
 	if exists == on {
 		return false, nil
 	}
-	q := `DROP INDEX drive_files_access`
+	q := `DROP INDEX IF EXISTS drive_files_access` // idempotent: another process (a command) may have done it meanwhile
 	if on {
 		q = coldScanIndex
 	}
