@@ -275,11 +275,14 @@ func (s DriveStore) FilesByID(ctx context.Context, ids []string) ([]drive.File, 
 		JOIN drive_files f ON f.id = j.value`, distinctJSONIDs(ids)))
 }
 
+// liveChild is LiveChild's query after its SELECT list (the unique index
+// drive_files_live_name).
+const liveChild = ` FROM drive_files f
+	WHERE f.owner_id = ? AND ifnull(f.parent_id, '') = ? AND f.name_key = ? AND f.trashed_at IS NULL AND f.status <> 'pending'`
+
 // LiveChild returns the live item named nameKey in a folder ("" is the root).
 func (s DriveStore) LiveChild(ctx context.Context, ownerID, parentID, nameKey string) (drive.File, error) {
-	f, err := scanFile(s.read(ctx).QueryRowContext(ctx, `SELECT `+fileCols+` FROM drive_files f
-		WHERE f.owner_id = ? AND ifnull(f.parent_id, '') = ? AND f.name_key = ? AND f.trashed_at IS NULL AND f.status <> 'pending'`,
-		ownerID, parentID, nameKey))
+	f, err := scanFile(s.read(ctx).QueryRowContext(ctx, `SELECT `+fileCols+liveChild, ownerID, parentID, nameKey))
 	return f, mapErr(err, "drive item")
 }
 
@@ -293,14 +296,20 @@ func (s DriveStore) Ancestors(ctx context.Context, id string) ([]drive.File, err
 
 // Subtree returns the descendants of id, parents before children.
 func (s DriveStore) Subtree(ctx context.Context, id string, liveOnly bool) ([]drive.File, error) {
+	return scanFiles(s.read(ctx).QueryContext(ctx, subtreeQuery(liveOnly), id))
+}
+
+// subtreeQuery is Subtree's query: each level read by parent through the
+// index drive_files_children.
+func subtreeQuery(liveOnly bool) string {
 	live := ""
 	if liveOnly {
 		live = ` AND c.trashed_at IS NULL AND c.status <> 'pending'`
 	}
-	return scanFiles(s.read(ctx).QueryContext(ctx, `WITH RECURSIVE t(id, depth) AS (
-			SELECT c.id, 1 FROM drive_files c WHERE c.parent_id = ?`+live+`
-			UNION ALL SELECT c.id, t.depth + 1 FROM drive_files c JOIN t ON c.parent_id = t.id WHERE t.depth < 1000`+live+`)
-		SELECT `+fileCols+` FROM t JOIN drive_files f ON f.id = t.id ORDER BY t.depth, f.id`, id))
+	return `WITH RECURSIVE t(id, depth) AS (
+			SELECT c.id, 1 FROM drive_files c WHERE c.parent_id = ?` + live + `
+			UNION ALL SELECT c.id, t.depth + 1 FROM drive_files c JOIN t ON c.parent_id = t.id WHERE t.depth < 1000` + live + `)
+		SELECT ` + fileCols + ` FROM t JOIN drive_files f ON f.id = t.id ORDER BY t.depth, f.id`
 }
 
 // TrashedWith returns the items trashed together with root.
@@ -403,23 +412,29 @@ func listOrder(q drive.Query) string {
 	return "f.is_folder DESC, " + sortCols[q.SortBy] + " " + dir + ", f.id " + dir
 }
 
+// listQueries are a listing's count and its page of cols (LIMIT and OFFSET
+// its last arguments) for the conditions cond of listWhere, in order.
+func listQueries(cols, cond, order string) (count, page string) {
+	return `SELECT count(*) FROM drive_files f WHERE ` + cond,
+		`SELECT ` + cols + ` FROM drive_files f WHERE ` + cond + ` ORDER BY ` + order + ` LIMIT ? OFFSET ?`
+}
+
 // List returns one page of a listing and the total count.
 func (s DriveStore) List(ctx context.Context, q drive.Query) ([]drive.File, int, error) {
 	cond, args, extra, err := listWhere(q)
 	if err != nil {
 		return nil, 0, err
 	}
+	count, page := listQueries(fileCols+extra, cond, listOrder(q))
 	var total int
-	if err := s.read(ctx).QueryRowContext(ctx, `SELECT count(*) FROM drive_files f WHERE `+cond, args...).Scan(&total); err != nil {
+	if err := s.read(ctx).QueryRowContext(ctx, count, args...).Scan(&total); err != nil {
 		return nil, 0, mapErr(err, "drive listing")
 	}
-	order := listOrder(q)
 	pageArgs := args
 	if extra != "" {
 		pageArgs = append([]any{q.UserID, ms(q.Now)}, args...)
 	}
-	rows, err := s.read(ctx).QueryContext(ctx, `SELECT `+fileCols+extra+` FROM drive_files f WHERE `+cond+` ORDER BY `+order+` LIMIT ? OFFSET ?`,
-		append(pageArgs, q.Limit, q.Offset)...)
+	rows, err := s.read(ctx).QueryContext(ctx, page, append(pageArgs, q.Limit, q.Offset)...)
 	if err != nil {
 		return nil, 0, mapErr(err, "drive listing")
 	}

@@ -60,13 +60,14 @@ func TestDriveFavoritesList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, sql := range []string{
-		`SELECT f.id FROM drive_files f WHERE ` + cond + ` ORDER BY ` + listOrder(q) + ` LIMIT 50`,
-		`SELECT count(*) FROM drive_files f WHERE ` + cond,
-	} {
-		p := queryPlan(t, db, sql, args...)
+	count, page := listQueries("f.id", cond, listOrder(q))
+	for _, c := range []struct {
+		sql  string
+		args []any
+	}{{page, append(args, 50, 0)}, {count, args}} {
+		p := queryPlan(t, db, c.sql, c.args...)
 		if !strings.Contains(p, "drive_files_favorites") {
-			t.Errorf("%s\nplan: %s", sql, p)
+			t.Errorf("%s\nplan: %s", c.sql, p)
 		}
 	}
 }

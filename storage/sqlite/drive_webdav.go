@@ -73,15 +73,19 @@ func (s DriveStore) CopyDeadProps(ctx context.Context, fromID, toID string) erro
 	return mapErr(err, "drive properties")
 }
 
+// childrenBatch is Children's query after its SELECT list.
+const childrenBatch = ` FROM drive_files
+	WHERE owner_id = ? AND parent_id IS ? AND is_folder = ? AND trashed_at IS NULL AND status <> 'pending'
+	AND (name_key, id) > (?, ?) ORDER BY name_key, id LIMIT ?`
+
 // Children returns a batch of a folder's live folders or files by name key,
 // with the columns of a mount listing only.
 func (s DriveStore) Children(ctx context.Context, ownerID, parentID string, folders bool, after drive.ChildKey, limit int, buf []drive.File) ([]drive.File, drive.ChildKey, error) {
 	// The index drive_files_browse_name walks (owner, parent, is_folder,
 	// name_key, id) of live items from the key on: no sort, no rescan.
 	rows, err := s.read(ctx).QueryContext(ctx, `SELECT id, name, is_folder, mime_type, size_bytes,
-		content_hash, status, seq, created_at, updated_at, ifnull(modified_at, updated_at), name_key FROM drive_files
-		WHERE owner_id = ? AND parent_id IS ? AND is_folder = ? AND trashed_at IS NULL AND status <> 'pending'
-		AND (name_key, id) > (?, ?) ORDER BY name_key, id LIMIT ?`, ownerID, emptyNull(parentID), folders, after.NameKey, after.ID, limit)
+		content_hash, status, seq, created_at, updated_at, ifnull(modified_at, updated_at), name_key`+childrenBatch,
+		ownerID, emptyNull(parentID), folders, after.NameKey, after.ID, limit)
 	if err != nil {
 		return nil, after, mapErr(err, "drive listing")
 	}
