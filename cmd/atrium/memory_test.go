@@ -9,6 +9,7 @@ import (
 // serve runs under a soft memory limit of 128 MiB (serveMemoryLimit), unless
 // the operator's GOMEMLIMIT set one, which it leaves as it is.
 func TestServeMemoryLimit(t *testing.T) {
+	t.Setenv("GOGC", "100") // this test is about the limit alone
 	// Not parallel: the limit is the process's.
 	before := debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetMemoryLimit(before) })
@@ -29,6 +30,38 @@ func TestServeMemoryLimit(t *testing.T) {
 			limitServeMemory()
 			if got := debug.SetMemoryLimit(-1); got != c.want {
 				t.Errorf("memory limit %d, want %d", got, c.want)
+			}
+		})
+	}
+}
+
+// serve runs with GOGC 400 (serveGCPercent), unless the operator's GOGC set
+// one (off included), which it leaves as it is.
+func TestServeGCPercent(t *testing.T) {
+	// Not parallel: the GC percent is the process's.
+	before := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(before) })
+	t.Setenv("GOMEMLIMIT", "1GiB") // this test is about the GC percent alone
+	limit := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(limit) })
+
+	cases := []struct {
+		name  string
+		gogc  string
+		start int // what the runtime read at start
+		want  int
+	}{
+		{"no GOGC: 400", "", 100, 400},
+		{"GOGC set: the runtime's percent stays", "50", 50, 50},
+		{"GOGC=off: the collector stays off", "off", -1, -1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("GOGC", c.gogc)
+			debug.SetGCPercent(c.start)
+			limitServeMemory()
+			if got := debug.SetGCPercent(100); got != c.want {
+				t.Errorf("GC percent %d, want %d", got, c.want)
 			}
 		})
 	}
