@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"atrium/app"
@@ -109,7 +108,6 @@ func (s CalendarStore) Calendars(ctx context.Context, orgID, userID string) ([]c
 
 // Calendar returns one of a user's calendars.
 func (s CalendarStore) Calendar(ctx context.Context, orgID, userID, id string) (calendar.Calendar, error) {
-	s.warm(ctx)
 	c, err := scanCalendar(s.read(ctx).QueryRowContext(ctx, `SELECT `+calendarCols+` FROM calendars
 		WHERE organization_id = ? AND user_id = ? AND id = ?`, orgID, userID, id))
 	return c, mapErr(err, "calendar")
@@ -153,21 +151,6 @@ const (
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 	qDelTomb = `DELETE FROM calendar_tombstones WHERE calendar_id = ? AND name = ?`
 )
-
-var calendarWarm sync.Map // *DB → prepared
-
-// warm prepares the write statements once per database, outside transactions.
-func (s CalendarStore) warm(ctx context.Context) {
-	if InTransaction(ctx) {
-		return
-	}
-	if _, done := calendarWarm.LoadOrStore(s.DB, true); done {
-		return
-	}
-	for _, q := range []string{qNextSeq, qPutObj, qDelComps, qPutComp, qDelTomb} {
-		s.ws.stmt(ctx, q)
-	}
-}
 
 // nextSeq takes a calendar's next change sequence.
 func (s CalendarStore) nextSeq(ctx context.Context, calendarID string) (int64, error) {

@@ -31,7 +31,7 @@ func contactsDB(t testing.TB) (*DB, ContactsStore) {
 			('u3', 'ob', 'three@b.test', 'three@b.test', 'admin', 'active', ?, ?, '', '')`,
 	} {
 		args := []any{now, now, now, now, now, now, now, now}
-		if _, err := db.w.ExecContext(ctx, q, args[:countParams(q)]...); err != nil {
+		if _, err := db.Exec(ctx, q, args[:countParams(q)]...); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"reflect"
 	"testing"
 	"time"
@@ -94,7 +95,10 @@ func TestDriveUpdateFile(t *testing.T) {
 	// the size, the content, the sequence, the access time. Naming every
 	// column rewrote all of its indexes, each a page written to the log.
 	t.Run("pages", func(t *testing.T) {
-		if _, err := db.w.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		if err := db.cm.onConn(ctx, func(conn *sql.Conn) error {
+			_, err := conn.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+			return err
+		}); err != nil {
 			t.Fatal(err)
 		}
 		next := cur
@@ -104,7 +108,9 @@ func TestDriveUpdateFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		var busy, frames, done int
-		if err := db.w.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &done); err != nil {
+		if err := db.cm.onConn(ctx, func(conn *sql.Conn) error {
+			return conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &done)
+		}); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("%d pages", frames)

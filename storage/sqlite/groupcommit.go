@@ -51,10 +51,19 @@ type txResult struct {
 	stack []byte
 }
 
+// connJob is onConn's call: fn runs on the writer's connection between two
+// transactions.
+type connJob struct {
+	fn   func(conn *sql.Conn) error
+	done chan error
+}
+
 // committer runs the write transactions.
 type committer struct {
 	db      *DB
+	w       *writerConn // the writer's connection, held from start to close
 	jobs    chan *txJob
+	conns   chan *connJob
 	pending atomic.Int32  // callers waiting to hand their job over
 	joinFor time.Duration // how long a group takes in jobs that arrive while it runs
 	stop    chan struct{}
@@ -71,11 +80,29 @@ func (c *committer) stats() app.WriteStats {
 		Commit: time.Duration(c.commitNanos.Load())}
 }
 
-func startCommitter(db *DB) *committer {
-	c := &committer{db: db, jobs: make(chan *txJob), stop: make(chan struct{}), joinFor: joinFor}
+func startCommitter(db *DB) (*committer, error) {
+	w, err := newWriterConn(context.Background(), db.w)
+	if err != nil {
+		return nil, err
+	}
+	c := &committer{db: db, w: w, jobs: make(chan *txJob), conns: make(chan *connJob), stop: make(chan struct{}), joinFor: joinFor}
 	c.wg.Add(1)
 	go c.loop()
-	return c
+	return c, nil
+}
+
+// onConn runs fn on the writer's connection outside any transaction, between
+// the committer's transactions (a checkpoint, a ping).
+func (c *committer) onConn(ctx context.Context, fn func(conn *sql.Conn) error) error {
+	j := &connJob{fn: fn, done: make(chan error, 1)}
+	select {
+	case c.conns <- j:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.stop:
+		return errClosed
+	}
+	return <-j.done
 }
 
 // errClosed answers InTx after Close.
@@ -107,11 +134,15 @@ func (c *committer) run(ctx context.Context, fn func(ctx context.Context) error)
 
 func (c *committer) loop() {
 	defer c.wg.Done()
+	defer c.w.close()
 	group := make([]*txJob, 0, maxGroup)
 	for {
 		select {
 		case <-c.stop:
 			return
+		case j := <-c.conns:
+			j.done <- j.fn(c.w.conn)
+			continue
 		case j := <-c.jobs:
 			c.pending.Add(-1)
 			group = append(group[:0], j)
@@ -126,18 +157,16 @@ func (c *committer) loop() {
 				break more
 			}
 		}
-		misses := c.commit(group)
-		// Once the callers have their answers, while the connection is free.
-		c.db.ws.prepare(misses)
+		c.commit(group)
 	}
 }
 
-// commit runs group in one transaction and tells each job its result; it
-// returns the queries the transaction ran unprepared. Jobs that arrive while
+// commit runs group in one transaction and tells each job its result. Jobs
+// that arrive while
 // the group's statements run join it before the commit (up to maxGroup, and
 // while the group has run for less than joinFor): they share its flush
 // instead of waiting for it and then for one of their own.
-func (c *committer) commit(group []*txJob) (misses []string) {
+func (c *committer) commit(group []*txJob) {
 	results := make([]txResult, len(group), maxGroup)
 	defer func() {
 		for i, j := range group {
@@ -183,12 +212,16 @@ func (c *committer) commit(group []*txJob) (misses []string) {
 			}
 		}
 	}
-	tx, err := db.w.BeginTx(context.Background(), nil)
-	if err != nil {
+	w := c.w
+	if err := w.exec("BEGIN IMMEDIATE"); err != nil {
 		fail(fmt.Errorf("begin transaction: %w", err))
 		return
 	}
-	st := &txState{tx: tx}
+	// rollback ends the transaction without its changes. An error of SQLite's
+	// that rolled the transaction back already makes ROLLBACK fail: the
+	// connection is out of a transaction either way.
+	rollback := func() { _ = w.exec("ROLLBACK") }
+	st := &txState{w: w}
 	// A lone job runs without a savepoint: when it fails, the transaction
 	// is rolled back whole. Jobs that join later run in savepoints.
 	bare := live == 1
@@ -199,28 +232,28 @@ func (c *committer) commit(group []*txJob) (misses []string) {
 			if bare {
 				bare = false
 				if results[i] = runJob(j, st); results[i].err != nil || results[i].panic != nil {
-					tx.Rollback()
+					rollback()
 					return
 				}
 				committed++
 			} else {
-				if _, err := tx.Exec("SAVEPOINT grp"); err != nil {
+				if err := w.exec("SAVEPOINT grp"); err != nil {
 					results[i].err = fmt.Errorf("begin transaction: savepoint: %w", err)
 					continue
 				}
 				results[i] = runJob(j, st)
 				if results[i].err != nil || results[i].panic != nil {
-					if _, err := tx.Exec("ROLLBACK TO grp"); err != nil {
+					if err := w.exec("ROLLBACK TO grp"); err != nil {
 						// The transaction is broken: nothing of the group commits.
-						tx.Rollback()
+						rollback()
 						fail(fmt.Errorf("roll back a failed change of the group: %w", err))
 						return
 					}
 				} else {
 					committed++
 				}
-				if _, err := tx.Exec("RELEASE grp"); err != nil {
-					tx.Rollback()
+				if err := w.exec("RELEASE grp"); err != nil {
+					rollback()
 					fail(fmt.Errorf("release savepoint: %w", err))
 					return
 				}
@@ -231,11 +264,13 @@ func (c *committer) commit(group []*txJob) (misses []string) {
 		}
 	}
 	if committed == 0 {
-		tx.Rollback()
+		rollback()
 		return
 	}
 	t1 = time.Now()
-	if err := tx.Commit(); err != nil {
+	if err := w.exec("COMMIT"); err != nil {
+		// A failed COMMIT may leave the transaction open (SQLITE_BUSY does).
+		rollback()
 		fail(fmt.Errorf("commit: %w", err))
 		return
 	}
@@ -245,7 +280,6 @@ func (c *committer) commit(group []*txJob) (misses []string) {
 		db.log.Warn("slow write transaction", "held_ms", d.Milliseconds(), "commit_ms", time.Since(t1).Milliseconds(),
 			"waited_ms", t0.Sub(group[0].queued).Milliseconds(), "group", committed, "caller", framesOf(group[0].caller[:]))
 	}
-	return st.misses
 }
 
 // joinFor bounds how long a group keeps taking in jobs that arrive while it
@@ -295,21 +329,8 @@ func (c *committer) close() {
 	c.wg.Wait()
 }
 
-// txState is the transaction a context carries.
+// txState is the transaction a context carries: the committer's, on the
+// writer's connection.
 type txState struct {
-	tx *sql.Tx
-	// misses are queries the transaction ran unprepared (the cache had no
-	// statement for them, and preparing one needs the connection the
-	// transaction holds): they are prepared once it is over.
-	mu     sync.Mutex
-	misses []string
-}
-
-// missed records that query ran unprepared.
-func (st *txState) missed(query string) {
-	st.mu.Lock()
-	if len(st.misses) < 64 {
-		st.misses = append(st.misses, query)
-	}
-	st.mu.Unlock()
+	w *writerConn
 }

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -308,5 +309,92 @@ func TestGroupCommitJoin(t *testing.T) {
 	after := db.WriteStats()
 	if tx, commits := after.Transactions-before.Transactions, after.Commits-before.Commits; tx != 3 || commits != 1 {
 		t.Errorf("write stats: %d transactions in %d commits, want 3 in 1", tx, commits)
+	}
+}
+
+// The writer's one connection is the committer's: a statement outside a
+// transaction runs as a transaction of its own (an Exec when called, a
+// QueryRow when its row is scanned), a query of many rows on the writer
+// outside a transaction is refused, the statements are prepared once on the
+// connection (inside a transaction too) and kept, and onConn reaches the
+// connection between transactions.
+func TestWriterConnection(t *testing.T) {
+	ctx := context.Background()
+	db := gcTestDB(t)
+	w := db.cm.w
+
+	// A write with RETURNING outside a transaction: it runs when scanned.
+	row := db.write(ctx).QueryRowContext(ctx, `INSERT INTO gc_test (k, v) VALUES ('a', 1) RETURNING v + 1`)
+	var n int
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM gc_test`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("before the scan: %d rows, %v; want 0", n, err)
+	}
+	var v int
+	if err := row.Scan(&v); err != nil || v != 2 {
+		t.Fatalf("scan: %d, %v; want 2", v, err)
+	}
+	if err := db.r.QueryRowContext(ctx, `SELECT v FROM gc_test WHERE k = 'a'`).Scan(&v); err != nil || v != 1 {
+		t.Fatalf("after the scan: %d, %v; want the row, committed", v, err)
+	}
+	// No row: sql.ErrNoRows, as from a *sql.Row, and nothing changed.
+	err := db.write(ctx).QueryRowContext(ctx, `UPDATE gc_test SET v = 9 WHERE k = 'none' RETURNING v`).Scan(&v)
+	if !errors.Is(err, sql.ErrNoRows) {
+		t.Fatalf("no row: %v, want sql.ErrNoRows", err)
+	}
+	if _, err := db.write(ctx).QueryContext(ctx, `SELECT k FROM gc_test`); err == nil {
+		t.Fatal("a query of many rows on the writer outside a transaction ran")
+	}
+
+	// Prepared once, in a transaction, and kept for the next.
+	const q = `UPDATE gc_test SET v = v + 1 WHERE k = ?`
+	for range 2 {
+		if err := db.InTx(ctx, func(ctx context.Context) error {
+			_, err := db.write(ctx).ExecContext(ctx, q, "a")
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.mu.Lock()
+	st := w.stmts[q]
+	w.mu.Unlock()
+	if st == nil {
+		t.Fatal("the statement was not kept prepared")
+	}
+	if err := db.r.QueryRowContext(ctx, `SELECT v FROM gc_test WHERE k = 'a'`).Scan(&v); err != nil || v != 3 {
+		t.Fatalf("after two updates: %d, %v; want 3", v, err)
+	}
+
+	// Between transactions: no transaction is open on the connection (BEGIN
+	// fails within one).
+	if err := db.cm.onConn(ctx, func(conn *sql.Conn) error {
+		if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
+			return err
+		}
+		_, err := conn.ExecContext(ctx, "ROLLBACK")
+		return err
+	}); err != nil {
+		t.Fatalf("onConn: %v; want no open transaction", err)
+	}
+	if err := db.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A failed transaction leaves the connection out of a transaction too.
+	if err := db.InTx(ctx, func(ctx context.Context) error {
+		if _, err := db.Exec(ctx, `INSERT INTO gc_test (k, v) VALUES ('b', 1)`); err != nil {
+			return err
+		}
+		return errors.New("refused")
+	}); err == nil {
+		t.Fatal("the refused transaction committed")
+	}
+	if err := db.InTx(ctx, func(ctx context.Context) error {
+		_, err := db.Exec(ctx, `INSERT INTO gc_test (k, v) VALUES ('b', 2)`)
+		return err
+	}); err != nil {
+		t.Fatalf("after a rollback: %v", err)
+	}
+	if err := db.r.QueryRowContext(ctx, `SELECT v FROM gc_test WHERE k = 'b'`).Scan(&v); err != nil || v != 2 {
+		t.Fatalf("b: %d, %v; want 2, the second transaction's", v, err)
 	}
 }

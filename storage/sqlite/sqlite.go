@@ -31,14 +31,15 @@ var migrations embed.FS
 // DB is an open Atrium database.
 type DB struct {
 	path string
-	// w is the single writer connection; r is the reader pool. ws and rs run
-	// their queries through cached prepared statements.
-	w, r   *sql.DB
-	ws, rs *stmtDB
-	Clock  app.Clock
-	log    *slog.Logger // nil: slow transactions are not logged
-	cp     *checkpointer
-	cm     *committer
+	// w is the writer's pool of one connection, which the committer holds
+	// (writerConn); r is the reader pool, whose queries rs runs through cached
+	// prepared statements.
+	w, r  *sql.DB
+	rs    *stmtDB
+	Clock app.Clock
+	log   *slog.Logger // nil: slow transactions are not logged
+	cp    *checkpointer
+	cm    *committer
 	// webhookSubs is set when a webhook subscription may exist: at Open when
 	// one does, and by every subscription created through this DB (before its
 	// insert). It is never cleared. While it is unset an event has no
@@ -70,7 +71,7 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 		w.Close()
 		return nil, fmt.Errorf("open database readers: %w", err)
 	}
-	db := &DB{path: path, w: w, r: r, ws: newStmtDB(w), rs: newStmtDB(r), log: log}
+	db := &DB{path: path, w: w, r: r, rs: newStmtDB(r), log: log}
 	if err := db.Ping(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -85,7 +86,10 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 		return nil, fmt.Errorf("read webhook subscriptions: %w", err)
 	}
 	db.webhookSubs.Store(subs)
-	db.cm = startCommitter(db)
+	if db.cm, err = startCommitter(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open database writer: %w", err)
+	}
 	return db, nil
 }
 
@@ -162,9 +166,16 @@ func MigrationVersion() int64 {
 	return entries
 }
 
-// Ping checks that both the writer and the readers answer.
+// Ping checks that both the writer and the readers answer: the writer's
+// connection once the committer holds it, when it is free.
 func (db *DB) Ping(ctx context.Context) error {
-	if err := db.w.PingContext(ctx); err != nil {
+	ping := db.w.PingContext
+	if db.cm != nil {
+		ping = func(ctx context.Context) error {
+			return db.cm.onConn(ctx, func(conn *sql.Conn) error { return conn.PingContext(context.Background()) })
+		}
+	}
+	if err := ping(ctx); err != nil {
 		return fmt.Errorf("ping database writer: %w", err)
 	}
 	if err := db.r.PingContext(ctx); err != nil {
@@ -183,7 +194,6 @@ func (db *DB) Close() error {
 		cpErr = db.cp.close()
 	}
 	db.rs.close()
-	db.ws.close()
 	return errors.Join(cpErr, db.r.Close(), db.w.Close())
 }
 
@@ -199,7 +209,13 @@ type txKey struct{}
 type querier interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryRowContext(ctx context.Context, query string, args ...any) rowScanner
+}
+
+// rowScanner is the one row of QueryRowContext (a *sql.Row, or a query
+// outside a transaction that runs on the writer when scanned: grouped).
+type rowScanner interface {
+	Scan(dest ...any) error
 }
 
 // InTx runs fn in a write transaction carried by the context; a nested call joins
@@ -250,7 +266,7 @@ func InTransaction(ctx context.Context) bool {
 // read returns the transaction of ctx, or the reader pool.
 func (db *DB) read(ctx context.Context) querier {
 	if st, ok := ctx.Value(txKey{}).(*txState); ok {
-		return stmtTx{st: st, cache: db.ws}
+		return stmtTx{st.w}
 	}
 	return db.rs
 }
@@ -260,17 +276,15 @@ func (db *DB) read(ctx context.Context) querier {
 // the wait for the disk with the writes that arrive with it (group commit).
 func (db *DB) write(ctx context.Context) querier {
 	if st, ok := ctx.Value(txKey{}).(*txState); ok {
-		return stmtTx{st: st, cache: db.ws}
-	}
-	if db.cm == nil { // while Open sets up
-		return db.ws
+		return stmtTx{st.w}
 	}
 	return grouped{db}
 }
 
-// grouped runs each Exec as a transaction of its own through the committer.
-// Queries (a write with RETURNING outside a transaction) use the writer
-// directly: their rows outlive the call.
+// grouped runs each statement as a transaction of its own through the
+// committer: an Exec when called, a QueryRow (a write with RETURNING) when its
+// row is scanned. A query of many rows on the writer runs in InTx: its rows
+// would outlive the transaction.
 type grouped struct{ db *DB }
 
 func (g grouped) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
@@ -284,11 +298,26 @@ func (g grouped) ExecContext(ctx context.Context, query string, args ...any) (sq
 }
 
 func (g grouped) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return g.db.ws.QueryContext(ctx, query, args...)
+	return nil, errors.New("sqlite: a query of many rows on the database writer runs in a transaction (InTx)")
 }
 
-func (g grouped) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	return g.db.ws.QueryRowContext(ctx, query, args...)
+func (g grouped) QueryRowContext(ctx context.Context, query string, args ...any) rowScanner {
+	return groupedRow{g.db, ctx, query, args}
+}
+
+// groupedRow is a row of a query on the writer outside a transaction: the
+// query runs, and its row is scanned, in a transaction of its own.
+type groupedRow struct {
+	db    *DB
+	ctx   context.Context
+	query string
+	args  []any
+}
+
+func (r groupedRow) Scan(dest ...any) error {
+	return r.db.cm.run(r.ctx, func(ctx context.Context) error {
+		return r.db.write(ctx).QueryRowContext(ctx, r.query, r.args...).Scan(dest...)
+	})
 }
 
 // now is the database's clock.

@@ -56,7 +56,9 @@ func TestMigrations(t *testing.T) {
 		t.Fatalf("journal mode %q %v", mode, err)
 	}
 	var fk int
-	if err := db.w.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil || fk != 1 {
+	if err := db.cm.onConn(ctx, func(conn *sql.Conn) error {
+		return conn.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk)
+	}); err != nil || fk != 1 {
 		t.Fatalf("foreign keys %d %v", fk, err)
 	}
 }
@@ -286,7 +288,9 @@ func TestCheckpointKeepsLogFile(t *testing.T) {
 	}
 	frames := func() int {
 		var busy, log, copied int
-		if err := db.w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &log, &copied); err != nil {
+		if err := db.cm.onConn(ctx, func(conn *sql.Conn) error {
+			return conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &log, &copied)
+		}); err != nil {
 			t.Fatal(err)
 		}
 		return log

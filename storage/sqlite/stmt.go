@@ -43,8 +43,7 @@ func (s *stmtDB) stmt(ctx context.Context, query string) *sql.Stmt {
 	if full {
 		return nil
 	}
-	// Prepare without holding the lock: on the writer it waits for the one
-	// connection, which a transaction may hold while it reads the cache.
+	// Prepare without holding the lock: it waits for a connection of the pool.
 	st, err := s.db.PrepareContext(context.WithoutCancel(ctx), query)
 	if err != nil {
 		return nil
@@ -73,7 +72,7 @@ func (s *stmtDB) QueryContext(ctx context.Context, query string, args ...any) (*
 	return s.db.QueryContext(ctx, query, args...)
 }
 
-func (s *stmtDB) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+func (s *stmtDB) QueryRowContext(ctx context.Context, query string, args ...any) rowScanner {
 	if st := s.stmt(ctx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
@@ -90,42 +89,95 @@ func (s *stmtDB) close() {
 	clear(s.stmts)
 }
 
-// prepare prepares the statements of queries that are not cached yet.
-func (s *stmtDB) prepare(queries []string) {
-	for _, q := range queries {
-		s.stmt(context.Background(), q)
-	}
+// writerConn is the writer's one connection, which the committer holds for
+// its whole life (a sql.Conn taken from the writer's pool of one), with the
+// statements prepared on it. A statement run on it costs half of what it did
+// in a sql.Tx: a transaction's statement is bound to the transaction anew on
+// each run (sql.Tx.StmtContext), and each of its queries starts a goroutine
+// that waits for the transaction's end (its context can be cancelled), where
+// a connection's queries under a context without cancellation start none. A
+// SELECT of one value took 2.2 us against 4.7 us, and 20 allocations
+// against 30. Only the committer's goroutine uses it, between and inside the
+// transactions it begins and ends itself; a statement is prepared on first
+// use, inside a transaction or not.
+type writerConn struct {
+	conn *sql.Conn
+
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt
 }
 
-// stmtTx runs a transaction's queries through the writer's prepared statements
-// when they exist. It never prepares one: that needs the writer's only
-// connection, which the transaction holds; such queries run unprepared, and
-// are prepared when the transaction is over (txState.misses).
-type stmtTx struct {
-	st    *txState
-	cache *stmtDB
+func newWriterConn(ctx context.Context, w *sql.DB) (*writerConn, error) {
+	conn, err := w.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &writerConn{conn: conn, stmts: map[string]*sql.Stmt{}}, nil
 }
+
+// stmt returns the statement prepared for query, preparing it when absent;
+// nil when the cache is full or preparing failed (the caller then runs the
+// query unprepared, which reports the error).
+func (w *writerConn) stmt(query string) *sql.Stmt {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if st := w.stmts[query]; st != nil {
+		return st
+	}
+	if len(w.stmts) >= maxCachedStatements {
+		return nil
+	}
+	st, err := w.conn.PrepareContext(context.Background(), query)
+	if err != nil {
+		return nil
+	}
+	w.stmts[query] = st
+	return st
+}
+
+// exec runs a statement of transaction control (BEGIN, COMMIT, SAVEPOINT...).
+func (w *writerConn) exec(query string) error {
+	var err error
+	if st := w.stmt(query); st != nil {
+		_, err = st.ExecContext(context.Background())
+	} else {
+		_, err = w.conn.ExecContext(context.Background(), query)
+	}
+	return err
+}
+
+// close releases the statements and gives the connection back to its pool.
+func (w *writerConn) close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, st := range w.stmts {
+		st.Close()
+	}
+	clear(w.stmts)
+	return w.conn.Close()
+}
+
+// stmtTx runs a transaction's queries on the writer's connection, through its
+// prepared statements.
+type stmtTx struct{ w *writerConn }
 
 func (t stmtTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if st := t.cache.cached(query); st != nil {
-		return t.st.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	if st := t.w.stmt(query); st != nil {
+		return st.ExecContext(ctx, args...)
 	}
-	t.st.missed(query)
-	return t.st.tx.ExecContext(ctx, query, args...)
+	return t.w.conn.ExecContext(ctx, query, args...)
 }
 
 func (t stmtTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if st := t.cache.cached(query); st != nil {
-		return t.st.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	if st := t.w.stmt(query); st != nil {
+		return st.QueryContext(ctx, args...)
 	}
-	t.st.missed(query)
-	return t.st.tx.QueryContext(ctx, query, args...)
+	return t.w.conn.QueryContext(ctx, query, args...)
 }
 
-func (t stmtTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	if st := t.cache.cached(query); st != nil {
-		return t.st.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+func (t stmtTx) QueryRowContext(ctx context.Context, query string, args ...any) rowScanner {
+	if st := t.w.stmt(query); st != nil {
+		return st.QueryRowContext(ctx, args...)
 	}
-	t.st.missed(query)
-	return t.st.tx.QueryRowContext(ctx, query, args...)
+	return t.w.conn.QueryRowContext(ctx, query, args...)
 }

@@ -50,18 +50,6 @@ const (
 				VALUES (?,?,?,?,?,?,?,?,?,?)`
 )
 
-// warm prepares the hot-path statements on the writer, outside any transaction,
-// so that the transactions of Emit, Claim and Complete run them prepared (the
-// statement cache never prepares inside a transaction).
-func (s WebhookStore) warm(ctx context.Context) {
-	if InTransaction(ctx) {
-		return
-	}
-	for _, q := range []string{fanOutSQL, claimTargetsSQL, claimRowsSQL, claimLeaseSQL, releaseSQL, leaseActiveSQL, recordSQL, attemptSQL} {
-		s.ws.stmt(ctx, q)
-	}
-}
-
 // wakers maps an open database to the function that wakes its webhook
 // dispatcher when Emit queues deliveries.
 var wakers sync.Map // *DB → func()
@@ -369,7 +357,6 @@ func (s WebhookStore) Claim(ctx context.Context, now, leaseUntil time.Time, limi
 	if limit <= 0 {
 		return nil, nil
 	}
-	s.warm(ctx)
 	lease := app.RandomHex(12)
 	nowMS, firstMS := ms(now), ms(now.Add(-firstDelay))
 	var jobs []webhooks.Job
@@ -450,7 +437,6 @@ func (s WebhookStore) Claim(ctx context.Context, now, leaseUntil time.Time, limi
 
 // Complete records attempt results in one transaction, each fenced by its lease.
 func (s WebhookStore) Complete(ctx context.Context, now time.Time, results []webhooks.Result, schedule []time.Duration) error {
-	s.warm(ctx)
 	return s.InTx(ctx, func(ctx context.Context) error {
 		w := s.write(ctx)
 		for _, r := range results {
