@@ -146,6 +146,7 @@ func New(cfg Config) *Server {
 
 	hc := huma.DefaultConfig(APITitle, APIVersion)
 	hc.CreateHooks = nil // no $schema links in bodies
+	hc.Formats = map[string]huma.Format{"application/json": jsonFormat, "json": jsonFormat}
 	hc.OpenAPIPath = "/api/v1/openapi"
 	hc.DocsPath = ""
 	hc.SchemasPath = ""
