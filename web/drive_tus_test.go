@@ -628,3 +628,60 @@ func TestTusCompleteKeepsDeduplicatedOrphan(t *testing.T) {
 		t.Fatalf("downloaded %q", got)
 	}
 }
+
+// An upload's first request after its creation reads it as created, from
+// memory (drive.Service.TusUpload), without a read of the database: it still
+// answers as the database would, whoever asks and whatever came between.
+func TestTusFirstRequestAfterCreation(t *testing.T) {
+	s, c, tc := newTus(t)
+	other := s.Bootstrap("Drive Org", "bob@example.test", "member")
+	content := []byte("0123456789")
+	cases := []struct {
+		name  string
+		steps func(t *testing.T, up string)
+	}{
+		{"another user's HEAD first: not found, and the owner's PATCH then completes it", func(t *testing.T, up string) {
+			webtest.Check(t, s.Do(webtest.Request{Method: "HEAD", Path: up, Token: other.Token, Header: map[string]string{"Tus-Resumable": "1.0.0"}}),
+				webtest.Scenario{Status: 404})
+			webtest.Check(t, tc.patch(up, 0, content), webtest.Scenario{Status: 204, Headers: map[string]string{"Atrium-Upload-Status": "done"}})
+		}},
+		{"another user's PATCH first: not found, nothing stored", func(t *testing.T, up string) {
+			webtest.Check(t, s.Do(webtest.Request{Method: "PATCH", Path: up, Token: other.Token, Body: content, Header: map[string]string{
+				"Tus-Resumable": "1.0.0", "Upload-Offset": "0", "Content-Type": "application/offset+octet-stream"}}),
+				webtest.Scenario{Status: 404, Problem: "not_found"})
+			if got := tc.offset(up); got != 0 {
+				t.Fatalf("offset %d after another user's PATCH", got)
+			}
+		}},
+		{"a second PATCH of a completed upload: the offset has moved on", func(t *testing.T, up string) {
+			webtest.Check(t, tc.patch(up, 0, content), webtest.Scenario{Status: 204})
+			webtest.Check(t, tc.patch(up, 0, content), webtest.Scenario{Status: 409, Problem: "conflict"})
+			webtest.Check(t, tc.do("HEAD", up, nil, nil), webtest.Scenario{Status: 200, Headers: map[string]string{
+				"Upload-Offset": "10", "Atrium-Upload-Status": "done"}})
+		}},
+		{"terminated before its first PATCH: gone", func(t *testing.T, up string) {
+			webtest.Check(t, tc.do("DELETE", up, nil, nil), webtest.Scenario{Status: 204})
+			webtest.Check(t, tc.patch(up, 0, content), webtest.Scenario{Status: 404, Problem: "not_found"})
+		}},
+		{"a HEAD first, then the PATCH", func(t *testing.T, up string) {
+			webtest.Check(t, tc.do("HEAD", up, nil, nil), webtest.Scenario{Status: 200, Headers: map[string]string{"Upload-Offset": "0"}})
+			webtest.Check(t, tc.patch(up, 0, content), webtest.Scenario{Status: 204, Headers: map[string]string{"Atrium-Upload-Status": "done"}})
+		}},
+	}
+	for i, tcase := range cases {
+		t.Run(tcase.name, func(t *testing.T) {
+			tcase.steps(t, tc.create(tusMeta("filename", fmt.Sprintf("first-%d.txt", i)), int64(len(content))))
+		})
+	}
+	// An empty upload completes at its creation: its first HEAD says so.
+	res := tc.do("POST", "/api/v1/drive/tus/", map[string]string{"Upload-Length": "0", "Upload-Metadata": tusMeta("filename", "first-empty.bin")}, nil)
+	webtest.Check(t, res, webtest.Scenario{Status: 201, Headers: map[string]string{"Atrium-Upload-Status": "done"}})
+	id := res.Header.Get("Atrium-File-Id")
+	webtest.Check(t, tc.do("HEAD", strings.TrimPrefix(res.Header.Get("Location"), s.URL), nil, nil), webtest.Scenario{Status: 200,
+		Headers: map[string]string{"Upload-Offset": "0", "Atrium-Upload-Status": "done", "Atrium-File-Id": id}})
+	var f driveFile
+	c.ok(200, "GET", "/api/v1/drive/"+id+"/detail", nil, &f)
+	if f.SizeBytes != 0 || f.Status != "active" {
+		t.Fatalf("empty file %+v", f)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"atrium/app"
@@ -152,16 +153,69 @@ func (s *Service) CreateTusUpload(ctx context.Context, p *app.Principal, req Tus
 	if err != nil {
 		return TusUpload{}, err
 	}
+	s.freshTus.put(u)
 	return u, nil
 }
 
 // TusUpload returns one of the caller's resumable uploads; another user's, or
-// an expired one, is not_found.
+// an expired one, is not_found. An upload this process created and no request
+// read since is returned as it was created, without a read of the database:
+// a client sends its bytes right after creating it, and each change of an
+// upload reads it again in its transaction.
 func (s *Service) TusUpload(ctx context.Context, p *app.Principal, id string) (TusUpload, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return TusUpload{}, err
 	}
+	if u, ok := s.freshTus.take(id); ok && u.OrgID == p.OrgID && u.CreatedBy == p.UserID && s.clock.Now().Before(u.ExpiresAt) {
+		return u, nil
+	}
 	return s.ownTusUpload(ctx, p, id)
+}
+
+// freshTusMax bounds the uploads freshTus keeps (the oldest go first).
+const freshTusMax = 1024
+
+// freshTus keeps each upload this process created, as created, until a
+// request reads it (TusUpload takes it) or a change of it drops it: the first
+// PATCH of an upload, most often its only one, then needs no read of the
+// database before its bytes (a read on a reader whose cache every commit
+// empties: 7% of a small TUS upload's CPU).
+type freshTus struct {
+	mu    sync.Mutex
+	m     map[string]TusUpload
+	order []string // ids in the order they came, some taken already
+}
+
+func (f *freshTus) put(u TusUpload) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.m == nil {
+		f.m = map[string]TusUpload{}
+	}
+	f.m[u.ID] = u
+	f.order = append(f.order, u.ID)
+	for len(f.order) > freshTusMax {
+		delete(f.m, f.order[0])
+		f.order = f.order[1:]
+	}
+}
+
+// take returns upload id and forgets it.
+func (f *freshTus) take(id string) (TusUpload, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	u, ok := f.m[id]
+	delete(f.m, id)
+	return u, ok
+}
+
+// drop forgets the uploads ids.
+func (f *freshTus) drop(ids ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, id := range ids {
+		delete(f.m, id)
+	}
 }
 
 func (s *Service) ownTusUpload(ctx context.Context, p *app.Principal, id string) (TusUpload, error) {
@@ -198,6 +252,7 @@ func (s *Service) TusProgress(ctx context.Context, p *app.Principal, id string, 
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return TusUpload{}, err
 	}
+	s.freshTus.drop(id)
 	var out TusUpload
 	err := s.store.InTx(ctx, func(ctx context.Context) error {
 		u, err := s.ownTusUpload(ctx, p, id)
@@ -226,6 +281,7 @@ func (s *Service) TusDeclareLength(ctx context.Context, p *app.Principal, id str
 	if length > s.opts.MaxUploadBytes {
 		return TusUpload{}, app.Errorf(app.EPayloadTooLarge, "One upload is at most %d bytes.", s.opts.MaxUploadBytes)
 	}
+	s.freshTus.drop(id)
 	if err := s.quota(ctx, p, length); err != nil {
 		return TusUpload{}, err
 	}
@@ -264,6 +320,7 @@ func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, h
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return TusUpload{}, err
 	}
+	s.freshTus.drop(id)
 	c := content{hash: hash, size: size}
 	if small != nil {
 		if sum := sha256.Sum256(small); int64(len(small)) != size || !s.SmallContent(size) || hex.EncodeToString(sum[:]) != hash {
@@ -411,6 +468,7 @@ func (s *Service) ResolveTusUpload(ctx context.Context, p *app.Principal, id, st
 	default:
 		return TusResolution{}, app.Invalid("query.strategy", "The strategy is one of skip, rename, overwrite.", strategy)
 	}
+	s.freshTus.drop(id)
 	u, err := s.ownTusUpload(ctx, p, id)
 	if err != nil {
 		return TusResolution{}, err
@@ -472,6 +530,7 @@ func (s *Service) TerminateTusUpload(ctx context.Context, p *app.Principal, id s
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return TusUpload{}, err
 	}
+	s.freshTus.drop(id)
 	var out TusUpload
 	err := s.store.InTx(ctx, func(ctx context.Context) error {
 		u, err := s.ownTusUpload(ctx, p, id)
@@ -514,6 +573,7 @@ func (s *Service) ExpireTusUploads(ctx context.Context, remove func(TusUpload) e
 			}
 			ids = append(ids, u.ID)
 		}
+		s.freshTus.drop(ids...)
 		err = s.store.InTx(ctx, func(ctx context.Context) error {
 			for _, u := range ups {
 				if err := s.orphan(ctx, u.ContentHash); err != nil {

@@ -2,6 +2,7 @@ package drive
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"atrium/app"
@@ -56,3 +57,32 @@ func TestTusValidation(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+// freshTus keeps at most freshTusMax uploads, the newest; take gives one once.
+func TestFreshTus(t *testing.T) {
+	var f freshTus
+	for i := range freshTusMax + 6 {
+		f.put(TusUpload{ID: fmt.Sprint("u", i)})
+	}
+	if len(f.m) != freshTusMax || len(f.order) != freshTusMax {
+		t.Fatalf("%d kept (%d in order), want %d", len(f.m), len(f.order), freshTusMax)
+	}
+	if _, ok := f.take("u5"); ok {
+		t.Error("u5, among the oldest, was kept")
+	}
+	if u, ok := f.take("u6"); !ok || u.ID != "u6" {
+		t.Errorf("take u6: %+v %v", u, ok)
+	}
+	if _, ok := f.take("u6"); ok {
+		t.Error("u6 taken twice")
+	}
+	f.drop("u7", "u8")
+	for _, id := range []string{"u7", "u8"} {
+		if _, ok := f.take(id); ok {
+			t.Errorf("%s dropped but kept", id)
+		}
+	}
+	if _, ok := f.take(fmt.Sprint("u", freshTusMax+5)); !ok {
+		t.Error("the newest is not kept")
+	}
+}
