@@ -34,17 +34,18 @@ import (
 const serveMemoryLimit = 128 << 20
 
 // serveGCPercent is serve's GOGC unless the environment sets one: the heap may
-// grow to five times what is live (Go's default is twice) before the collector
-// runs, within serveMemoryLimit, which bounds it when the live heap is large.
-// A request allocates a few KB that die with it; with the default the
-// collector ran some 20 times a second under load, and took about a fifth of
-// the CPU of REST requests: with wrk -t2 -c64 on GET /api/v1/me (2 cores,
-// server and wrk sharing them), 39.6k req/s against 33.6k (medians of four
-// alternating runs), 1,000 small TUS uploads 1.65 s against 1.75 s, at the
-// price of the heap's headroom: peak RSS under that REST load 93-98 MB against
-// 66-68, while streaming a 1 GiB GET and a 480 MiB PUT 49.8 MiB against 46.4,
-// idle 33.8 MB against 30.6 (bench/requestpath.sh, bench/memory.sh).
-const serveGCPercent = 400
+// grow to three times what is live (Go's default is twice) before the
+// collector runs, within serveMemoryLimit, which bounds it when the live heap
+// is large. A request allocates a few KB that die with it; with the default
+// the collector ran some 20 times a second under load and took about a fifth
+// of the CPU of REST requests. With wrk -t2 -c64 on GET /api/v1/me (2 cores,
+// server and wrk sharing them): 39.0k req/s at 200 against 33.6k at 100
+// (medians of four alternating runs); 400 served no more (45.6k against 44.9k
+// in three later pairs, with the JSON encoder of web/jsonformat.go) and held
+// more: peak RSS under that load 75-78 MB at 200, 92-97 at 400, 66-68 at 100,
+// and in the 10-minute soak (bench/soak.sh) 142-176 MiB at 400 against 87.6
+// and 92.3 (its second and last minutes) at 100.
+const serveGCPercent = 200
 
 // limitServeMemory sets serve's soft memory limit unless GOMEMLIMIT set one,
 // and its GC percent unless GOGC set one (the runtime read both at start). A

@@ -35,7 +35,7 @@ func TestServeMemoryLimit(t *testing.T) {
 	}
 }
 
-// serve runs with GOGC 400 (serveGCPercent), unless the operator's GOGC set
+// serve runs with GOGC 200 (serveGCPercent), unless the operator's GOGC set
 // one (off included), which it leaves as it is.
 func TestServeGCPercent(t *testing.T) {
 	// Not parallel: the GC percent is the process's.
@@ -51,7 +51,7 @@ func TestServeGCPercent(t *testing.T) {
 		start int // what the runtime read at start
 		want  int
 	}{
-		{"no GOGC: 400", "", 100, 400},
+		{"no GOGC: 200", "", 100, 200},
 		{"GOGC set: the runtime's percent stays", "50", 50, 50},
 		{"GOGC=off: the collector stays off", "off", -1, -1},
 	}
