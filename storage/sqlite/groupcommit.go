@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -162,10 +163,9 @@ func (c *committer) loop() {
 }
 
 // commit runs group in one transaction and tells each job its result. Jobs
-// that arrive while
-// the group's statements run join it before the commit (up to maxGroup, and
-// while the group has run for less than joinFor): they share its flush
-// instead of waiting for it and then for one of their own.
+// that arrive while the group's statements run join it before the commit (up
+// to maxGroup, and while the group has run for less than joinFor): they share
+// its flush instead of waiting for it and then for one of their own.
 func (c *committer) commit(group []*txJob) {
 	results := make([]txResult, len(group), maxGroup)
 	defer func() {
@@ -213,14 +213,21 @@ func (c *committer) commit(group []*txJob) {
 		}
 	}
 	w := c.w
-	if err := w.exec("BEGIN IMMEDIATE"); err != nil {
-		fail(fmt.Errorf("begin transaction: %w", err))
-		return
-	}
 	// rollback ends the transaction without its changes. An error of SQLite's
 	// that rolled the transaction back already makes ROLLBACK fail: the
 	// connection is out of a transaction either way.
 	rollback := func() { _ = w.exec("ROLLBACK") }
+	err := w.exec("BEGIN IMMEDIATE")
+	if err != nil && strings.Contains(err.Error(), "within a transaction") {
+		// A transaction left open (a ROLLBACK that failed) would refuse
+		// every BEGIN from now on: end it and begin again.
+		rollback()
+		err = w.exec("BEGIN IMMEDIATE")
+	}
+	if err != nil {
+		fail(fmt.Errorf("begin transaction: %w", err))
+		return
+	}
 	st := &txState{w: w}
 	// A lone job runs without a savepoint: when it fails, the transaction
 	// is rolled back whole. Jobs that join later run in savepoints.

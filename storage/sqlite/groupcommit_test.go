@@ -397,4 +397,21 @@ func TestWriterConnection(t *testing.T) {
 	if err := db.r.QueryRowContext(ctx, `SELECT v FROM gc_test WHERE k = 'b'`).Scan(&v); err != nil || v != 2 {
 		t.Fatalf("b: %d, %v; want 2, the second transaction's", v, err)
 	}
+	// A transaction left open on the connection is ended before the next
+	// begins, without its changes.
+	if err := db.cm.onConn(ctx, func(conn *sql.Conn) error {
+		if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
+			return err
+		}
+		_, err := conn.ExecContext(ctx, `INSERT INTO gc_test (k, v) VALUES ('left', 1)`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(ctx, `INSERT INTO gc_test (k, v) VALUES ('c', 3)`); err != nil {
+		t.Fatalf("after a transaction left open: %v", err)
+	}
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM gc_test WHERE k IN ('left', 'c')`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("%d of the left-open and the next rows, %v; want the next one alone", n, err)
+	}
 }
