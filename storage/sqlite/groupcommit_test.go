@@ -355,10 +355,7 @@ func TestWriterConnection(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w.mu.Lock()
-	st := w.stmts[q]
-	w.mu.Unlock()
-	if st == nil {
+	if w.stmts.cached(q) == nil {
 		t.Fatal("the statement was not kept prepared")
 	}
 	if err := db.r.QueryRowContext(ctx, `SELECT v FROM gc_test WHERE k = 'a'`).Scan(&v); err != nil || v != 3 {

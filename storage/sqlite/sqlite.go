@@ -266,7 +266,7 @@ func InTransaction(ctx context.Context) bool {
 // read returns the transaction of ctx, or the reader pool.
 func (db *DB) read(ctx context.Context) querier {
 	if st, ok := ctx.Value(txKey{}).(*txState); ok {
-		return stmtTx{st.w}
+		return st.w.stmts
 	}
 	return db.rs
 }
@@ -276,7 +276,7 @@ func (db *DB) read(ctx context.Context) querier {
 // the wait for the disk with the writes that arrive with it (group commit).
 func (db *DB) write(ctx context.Context) querier {
 	if st, ok := ctx.Value(txKey{}).(*txState); ok {
-		return stmtTx{st.w}
+		return st.w.stmts
 	}
 	return grouped{db}
 }

@@ -12,16 +12,25 @@ const maxCachedStatements = 512
 
 // stmtDB runs queries through prepared statements kept per SQL text: the pure-Go
 // driver has no statement cache, and parsing a query costs more than running a
-// point lookup. database/sql re-prepares a statement lazily on each pooled
-// connection it runs on.
+// point lookup. On the reader pool (a *sql.DB) database/sql re-prepares a
+// statement lazily on each pooled connection it runs on; on the writer's one
+// connection (a *sql.Conn, see writerConn) a statement is prepared once.
 type stmtDB struct {
-	db *sql.DB
+	db runner
 
 	mu    sync.RWMutex
 	stmts map[string]*sql.Stmt
 }
 
-func newStmtDB(db *sql.DB) *stmtDB { return &stmtDB{db: db, stmts: map[string]*sql.Stmt{}} }
+// runner is what stmtDB runs on: *sql.DB or *sql.Conn.
+type runner interface {
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func newStmtDB(db runner) *stmtDB { return &stmtDB{db: db, stmts: map[string]*sql.Stmt{}} }
 
 // cached returns the prepared statement for query if there is one.
 func (s *stmtDB) cached(query string) *sql.Stmt {
@@ -43,7 +52,7 @@ func (s *stmtDB) stmt(ctx context.Context, query string) *sql.Stmt {
 	if full {
 		return nil
 	}
-	// Prepare without holding the lock: it waits for a connection of the pool.
+	// Prepare without holding the lock: on the pool it waits for a connection.
 	st, err := s.db.PrepareContext(context.WithoutCancel(ctx), query)
 	if err != nil {
 		return nil
@@ -101,10 +110,8 @@ func (s *stmtDB) close() {
 // transactions it begins and ends itself; a statement is prepared on first
 // use, inside a transaction or not.
 type writerConn struct {
-	conn *sql.Conn
-
-	mu    sync.Mutex
-	stmts map[string]*sql.Stmt
+	conn  *sql.Conn
+	stmts *stmtDB // the transaction's queries (read and write in a transaction)
 }
 
 func newWriterConn(ctx context.Context, w *sql.DB) (*writerConn, error) {
@@ -112,72 +119,17 @@ func newWriterConn(ctx context.Context, w *sql.DB) (*writerConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &writerConn{conn: conn, stmts: map[string]*sql.Stmt{}}, nil
-}
-
-// stmt returns the statement prepared for query, preparing it when absent;
-// nil when the cache is full or preparing failed (the caller then runs the
-// query unprepared, which reports the error).
-func (w *writerConn) stmt(query string) *sql.Stmt {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if st := w.stmts[query]; st != nil {
-		return st
-	}
-	if len(w.stmts) >= maxCachedStatements {
-		return nil
-	}
-	st, err := w.conn.PrepareContext(context.Background(), query)
-	if err != nil {
-		return nil
-	}
-	w.stmts[query] = st
-	return st
+	return &writerConn{conn: conn, stmts: newStmtDB(conn)}, nil
 }
 
 // exec runs a statement of transaction control (BEGIN, COMMIT, SAVEPOINT...).
 func (w *writerConn) exec(query string) error {
-	var err error
-	if st := w.stmt(query); st != nil {
-		_, err = st.ExecContext(context.Background())
-	} else {
-		_, err = w.conn.ExecContext(context.Background(), query)
-	}
+	_, err := w.stmts.ExecContext(context.Background(), query)
 	return err
 }
 
 // close releases the statements and gives the connection back to its pool.
 func (w *writerConn) close() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, st := range w.stmts {
-		st.Close()
-	}
-	clear(w.stmts)
+	w.stmts.close()
 	return w.conn.Close()
-}
-
-// stmtTx runs a transaction's queries on the writer's connection, through its
-// prepared statements.
-type stmtTx struct{ w *writerConn }
-
-func (t stmtTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if st := t.w.stmt(query); st != nil {
-		return st.ExecContext(ctx, args...)
-	}
-	return t.w.conn.ExecContext(ctx, query, args...)
-}
-
-func (t stmtTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if st := t.w.stmt(query); st != nil {
-		return st.QueryContext(ctx, args...)
-	}
-	return t.w.conn.QueryContext(ctx, query, args...)
-}
-
-func (t stmtTx) QueryRowContext(ctx context.Context, query string, args ...any) rowScanner {
-	if st := t.w.stmt(query); st != nil {
-		return st.QueryRowContext(ctx, args...)
-	}
-	return t.w.conn.QueryRowContext(ctx, query, args...)
 }
