@@ -323,6 +323,13 @@ func TestTusQuota(t *testing.T) {
 	webtest.Check(t, tc.patch(def, 50, nil, "Upload-Length", "60"), webtest.Scenario{Status: 507, Problem: "quota_exceeded"})
 	res := tc.patch(def, 50, nil, "Upload-Length", "50")
 	webtest.Check(t, res, webtest.Scenario{Status: 204, Headers: map[string]string{"Atrium-Upload-Status": "done"}})
+	// The upload the quota refused stays resumable: with room again it completes.
+	if _, err := s.Main.DB.Exec(ctx, `UPDATE plans SET quota_bytes = 1000 WHERE slug = 'enterprise'`); err != nil {
+		t.Fatal(err)
+	}
+	s.Main.Identity.CredentialsChanged()
+	tc.tok = s.Token("ann@example.test")
+	webtest.Check(t, tc.patch(up, 0, make([]byte, 60)), webtest.Scenario{Status: 204, Headers: map[string]string{"Atrium-Upload-Status": "done"}})
 }
 
 func TestTusConflictResolve(t *testing.T) {

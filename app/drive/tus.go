@@ -355,12 +355,12 @@ func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, h
 	}
 	u, err := s.completeTus(ctx, p, id, u, c, put)
 	var pe *PutError
-	var gone *tusUploadGone
+	var stays *tusUploadStays
 	if errors.As(err, &pe) {
 		return TusUpload{}, err
 	}
-	if errors.As(err, &gone) {
-		return TusUpload{}, gone.err // not the caller's, gone, or unreadable: nothing to drop
+	if errors.As(err, &stays) {
+		return TusUpload{}, stays.err
 	}
 	if err != nil {
 		ctx := context.WithoutCancel(ctx)
@@ -377,12 +377,16 @@ func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, h
 	return u, nil
 }
 
-// tusUploadGone is an upload that completeTus, reading it in its
-// transaction, did not find among the caller's (or could not read).
-type tusUploadGone struct{ err error }
+// tusUploadStays is a failure of completeTus after which the upload is not
+// dropped: it was not found among the caller's (or could not be read) in the
+// transaction, so there is nothing to drop; or the quota refused a small
+// content of which nothing was recorded (its bytes came whole in the
+// completing request), and the upload stays resumable from offset 0, as when
+// the quota refuses a larger upload's bytes before they are read.
+type tusUploadStays struct{ err error }
 
-func (e *tusUploadGone) Error() string { return e.err.Error() }
-func (e *tusUploadGone) Unwrap() error { return e.err }
+func (e *tusUploadStays) Error() string { return e.err.Error() }
+func (e *tusUploadStays) Unwrap() error { return e.err }
 
 // completeTus completes upload id: u is the upload as read before, or, for a
 // small content (c.small), read here in the transaction.
@@ -424,7 +428,7 @@ func (s *Service) completeTus(ctx context.Context, p *app.Principal, id string, 
 		if c.small != nil {
 			var err error
 			if u, err = s.ownTusUpload(ctx, p, id); err != nil {
-				return &tusUploadGone{err}
+				return &tusUploadStays{err}
 			}
 			if err := ready(u); err != nil {
 				return err
@@ -445,6 +449,9 @@ func (s *Service) completeTus(ctx context.Context, p *app.Principal, id string, 
 				folder = parent
 			}
 			f, err := s.tusNewFile(ctx, p, owner, u.ParentID, u.Name, u.MimeType, FormatHash(hash), size, folder)
+			if err != nil && c.small != nil && u.Offset == 0 && app.ErrorCode(err) == app.EQuotaExceeded {
+				return &tusUploadStays{err}
+			}
 			if err != nil {
 				return err
 			}

@@ -203,11 +203,23 @@ var buffers = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}
 // the SHA-256 restored from the saved state; after the body ends (or breaks
 // off) the file is fsynced and the new offset saved with the hash state, so
 // the recorded offset never runs ahead of durable bytes. The quota is checked
-// before (known length) or as the bytes arrive (deferred length).
+// before (known length) or as the bytes arrive (deferred length); a small
+// upload's whole content in one request, by the transaction that completes it.
 func (up *upload) WriteChunk(ctx context.Context, offset int64, src io.Reader) (int64, error) {
 	rq, u := up.rq, up.u
 	if offset != u.Offset {
 		return 0, rq.fail(fmt.Errorf("write upload %s at %d, recorded offset %d", u.ID, offset, u.Offset))
+	}
+	// A small upload's whole content in this request is checked against the
+	// quota by the transaction that completes it (finish), which keeps the
+	// upload, at offset 0, when the quota refuses it: no read of the usage
+	// here, on a reader whose cache the last commit emptied.
+	if offset == 0 && !u.LengthDeferred && up.s.svc.SmallContent(u.Length) {
+		n, rest, err := up.smallChunk(src)
+		if err != nil || n > 0 {
+			return n, err
+		}
+		src = rest
 	}
 	room, err := up.s.svc.TusRoom(ctx, rq.p)
 	if err != nil {
@@ -219,12 +231,6 @@ func (up *upload) WriteChunk(ctx context.Context, offset int64, src io.Reader) (
 			return 0, rq.fail(drive.QuotaError(room))
 		}
 		limit = u.Length - offset
-	}
-	if offset == 0 && !u.LengthDeferred && up.s.svc.SmallContent(u.Length) {
-		var n int64
-		if n, src, err = up.smallChunk(src); err != nil || n > 0 {
-			return n, err
-		}
 	}
 	h, err := restoreHash(u)
 	if err != nil {
