@@ -90,6 +90,13 @@ for way in tus presign; do
   r=$(ratio "$b" "$n")
   fig "$N small uploads, $way: speed-up" "${r}x ($n s now vs $b s at $(git rev-parse --short "$BASELINE"))" ">= 3x" "$(ge "$r" 3)"
 done
+# tus-js-client's own CPU per upload (one node process runs the C uploads)
+# and its share of the run's wall time: near 100%, the client bounds the run.
+for name in base now; do
+  c=$(awk -v n="$name" '$3 == n && $4 == "tus" { print $13 }' "$TMP/out" | median)
+  w=$(awk -v n="$name" '$3 == n && $4 == "tus" { print $6 }' "$TMP/out" | median)
+  fig "tus-js-client's CPU an upload ($name)" "$c ms, $(awk -v c="$c" -v w="$w" -v n="$N" 'BEGIN { printf "%.0f", 100 * c * n / 1000 / w }')% of the median run's wall time"
+done
 # How this checkout's one database writer spent its runs (/metrics).
 for way in tus presign; do
   writer_fig "the writer during the $way runs" "$TMP/writer.$way" "$(awk -v w="$way" '$3 == "now" && $4 == w { s += $6 } END { print s }' "$TMP/out")"

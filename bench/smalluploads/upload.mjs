@@ -3,7 +3,9 @@
 // tus-js-client (the client of Uppy's Tus plugin) and its defaults: POST to
 // create, one PATCH with the bytes. (The three-step upload is timed by
 // bench/presign, a Go client.)
-// Prints one line: "tus <n> <seconds> <files/s> p50 <ms> p99 <ms>".
+// Prints one line: "tus <n> <seconds> <files/s> p50 <ms> p99 <ms> client-cpu <ms>",
+// the last this process's own CPU (user and system) per upload while the
+// uploads ran: one node process runs all C uploads, so its CPU bounds the run.
 //
 //   node upload.mjs tus BASE TOKEN N SIZE C
 import crypto from 'node:crypto'
@@ -46,6 +48,7 @@ const folder = await api('POST', '/drive/folders', { name: `${mode}-${Date.now()
 const lat = []
 let next = 0
 const start = performance.now()
+const cpu0 = process.cpuUsage()
 await Promise.all(Array.from({ length: c }, async () => {
   for (let i = next++; i < n; i = next++) {
     const t0 = performance.now()
@@ -54,6 +57,7 @@ await Promise.all(Array.from({ length: c }, async () => {
   }
 }))
 const secs = (performance.now() - start) / 1000
+const cpu = process.cpuUsage(cpu0)
 lat.sort((a, b) => a - b)
 const q = (p) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))].toFixed(2)
-console.log(`${mode} ${n} ${secs.toFixed(2)} ${(n / secs).toFixed(0)} p50 ${q(0.5)} p99 ${q(0.99)}`)
+console.log(`${mode} ${n} ${secs.toFixed(2)} ${(n / secs).toFixed(0)} p50 ${q(0.5)} p99 ${q(0.99)} client-cpu ${((cpu.user + cpu.system) / 1000 / n).toFixed(2)}`)
