@@ -53,11 +53,7 @@ func putSmall(b *testing.B, search bool) {
 		b.Fatalf("MKCOL: %d", st)
 	}
 	body := bytes.Repeat([]byte("0123456789abcdef"), 64) // 1 KiB
-	var indexed *wire.Main
-	if search {
-		indexed = m
-	}
-	runOps(b, indexed, func(n int64) error {
+	runOps(b, m, search, func(n int64) error {
 		if st := send(http.MethodPut, fmt.Sprintf("small/file-%06d.txt", n), body); st != http.StatusCreated {
 			return fmt.Errorf("PUT file-%06d: %d", n, st)
 		}
@@ -120,7 +116,7 @@ func BenchmarkPresignSmall(b *testing.B) {
 		}
 		return nil
 	}
-	runOps(b, m, one)
+	runOps(b, m, true, one)
 }
 
 // BenchmarkTusSmall is the server's side of bench/smalluploads' TUS run, in
@@ -169,16 +165,18 @@ func BenchmarkTusSmall(b *testing.B) {
 		}
 		return nil
 	}
-	runOps(b, m, one)
+	runOps(b, m, true, one)
 }
 
 // runOps runs one(0) untimed, to warm the caches, then one(n) for n = 1 to
 // b.N, four at a time on two cores (as the four clients of bench/smallfiles
-// and bench/smalluploads), then, when m runs the search indexer, has it take
-// in what the ops wrote (its background batches wait while writes stream in,
-// so most of them come after the ops), and reports the process's CPU per op
-// as cpu-us/op.
-func runOps(b *testing.B, m *wire.Main, one func(n int64) error) {
+// and bench/smalluploads), then, when search is set, has m's search indexer
+// take in what the ops wrote (its background batches wait while writes
+// stream in, so most of them come after the ops). It reports the process's
+// CPU per op as cpu-us/op and how the ops used the one database writer:
+// its transactions' statements (stmt-us/op) and commits (commit-us/op) per
+// op, and the transactions a commit held (tx/commit).
+func runOps(b *testing.B, m *wire.Main, search bool, one func(n int64) error) {
 	b.Helper()
 	if err := one(0); err != nil {
 		b.Fatal(err)
@@ -186,7 +184,7 @@ func runOps(b *testing.B, m *wire.Main, one func(n int64) error) {
 	var next atomic.Int64
 	b.SetParallelism(2)
 	b.ReportAllocs()
-	cpu0 := processCPU()
+	cpu0, w0 := processCPU(), m.DB.WriteStats()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -196,13 +194,19 @@ func runOps(b *testing.B, m *wire.Main, one func(n int64) error) {
 			}
 		}
 	})
-	if m != nil && m.Search != nil {
+	w1 := m.DB.WriteStats()
+	if search && m.Search != nil {
 		if err := m.Search.Pending(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.StopTimer()
 	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-us/op")
+	b.ReportMetric(float64((w1.Statements-w0.Statements).Microseconds())/float64(b.N), "stmt-us/op")
+	b.ReportMetric(float64((w1.Commit-w0.Commit).Microseconds())/float64(b.N), "commit-us/op")
+	if n := w1.Commits - w0.Commits; n > 0 {
+		b.ReportMetric(float64(w1.Transactions-w0.Transactions)/float64(n), "tx/commit")
+	}
 }
 
 // processCPU is the user and system CPU time the process has used.
