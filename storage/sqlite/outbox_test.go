@@ -2,11 +2,14 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"atrium/app"
+
+	"github.com/pressly/goose/v3"
 )
 
 // Pruning the outbox moves its horizon; the newest seq stays the newest ever
@@ -64,4 +67,68 @@ func TestOutboxPruning(t *testing.T) {
 	}
 	emit(day.Add(48 * time.Hour))
 	check("a new event after all were pruned", 5, 6)
+}
+
+// TestOutboxMigrationKeepsSequence: migration 00024 rebuilds the outbox
+// without its index on id, keeping the events and the AUTOINCREMENT mark, so
+// that an event after it gets a seq above every one given before, even one
+// pruned; and back down.
+func TestOutboxMigrationKeepsSequence(t *testing.T) {
+	ctx := context.Background()
+	raw, err := sql.Open("sqlite", dsn(filepath.Join(t.TempDir(), "atrium.db"), true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	raw.SetMaxOpenConns(1)
+	sub, _ := fsSub()
+	p, err := goose.NewProvider(goose.DialectSQLite3, raw, sub, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := raw.ExecContext(ctx, q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	state := func() (events string, mark int64, idIndex int) {
+		t.Helper()
+		if err := raw.QueryRowContext(ctx, `SELECT ifnull(group_concat(seq || ':' || id, ','), '') FROM (SELECT seq, id FROM outbox ORDER BY seq)`).Scan(&events); err != nil {
+			t.Fatal(err)
+		}
+		if err := raw.QueryRowContext(ctx, `SELECT ifnull((SELECT seq FROM sqlite_sequence WHERE name = 'outbox'), -1)`).Scan(&mark); err != nil {
+			t.Fatal(err)
+		}
+		if err := raw.QueryRowContext(ctx, `SELECT count(*) FROM pragma_index_list('outbox')`).Scan(&idIndex); err != nil {
+			t.Fatal(err)
+		}
+		return events, mark, idIndex
+	}
+	if _, err := p.UpTo(ctx, 23); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"e1", "e2", "e3", "e4"} {
+		exec(`INSERT INTO outbox (id, type, organization_id, data, created_at) VALUES (?, 'drive.file.created', 'o', '{}', 1)`, id)
+	}
+	exec(`DELETE FROM outbox WHERE seq >= 3`) // pruned: the mark stays at 4
+	if ev, mark, idx := state(); ev != "1:e1,2:e2" || mark != 4 || idx != 1 {
+		t.Fatalf("before: events %q, mark %d, indexes %d", ev, mark, idx)
+	}
+	if _, err := p.UpTo(ctx, 24); err != nil {
+		t.Fatal(err)
+	}
+	if ev, mark, idx := state(); ev != "1:e1,2:e2" || mark != 4 || idx != 0 {
+		t.Fatalf("after 00024: events %q, mark %d, indexes %d; want the events, mark 4, no index", ev, mark, idx)
+	}
+	exec(`INSERT INTO outbox (id, type, organization_id, data, created_at) VALUES ('e5', 'drive.file.created', 'o', '{}', 1)`)
+	if ev, mark, _ := state(); ev != "1:e1,2:e2,5:e5" || mark != 5 {
+		t.Fatalf("the next event: events %q, mark %d; want seq 5", ev, mark)
+	}
+	if _, err := p.DownTo(ctx, 23); err != nil {
+		t.Fatal(err)
+	}
+	if ev, mark, idx := state(); ev != "1:e1,2:e2,5:e5" || mark != 5 || idx != 1 {
+		t.Fatalf("down again: events %q, mark %d, indexes %d", ev, mark, idx)
+	}
 }
