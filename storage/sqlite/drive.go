@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"atrium/app/drive"
@@ -158,12 +159,61 @@ func appendJSONString(b []byte, s string) []byte {
 // ids, about eight times the work. The join repeats rows for repeated ids.
 func distinctJSONIDs(ids []string) string { return idList(ids, true) }
 
-// NextSeq bumps and returns the owner's change sequence.
+// NextSeq bumps and returns the owner's change sequence. Every drive write
+// takes one, on the one writer that every write waits for: where the value
+// this DB last wrote is known (seqs), the bump is an UPDATE that holds only
+// while the stored value is still that one, and otherwise (the first write of
+// an owner, a hint that a rolled-back transaction or another process left
+// stale) an upsert that returns the stored value. The upsert's RETURNING
+// costs SQLite a temporary table a statement: in a small file's write
+// transaction it took 15-19 us against about 7 for the UPDATE.
 func (s DriveStore) NextSeq(ctx context.Context, ownerID string) (int64, error) {
+	w := s.write(ctx)
+	if last, ok := s.seqs.get(ownerID); ok {
+		res, err := w.ExecContext(ctx, `UPDATE drive_seq SET seq = ? WHERE owner_id = ? AND seq = ?`, last+1, ownerID, last)
+		if err != nil {
+			return 0, mapErr(err, "drive sequence")
+		}
+		if n, err := res.RowsAffected(); err == nil && n == 1 {
+			s.seqs.set(ownerID, last+1)
+			return last + 1, nil
+		}
+	}
 	var seq int64
-	err := s.write(ctx).QueryRowContext(ctx, `INSERT INTO drive_seq(owner_id, seq) VALUES (?, 1)
+	err := w.QueryRowContext(ctx, `INSERT INTO drive_seq(owner_id, seq) VALUES (?, 1)
 		ON CONFLICT(owner_id) DO UPDATE SET seq = seq + 1 RETURNING seq`, ownerID).Scan(&seq)
-	return seq, mapErr(err, "drive sequence")
+	if err != nil {
+		return 0, mapErr(err, "drive sequence")
+	}
+	s.seqs.set(ownerID, seq)
+	return seq, nil
+}
+
+// seqHints keeps, per owner, the change sequence NextSeq last wrote: a
+// hint only, since the transaction that wrote it may have been rolled back
+// since, or another process may have written the sequence. NextSeq's UPDATE
+// checks it against the stored value. At most maxSeqHints owners are kept.
+type seqHints struct {
+	mu   sync.Mutex
+	last map[string]int64
+}
+
+const maxSeqHints = 4096
+
+func (h *seqHints) get(owner string) (int64, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	v, ok := h.last[owner]
+	return v, ok
+}
+
+func (h *seqHints) set(owner string, seq int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.last == nil || len(h.last) >= maxSeqHints {
+		h.last = map[string]int64{}
+	}
+	h.last[owner] = seq
 }
 
 func fileArgs(f drive.File) []any {

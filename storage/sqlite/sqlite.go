@@ -48,6 +48,9 @@ type DB struct {
 	// webhooks service, so another process on the file (a CLI command) learns
 	// of one created after it opened only when it opens again.
 	webhookSubs atomic.Bool
+	// seqs is each drive owner's change sequence as this DB last wrote it
+	// (NextSeq): a hint, checked by the next write of it.
+	seqs seqHints
 }
 
 var _ app.TxRunner = (*DB)(nil)
