@@ -331,7 +331,17 @@ const liveChild = ` FROM drive_files f
 	WHERE f.owner_id = ? AND ifnull(f.parent_id, '') = ? AND f.name_key = ? AND f.trashed_at IS NULL AND f.status <> 'pending'`
 
 // LiveChild returns the live item named nameKey in a folder ("" is the root).
+// Most lookups find nothing (a new file's name, a rename's target): they ask
+// for the id alone first. The driver spends about 8 us of a query on naming
+// its columns before the first step, found or not (a miss on the writer took
+// 13-14 us for the whole row, 5-6 us for the id), and these run in write
+// transactions, on the one writer every write waits for. A name that is
+// there is then read whole.
 func (s DriveStore) LiveChild(ctx context.Context, ownerID, parentID, nameKey string) (drive.File, error) {
+	var id string
+	if err := s.read(ctx).QueryRowContext(ctx, `SELECT f.id`+liveChild, ownerID, parentID, nameKey).Scan(&id); err != nil {
+		return drive.File{}, mapErr(err, "drive item")
+	}
 	f, err := scanFile(s.read(ctx).QueryRowContext(ctx, `SELECT `+fileCols+liveChild, ownerID, parentID, nameKey))
 	return f, mapErr(err, "drive item")
 }
