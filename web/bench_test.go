@@ -74,7 +74,7 @@ func benchMain(b *testing.B, search bool) (*wire.Main, wire.BootstrapOutput) {
 		b.Fatal(err)
 	}
 	cfg.Data = b.TempDir()
-	m, err := wire.Open(ctx, cfg, wire.NewLogger(cfg, io.Discard))
+	m, err := wire.Open(ctx, cfg, wire.NewLogger(cfg, io.Discard), wire.Serving())
 	if err != nil {
 		b.Fatal(err)
 	}

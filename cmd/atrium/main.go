@@ -132,7 +132,7 @@ func newServeCmd() *cobra.Command {
 					"are kept in the outbox; read them with: atrium mail list --data " + cfg.Data)
 			}
 			start := time.Now()
-			m, err := wire.Open(cmd.Context(), cfg, log)
+			m, err := wire.Open(cmd.Context(), cfg, log, wire.Serving())
 			if err != nil {
 				return err
 			}

@@ -99,7 +99,7 @@ func Start(t testing.TB, dir string, opts ...Option) *Server {
 	}
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level}))
 	clock := &Clock{}
-	m, err := wire.Open(context.Background(), cfg, log, wire.WithClock(clock.Now))
+	m, err := wire.Open(context.Background(), cfg, log, wire.WithClock(clock.Now), wire.Serving())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,6 +61,8 @@ type Main struct {
 	Dispatcher *webhooks.Dispatcher
 
 	mailer *mail.Sender // nil without SMTP: mail stays in the outbox
+	// serving: opened for the server (Serving).
+	serving bool
 
 	http     *http.Server
 	listener net.Listener
@@ -87,6 +89,15 @@ type Option func(*Main)
 // WithClock makes every service use clock.
 func WithClock(clock app.Clock) Option { return func(m *Main) { m.Clock = clock } }
 
+// Serving opens the data directory for the server (atrium serve): Open then
+// also fits the database to the server's configuration where only the server
+// reads it — the index of the archive tier's scan of cold files, built when
+// [drive] archive_after is set and dropped when not. A command that works on
+// the data directory beside a running server (bootstrap, token, mail) opens
+// without it, so that its own configuration (one without the server's
+// archive_after, say) does not drop an index the server scans with.
+func Serving() Option { return func(m *Main) { m.serving = true } }
+
 // Open opens the data directory: the database (migrated), the blob store and the
 // services. It does not listen.
 func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Main, error) {
@@ -103,13 +114,16 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 	}
 	db.Clock = m.Clock
 	m.DB = db
-	// The archive tier's scan of cold files has an index only while it runs.
-	archiving := cfg.Drive.ArchiveAfter > 0
-	if changed, err := db.ColdScanIndex(ctx, archiving); err != nil {
-		m.Close()
-		return nil, err
-	} else if changed {
-		log.Info("drive: index of cold files for the archive tier", "built", archiving, "archive_after", cfg.Drive.ArchiveAfter.String())
+	// The archive tier's scan of cold files has an index only while a server
+	// runs it.
+	if m.serving {
+		archiving := cfg.Drive.ArchiveAfter > 0
+		if changed, err := db.ColdScanIndex(ctx, archiving); err != nil {
+			m.Close()
+			return nil, err
+		} else if changed {
+			log.Info("drive: index of cold files for the archive tier", "built", archiving, "archive_after", cfg.Drive.ArchiveAfter.String())
+		}
 	}
 	if m.Blobs, err = blob.Open(filepath.Join(cfg.Data, "blobs")); err != nil {
 		m.Close()
