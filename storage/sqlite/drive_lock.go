@@ -36,6 +36,7 @@ func scanLocks(rows *sql.Rows, err error) ([]drive.Lock, error) {
 
 // AddLock inserts a lock, first removing expired locks of the same file.
 func (s DriveStore) AddLock(ctx context.Context, l drive.Lock) error {
+	s.driveLocks.Store(true) // before the insert: the lock checks look from now on
 	if _, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_locks WHERE file_id = ? AND expires_at <= ?`,
 		l.FileID, ms(l.CreatedAt)); err != nil {
 		return mapErr(err, "drive lock")
@@ -81,6 +82,9 @@ const anyLiveLock = `EXISTS (SELECT 1 FROM drive_locks WHERE expires_at > ?2)`
 // LocksOn returns the live locks on fileID, deep ones above it and, with
 // below, those on its descendants.
 func (s DriveStore) LocksOn(ctx context.Context, fileID string, below bool, now time.Time) ([]drive.Lock, error) {
+	if !s.driveLocks.Load() {
+		return []drive.Lock{}, nil // no lock was ever taken (DB.driveLocks)
+	}
 	q := `WITH RECURSIVE up(id, parent_id, depth) AS (
 			SELECT id, parent_id, 0 FROM drive_files WHERE id = ?1
 			UNION ALL SELECT p.id, p.parent_id, up.depth + 1 FROM drive_files p JOIN up ON p.id = up.parent_id WHERE up.depth < 1000)
@@ -103,7 +107,7 @@ func (s DriveStore) LocksOn(ctx context.Context, fileID string, below bool, now 
 
 // LocksOnFiles returns the live locks held directly on fileIDs.
 func (s DriveStore) LocksOnFiles(ctx context.Context, fileIDs []string, now time.Time) ([]drive.Lock, error) {
-	if len(fileIDs) == 0 {
+	if len(fileIDs) == 0 || !s.driveLocks.Load() {
 		return []drive.Lock{}, nil
 	}
 	return scanLocks(s.read(ctx).QueryContext(ctx, `SELECT `+lockCols+` FROM json_each(?) j

@@ -120,3 +120,51 @@ func BenchmarkDriveLocksOn(b *testing.B) {
 		}
 	})
 }
+
+// TestDriveLocksHint: the lock checks skip SQLite while no lock was ever
+// taken, and find the locks that are there: one taken after the DB opened
+// (AddLock) and one taken before it opened (an earlier run of the server).
+func TestDriveLocksHint(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	db, s := lockTree(t)
+	tokens := func(s DriveStore) []string {
+		t.Helper()
+		locks, err := s.LocksOn(ctx, "f", false, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		onFiles, err := s.LocksOnFiles(ctx, []string{"f"}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(onFiles) != len(locks) {
+			t.Fatalf("LocksOn %d, LocksOnFiles %d", len(locks), len(onFiles))
+		}
+		got := []string{}
+		for _, l := range locks {
+			got = append(got, l.Token)
+		}
+		slices.Sort(got)
+		return got
+	}
+	if got := tokens(s); len(got) != 0 || s.driveLocks.Load() {
+		t.Fatalf("no lock: %v, hint %v", got, s.driveLocks.Load())
+	}
+	lock := drive.Lock{FileID: "f", Token: "t1", OwnerID: "u1", Kind: drive.LockKindWebDAV, ExpiresAt: now.Add(time.Hour), CreatedAt: now}
+	if err := db.InTx(ctx, func(ctx context.Context) error { return s.AddLock(ctx, lock) }); err != nil {
+		t.Fatal(err)
+	}
+	if got := tokens(s); !slices.Equal(got, []string{"t1"}) {
+		t.Fatalf("after AddLock: %v", got)
+	}
+	// A DB opened on the file afterwards finds the lock there.
+	db2, err := Open(ctx, db.Path(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	if got := tokens(DriveStore{DB: db2}); !slices.Equal(got, []string{"t1"}) {
+		t.Fatalf("a DB opened with a lock there: %v", got)
+	}
+}

@@ -48,6 +48,13 @@ type DB struct {
 	// webhooks service, so another process on the file (a CLI command) learns
 	// of one created after it opened only when it opens again.
 	webhookSubs atomic.Bool
+	// driveLocks is set when a drive lock may exist: at Open when the table
+	// holds any lock (live or expired), and by AddLock before its insert. It
+	// is never cleared. While it is unset the lock checks that every write
+	// makes (LocksOn, LocksOnFiles) find none without asking SQLite. Locks are
+	// taken only by the server (WebDAV LOCK, the editor), never by a command
+	// that opens the file beside it.
+	driveLocks atomic.Bool
 	// seqs is each drive owner's change sequence as this DB last wrote it
 	// (NextSeq): a hint, checked by the next write of it.
 	seqs seqHints
@@ -89,6 +96,12 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 		return nil, fmt.Errorf("read webhook subscriptions: %w", err)
 	}
 	db.webhookSubs.Store(subs)
+	var locks bool
+	if err := db.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM drive_locks)`).Scan(&locks); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("read drive locks: %w", err)
+	}
+	db.driveLocks.Store(locks)
 	if db.cm, err = startCommitter(db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open database writer: %w", err)
