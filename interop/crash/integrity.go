@@ -104,8 +104,9 @@ func integrity(data string) error {
 	}
 
 	// Counters and versions commit with the file row: the head version is the
-	// file's content, stored bytes are the sum of the versions kept, and the
-	// usage counters are the sum of the files.
+	// file's content, stored bytes are the sum of the versions kept, the
+	// usage counters are the sum of the files, and an organisation's totals
+	// the sum of its counters.
 	invariants := []struct{ what, q string }{
 		{"file whose head version is not its content", `SELECT count(*) FROM drive_files f WHERE f.is_folder = 0 AND f.status = 'active'
 			AND NOT EXISTS (SELECT 1 FROM drive_versions v WHERE v.file_id = f.id AND v.version = f.version
@@ -117,6 +118,10 @@ func integrity(data string) error {
 			FROM drive_usage u LEFT JOIN drive_files f ON f.organization_id = u.organization_id AND f.owner_id = u.owner_id
 			  AND f.mime_group = u.mime_group AND f.is_folder = 0 AND f.status <> 'pending'
 			GROUP BY u.organization_id, u.owner_id, u.mime_group) WHERE bytes <> b OR file_count <> n`},
+		{"organisation total that is not the sum of its usage counters", `SELECT count(*) FROM (
+			SELECT organization_id, sum(bytes) AS b, sum(file_count) AS n FROM drive_usage GROUP BY organization_id) u
+			FULL JOIN drive_org_usage o ON o.organization_id = u.organization_id
+			WHERE ifnull(o.bytes, 0) <> ifnull(u.b, 0) OR ifnull(o.file_count, 0) <> ifnull(u.n, 0)`},
 	}
 	for _, inv := range invariants {
 		counted("counters", 1)

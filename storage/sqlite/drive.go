@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -669,11 +670,15 @@ func (s DriveStore) AddUsage(ctx context.Context, orgID, ownerID, group string, 
 	return mapErr(err, "drive usage")
 }
 
-// OrgUsage returns the organisation's stored bytes and file count.
+// OrgUsage returns the organisation's stored bytes and file count: its row
+// of drive_org_usage, which triggers keep equal to the sum of its drive_usage
+// counters (migration 00025). Every write's quota check reads it.
 func (s DriveStore) OrgUsage(ctx context.Context, orgID string) (int64, int64, error) {
 	var b, c int64
-	err := s.read(ctx).QueryRowContext(ctx, `SELECT ifnull(sum(bytes), 0), ifnull(sum(file_count), 0) FROM drive_usage
-		WHERE organization_id = ?`, orgID).Scan(&b, &c)
+	err := s.read(ctx).QueryRowContext(ctx, `SELECT bytes, file_count FROM drive_org_usage WHERE organization_id = ?`, orgID).Scan(&b, &c)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, nil
+	}
 	return b, c, mapErr(err, "drive usage")
 }
 
