@@ -2,13 +2,9 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/pressly/goose/v3"
 )
 
 // TestDriveOrgUsage: an organisation's totals (OrgUsage, which every write's
@@ -76,17 +72,7 @@ func TestDriveOrgUsage(t *testing.T) {
 // totals from its counters, and goes back down.
 func TestDriveOrgUsageMigration(t *testing.T) {
 	ctx := context.Background()
-	raw, err := sql.Open("sqlite", dsn(filepath.Join(t.TempDir(), "atrium.db"), true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	raw.SetMaxOpenConns(1)
-	sub, _ := fsSub()
-	p, err := goose.NewProvider(goose.DialectSQLite3, raw, sub, goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw, p := migrationsOn(t)
 	if _, err := p.UpTo(ctx, 24); err != nil {
 		t.Fatal(err)
 	}

@@ -2,14 +2,11 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"atrium/app"
-
-	"github.com/pressly/goose/v3"
 )
 
 // Pruning the outbox moves its horizon; the newest seq stays the newest ever
@@ -75,17 +72,7 @@ func TestOutboxPruning(t *testing.T) {
 // pruned; and back down.
 func TestOutboxMigrationKeepsSequence(t *testing.T) {
 	ctx := context.Background()
-	raw, err := sql.Open("sqlite", dsn(filepath.Join(t.TempDir(), "atrium.db"), true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	raw.SetMaxOpenConns(1)
-	sub, _ := fsSub()
-	p, err := goose.NewProvider(goose.DialectSQLite3, raw, sub, goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw, p := migrationsOn(t)
 	exec := func(q string, args ...any) {
 		t.Helper()
 		if _, err := raw.ExecContext(ctx, q, args...); err != nil {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"atrium/app"
+
+	"github.com/pressly/goose/v3"
 )
 
 func TestMigrations(t *testing.T) {
@@ -327,4 +329,24 @@ func TestCheckpointKeepsLogFile(t *testing.T) {
 	if fi.Size() != full {
 		t.Errorf("the log file is %d bytes after its reset, want the %d it had (journal_size_limit cut it)", fi.Size(), full)
 	}
+}
+
+// migrationsOn opens a fresh database file as Migrate does and returns it
+// with a goose provider of the embedded migrations, none applied yet: a test
+// of one migration applies those before it (UpTo), writes the rows it
+// carries over, and applies it. The file closes with the test.
+func migrationsOn(t *testing.T) (*sql.DB, *goose.Provider) {
+	t.Helper()
+	raw, err := sql.Open("sqlite", dsn(filepath.Join(t.TempDir(), "atrium.db"), true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	raw.SetMaxOpenConns(1)
+	sub, _ := fsSub()
+	p, err := goose.NewProvider(goose.DialectSQLite3, raw, sub, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw, p
 }
