@@ -90,17 +90,14 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
-	var subs bool
-	if err := db.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_subscriptions)`).Scan(&subs); err != nil {
+	// The hints of what may exist (webhookSubs, driveLocks), in one read.
+	var subs, locks bool
+	if err := db.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_subscriptions),
+		EXISTS (SELECT 1 FROM drive_locks)`).Scan(&subs, &locks); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("read webhook subscriptions: %w", err)
+		return nil, fmt.Errorf("read webhook subscriptions and drive locks: %w", err)
 	}
 	db.webhookSubs.Store(subs)
-	var locks bool
-	if err := db.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM drive_locks)`).Scan(&locks); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("read drive locks: %w", err)
-	}
 	db.driveLocks.Store(locks)
 	if db.cm, err = startCommitter(db); err != nil {
 		db.Close()
