@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
@@ -429,4 +430,89 @@ func basicAuth(user, pw string) string {
 	req, _ := http.NewRequest("GET", "/", nil)
 	req.SetBasicAuth(user, pw)
 	return strings.TrimPrefix(req.Header.Get("Authorization"), "Basic ")
+}
+
+// TestWebDAVPutByPath: a PUT without an If header leaves its path to the
+// write, which walks it and decides the preconditions in its transaction
+// (small contents) or before the bytes and again in it (larger ones). What a
+// client sees is the mount's usual answer, and a refused PUT changes nothing.
+func TestWebDAVPutByPath(t *testing.T) {
+	t.Parallel()
+	s := webtest.New(t)
+	ann := newDavUser(t, s, "Put Org", "ann@example.test", "admin")
+	ann.want(201, "MKCOL", "/Docs", nil, nil)
+	ann.want(201, "PUT", "/Docs/a.txt", map[string]string{"Content-Type": "text/x-notes"}, "one")
+	ann.want(201, "PUT", "/plain.txt", nil, "plain")
+	tag := ann.want(200, "HEAD", "/Docs/a.txt", nil, nil).Header.Get("ETag")
+	large := strings.Repeat("L", 100<<10) // over the 64 KiB kept in the database
+
+	// state is every item as "version size type", by path.
+	state := func() map[string]string {
+		t.Helper()
+		out := map[string]string{}
+		var walk func(prefix, path string)
+		walk = func(prefix, path string) {
+			for _, f := range ann.rest.list(path).Items {
+				out[prefix+f.Name] = fmt.Sprintf("%d %d %s", f.Version, f.SizeBytes, f.MimeType)
+				if f.IsFolder {
+					walk(prefix+f.Name+"/", "/api/v1/drive/browse/"+f.ID)
+				}
+			}
+		}
+		walk("", "/api/v1/drive/browse")
+		return out
+	}
+	noType := map[string]string{"Content-Type": ""}
+	cases := []struct {
+		name    string
+		path    string
+		header  map[string]string
+		body    string
+		status  int
+		problem string
+		headers map[string]string
+		// changed are the items the PUT adds or changes (path: "version size type").
+		changed map[string]string
+	}{
+		{name: "new file in a folder", path: "/Docs/b.txt", header: map[string]string{"Content-Type": "text/plain"}, body: "bee", status: 201,
+			headers: map[string]string{"Location": "/api/v1/webdav/Docs/b.txt"}, changed: map[string]string{"Docs/b.txt": "1 3 text/plain"}},
+		{name: "new file at the root", path: "/top.txt", header: map[string]string{"Content-Type": "text/plain"}, body: "top", status: 201,
+			headers: map[string]string{"Location": "/api/v1/webdav/top.txt"}, changed: map[string]string{"top.txt": "1 3 text/plain"}},
+		{name: "new version keeps the type when none is sent", path: "/Docs/a.txt", header: noType, body: "two!", status: 204,
+			changed: map[string]string{"Docs/a.txt": "2 4 text/x-notes"}},
+		{name: "name matched without case", path: "/docs/A.TXT", header: map[string]string{"Content-Type": "text/x-notes"}, body: "three", status: 204,
+			changed: map[string]string{"Docs/a.txt": "3 5 text/x-notes"}},
+		{name: "missing folder", path: "/Nope/c.txt", body: "c", status: 409, problem: "conflict"},
+		{name: "a file on the way", path: "/plain.txt/c.txt", body: "c", status: 409, problem: "conflict"},
+		{name: "a folder at the path", path: "/Docs", body: "x", status: 405, headers: map[string]string{"Allow": "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK"}},
+		{name: "If-Match another tag", path: "/Docs/a.txt", header: map[string]string{"If-Match": tag}, body: "x", status: 412, problem: "precondition_failed"},
+		{name: "If-Match on nothing", path: "/Docs/none.txt", header: map[string]string{"If-Match": "*"}, body: "x", status: 412},
+		{name: "If-None-Match * on a file", path: "/plain.txt", header: map[string]string{"If-None-Match": "*"}, body: "x", status: 412},
+		{name: "If-None-Match * on nothing", path: "/Docs/fresh.txt", header: map[string]string{"If-None-Match": "*", "Content-Type": "text/plain"}, body: "new", status: 201,
+			changed: map[string]string{"Docs/fresh.txt": "1 3 text/plain"}},
+		{name: "large: If-None-Match * on a file", path: "/plain.txt", header: map[string]string{"If-None-Match": "*"}, body: large, status: 412},
+		{name: "large: missing folder", path: "/Nope/big.bin", body: large, status: 409, problem: "conflict"},
+		{name: "large: a folder at the path", path: "/Docs", body: large, status: 405},
+		{name: "large: new file", path: "/Docs/big.txt", header: map[string]string{"Content-Type": "text/plain"}, body: large, status: 201,
+			changed: map[string]string{"Docs/big.txt": fmt.Sprintf("1 %d text/plain", len(large))}},
+		{name: "large: new version", path: "/Docs/big.txt", header: noType, body: large + "!", status: 204,
+			changed: map[string]string{"Docs/big.txt": fmt.Sprintf("2 %d text/plain", len(large)+1)}},
+	}
+	for _, c := range cases {
+		before := state()
+		res := s.Do(davReq(ann, "PUT", c.path, c.header, c.body))
+		webtest.Check(t, res, webtest.Scenario{Status: c.status, Problem: c.problem, Headers: c.headers})
+		if c.status < 300 && res.Header.Get("ETag") == "" {
+			t.Errorf("%s: no ETag", c.name)
+		}
+		want := maps.Clone(before)
+		maps.Copy(want, c.changed)
+		if got := state(); !maps.Equal(got, want) {
+			t.Errorf("%s: items %v, want %v", c.name, got, want)
+		}
+	}
+	// The content is the last one written, under the name it was made with.
+	if g := ann.want(200, "GET", "/Docs/a.txt", nil, nil); string(g.Body) != "three" {
+		t.Fatalf("a.txt: %q", g.Body)
+	}
 }

@@ -63,6 +63,12 @@ func (s *Service) ResolvePath(ctx context.Context, p *app.Principal, parentID st
 		}
 		owner, perm = f.OwnerID, f.Permission
 	}
+	return s.walk(ctx, p, owner, perm, parentID, names)
+}
+
+// walk returns the live items along names from folder parentID of owner
+// (see ResolvePath), each with permission perm.
+func (s *Service) walk(ctx context.Context, p *app.Principal, owner, perm, parentID string, names []string) ([]File, error) {
 	if len(names) == 0 {
 		return []File{}, nil
 	}
@@ -81,6 +87,23 @@ func (s *Service) ResolvePath(ctx context.Context, p *app.Principal, parentID st
 		items[i].Permission = perm
 	}
 	return items, nil
+}
+
+// folderAt returns the live folder at names below the caller's own root (nil:
+// the root itself), for a new item called name (PutRequest.Folder): a name
+// missing on the way or naming a file is a conflict.
+func (s *Service) folderAt(ctx context.Context, p *app.Principal, names []string, name string) (*File, error) {
+	items, err := s.walk(ctx, p, p.UserID, PermOwner, "", names)
+	if err != nil {
+		return nil, err
+	}
+	if len(items) < len(names) || (len(items) > 0 && !items[len(items)-1].IsFolder) {
+		return nil, app.Errorf(app.EConflict, "The folder to put %q in does not exist.", name)
+	}
+	if len(items) == 0 {
+		return nil, nil
+	}
+	return &items[len(items)-1], nil
 }
 
 // ChildKey is where a listing of a folder's children stopped: the name key

@@ -386,6 +386,22 @@ type PutRequest struct {
 	// the way and is refused, and nothing changes.
 	Checksum *Checksum
 
+	// Folder, when not nil, names the folder by its path of names below the
+	// caller's own root (empty: the root) in place of ParentID. For a small
+	// content it is walked in the write's transaction, on the writer's pages,
+	// rather than by a read before it (a reader's first read after a commit
+	// re-reads its pages); a larger one's folder is walked before its bytes
+	// are read, and checked again in the transaction. A name missing on the
+	// way, or naming a file, is a conflict. Ignored when FileID is set.
+	Folder []string
+	// Check, when set, is called with the live item of the name (nil when
+	// there is none) in the write's transaction, before anything is written,
+	// and also before the bytes are read when the content is not small; its
+	// error refuses the write and changes nothing. A door's preconditions
+	// (WebDAV If-Match, If-None-Match, no file over a folder) are decided
+	// against the same state the write changes.
+	Check func(existing *File) error
+
 	// keepExisting: a live item of the name is left as it is (PutLocked).
 	keepExisting bool
 }
@@ -417,6 +433,7 @@ func (s *Service) put(ctx context.Context, p *app.Principal, req PutRequest, the
 	// checked in the write's transaction, which reads it anyway.
 	early := !s.SmallContent(req.Size)
 	folderInTx := !early && req.FileID == ""
+	byPath := req.Folder != nil && req.FileID == ""
 	if req.FileID != "" {
 		f, err := s.access(ctx, p, req.FileID, PermEdit)
 		if err != nil {
@@ -431,10 +448,35 @@ func (s *Service) put(ctx context.Context, p *app.Principal, req PutRequest, the
 		if req.Name, err = CleanName("name", req.Name); err != nil {
 			return File{}, false, err
 		}
-		if !folderInTx {
+		switch {
+		case folderInTx:
+		case byPath:
+			if parent, err = s.folderAt(ctx, p, req.Folder, req.Name); err != nil {
+				return File{}, false, err
+			}
+			req.ParentID, byPath = "", false
+			if parent != nil {
+				req.ParentID = parent.ID
+			}
+		default:
 			if parent, err = s.parentFolder(ctx, p, req.ParentID, "parent_id"); err != nil {
 				return File{}, false, err
 			}
+		}
+	}
+	if early && req.Check != nil {
+		existing := target
+		if existing == nil {
+			f, err := s.store.LiveChild(ctx, s.owner(p, parent), req.ParentID, NameKey(req.Name))
+			if err != nil && app.ErrorCode(err) != app.ENotFound {
+				return File{}, false, err
+			}
+			if err == nil {
+				existing = &f
+			}
+		}
+		if err := req.Check(existing); err != nil {
+			return File{}, false, err
 		}
 	}
 	// The locks and the quota are checked before a large body is read, so
@@ -475,6 +517,13 @@ func (s *Service) put(ctx context.Context, p *app.Principal, req PutRequest, the
 		return File{}, false, err
 	}
 	mimeType := DetectMime(req.Name, req.MimeType)
+	// keptMime is the type of a new content of f: the writer's, else f's own.
+	keptMime := func(f File) string {
+		if req.MimeType == "" {
+			return f.MimeType
+		}
+		return mimeType
+	}
 	var out File
 	created := false
 	write := func(ctx context.Context) error {
@@ -486,35 +535,55 @@ func (s *Service) put(ctx context.Context, p *app.Principal, req PutRequest, the
 			if err != nil {
 				return err
 			}
-			if req.MimeType == "" {
-				mimeType = f.MimeType
+			if req.Check != nil {
+				if err := req.Check(&f); err != nil {
+					return err
+				}
 			}
-			out, err = s.commitContentAt(ctx, p, f, f.Name, mimeType, FormatHash(hash), n, req.ModifiedAt)
+			out, err = s.commitContentAt(ctx, p, f, f.Name, keptMime(f), FormatHash(hash), n, req.ModifiedAt)
 			return err
 		}
 		// checked is the folder as this transaction read and checked it.
-		folder, checked := parent, (*File)(nil)
+		folder, checked, parentID := parent, (*File)(nil), req.ParentID
 		if folderInTx {
 			var err error
-			if checked, err = s.parentFolder(ctx, p, req.ParentID, "parent_id"); err != nil {
+			if byPath {
+				checked, err = s.folderAt(ctx, p, req.Folder, req.Name)
+			} else {
+				checked, err = s.parentFolder(ctx, p, req.ParentID, "parent_id")
+			}
+			if err != nil {
 				return err
 			}
 			folder = checked
+			if byPath && checked != nil {
+				parentID = checked.ID
+			}
 		}
 		owner := s.owner(p, folder)
-		f, err := s.store.LiveChild(ctx, owner, req.ParentID, NameKey(req.Name))
-		if err == nil && req.keepExisting {
+		f, err := s.store.LiveChild(ctx, owner, parentID, NameKey(req.Name))
+		if err != nil && app.ErrorCode(err) != app.ENotFound {
+			return err
+		}
+		found := err == nil
+		if req.Check != nil {
+			existing := &f
+			if !found {
+				existing = nil
+			}
+			if err := req.Check(existing); err != nil {
+				return err
+			}
+		}
+		if found && req.keepExisting {
 			out = f
 			return s.orphan(ctx, hash)
 		}
-		if err == nil {
-			out, err = s.commitContentAt(ctx, p, f, f.Name, mimeType, FormatHash(hash), n, req.ModifiedAt)
+		if found {
+			out, err = s.commitContentAt(ctx, p, f, f.Name, keptMime(f), FormatHash(hash), n, req.ModifiedAt)
 			return err
 		}
-		if app.ErrorCode(err) != app.ENotFound {
-			return err
-		}
-		f = File{ID: app.NewID(), OrgID: p.OrgID, OwnerID: owner, ParentID: strPtr(req.ParentID), Name: req.Name,
+		f = File{ID: app.NewID(), OrgID: p.OrgID, OwnerID: owner, ParentID: strPtr(parentID), Name: req.Name,
 			Metadata: Metadata{Tags: []string{}, Custom: map[string]string{}}}
 		created = true
 		out, err = s.createContent(ctx, p, f, checked, mimeType, FormatHash(hash), n, req.ModifiedAt)

@@ -41,6 +41,9 @@ func TestWriteAnswersTheStoredFile(t *testing.T) {
 		{"a new version by name", ann, drive.PutRequest{ParentID: w.box.ID, Name: "f.txt"}, false},
 		{"a new version by id, from the folder's guest", bob, drive.PutRequest{FileID: w.f.ID}, false},
 		{"a new version with the writer's modification time", ann, drive.PutRequest{FileID: w.f.ID, ModifiedAt: mtime}, false},
+		{"a new file by its folder's path", ann, drive.PutRequest{Folder: []string{"box"}, Name: "path.txt"}, true},
+		{"a new file at the top by path", ann, drive.PutRequest{Folder: []string{}, Name: "top-path.txt"}, true},
+		{"a new version by path", ann, drive.PutRequest{Folder: []string{"BOX"}, Name: "F.txt"}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -124,6 +127,65 @@ func TestAnnounceAnswersTheStoredFile(t *testing.T) {
 			got.Permission = ""
 			if !reflect.DeepEqual(got, read) {
 				t.Errorf("the announcement answered\n%+v\nthe store holds\n%+v", got, read)
+			}
+		})
+	}
+}
+
+// PutRequest.Check sees the live item of the name as the write's transaction
+// does (nil when there is none), and its error refuses the write, which
+// changes nothing; for a content that is not small it is asked before the
+// bytes are read too.
+func TestPutCheck(t *testing.T) {
+	t.Parallel()
+	w := newRaceWorld(t)
+	ctx := context.Background()
+	ann := w.ann.principal()
+	refuse := app.Errorf(app.EPreconditionFailed, "refused")
+	large := strings.Repeat("L", 100<<10)
+	cases := []struct {
+		name  string
+		req   drive.PutRequest
+		body  string
+		sees  string // the id Check is called with ("" for nil)
+		calls int
+	}{
+		{"by id", drive.PutRequest{FileID: w.f.ID}, "small", w.f.ID, 1},
+		{"by name", drive.PutRequest{ParentID: w.box.ID, Name: "f.txt"}, "small", w.f.ID, 1},
+		{"by path", drive.PutRequest{Folder: []string{"Box"}, Name: "F.TXT"}, "small", w.f.ID, 1},
+		{"a new name by path", drive.PutRequest{Folder: []string{"Box"}, Name: "new.txt"}, "small", "", 1},
+		{"large, by path", drive.PutRequest{Folder: []string{"Box"}, Name: "f.txt"}, large, w.f.ID, 2},
+		{"large, a new name by path", drive.PutRequest{Folder: []string{"Box"}, Name: "new.txt"}, large, "", 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var seen []string
+			c.req.Size, c.req.Body = int64(len(c.body)), strings.NewReader(c.body)
+			c.req.Check = func(existing *drive.File) error {
+				id := ""
+				if existing != nil {
+					id = existing.ID
+				}
+				seen = append(seen, id)
+				if len(seen) < c.calls {
+					return nil
+				}
+				return refuse
+			}
+			if _, _, err := w.s.Main.Drive.Put(ctx, ann, c.req); app.ErrorCode(err) != app.EPreconditionFailed {
+				t.Fatalf("Put: %v, want the check's refusal", err)
+			}
+			if len(seen) != c.calls {
+				t.Fatalf("Check called %d times, want %d", len(seen), c.calls)
+			}
+			for _, id := range seen {
+				if id != c.sees {
+					t.Errorf("Check saw %q, want %q", id, c.sees)
+				}
+			}
+			items := w.ann.items(t, w.box.ID)
+			if len(items) != 1 || items[0].Version != w.f.Version {
+				t.Errorf("Box after a refused write: %+v", items)
 			}
 		})
 	}

@@ -73,38 +73,76 @@ func (q *request) index() error {
 	return bw.Flush()
 }
 
-// put stores the body as the file at the path: a new file (201) or a new
-// version of the existing one (204).
+// put stores the body as the file at the path resolved before it (a path
+// below Shared with me, or one whose If header is evaluated against it): a
+// new file (201) or a new version of the existing one (204). Every other PUT
+// is putPath's.
 func (q *request) put() error {
 	res := q.res
 	if err := res.writable(); err != nil {
 		return err
 	}
-	if res.exists && res.file.IsFolder {
-		return methodNotAllowed(q.w, "%q is a folder; PUT writes files.", res.file.Name)
+	var existing *drive.File
+	if res.exists {
+		existing = &res.file
+	}
+	if err := q.putAllowed(existing); err != nil {
+		return err
 	}
 	if !res.exists && !res.parentOK {
 		return app.Errorf(app.EConflict, "The folder to put %q in does not exist.", res.name())
 	}
-	if q.r.ContentLength > MaxPutBytes {
-		return app.Errorf(app.EPayloadTooLarge, "A file stored over WebDAV is at most %d bytes (512 MiB); use the resumable upload for larger files.", MaxPutBytes)
-	}
-	if err := q.checkPreconditions(); err != nil {
-		return err
-	}
-	mtime, err := ocMtime(q.r.Header.Get("X-OC-Mtime"))
+	req, err := q.putRequest(res.name())
 	if err != nil {
 		return err
 	}
-	sum, err := ocChecksum(q.r.Header.Get("OC-Checksum"))
-	if err != nil {
-		return err
-	}
-	req := drive.PutRequest{ParentID: res.parentID, Name: res.name(), MimeType: q.r.Header.Get("Content-Type"),
-		Size: q.r.ContentLength, Body: q.r.Body, MaxBytes: MaxPutBytes, ModifiedAt: mtime, Checksum: sum}
+	req.ParentID = res.parentID
 	if res.exists {
 		req.FileID = res.file.ID
 	}
+	return q.putDone(req, res.segs)
+}
+
+// byPath reports whether a PUT of segs leaves the path to the write
+// (putPath): any path in the caller's own drive when no If header needs the
+// state of the path before the write.
+func (q *request) byPath(segs []string) bool {
+	return q.r.Method == http.MethodPut && len(segs) > 0 && q.r.Header.Get("If") == "" && !maybeShared(segs[0])
+}
+
+// putPath is a PUT whose path the write itself resolves (drive.PutRequest's
+// Folder), with the preconditions decided in the write's transaction: for a
+// small file, no read of the path before the write.
+func (q *request) putPath(segs []string) error {
+	q.ctx = drive.WithStrictLocks(q.ctx)
+	name := segs[len(segs)-1]
+	req, err := q.putRequest(name)
+	if err != nil {
+		return err
+	}
+	req.Folder, req.Check = segs[:len(segs)-1], q.putAllowed
+	return q.putDone(req, segs)
+}
+
+// putRequest reads a PUT's headers into the request for a file called name.
+func (q *request) putRequest(name string) (drive.PutRequest, error) {
+	if q.r.ContentLength > MaxPutBytes {
+		return drive.PutRequest{}, app.Errorf(app.EPayloadTooLarge, "A file stored over WebDAV is at most %d bytes (512 MiB); use the resumable upload for larger files.", MaxPutBytes)
+	}
+	mtime, err := ocMtime(q.r.Header.Get("X-OC-Mtime"))
+	if err != nil {
+		return drive.PutRequest{}, err
+	}
+	sum, err := ocChecksum(q.r.Header.Get("OC-Checksum"))
+	if err != nil {
+		return drive.PutRequest{}, err
+	}
+	return drive.PutRequest{Name: name, MimeType: q.r.Header.Get("Content-Type"), Size: q.r.ContentLength, Body: q.r.Body,
+		MaxBytes: MaxPutBytes, ModifiedAt: mtime, Checksum: sum}, nil
+}
+
+// putDone writes req and answers.
+func (q *request) putDone(req drive.PutRequest, segs []string) error {
 	f, created, err := q.h.drive.Put(q.ctx, q.p, req)
 	if err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
@@ -113,11 +151,11 @@ func (q *request) put() error {
 		return err
 	}
 	q.w.Header().Set("ETag", etag(f))
-	if !mtime.IsZero() {
+	if !req.ModifiedAt.IsZero() {
 		q.w.Header().Set("X-OC-MTime", "accepted")
 	}
 	if created {
-		q.w.Header().Set("Location", q.href(res.segs, false))
+		q.w.Header().Set("Location", q.href(segs, false))
 		q.w.WriteHeader(http.StatusCreated)
 	} else {
 		q.w.WriteHeader(http.StatusNoContent)
@@ -125,16 +163,33 @@ func (q *request) put() error {
 	return nil
 }
 
+// putAllowed decides a PUT against the live item at its path (nil: none): no
+// file over a folder, and If-Match and If-None-Match honoured.
+func (q *request) putAllowed(existing *drive.File) error {
+	if existing != nil && existing.IsFolder {
+		return methodNotAllowed("%q is a folder; PUT writes files.", existing.Name)
+	}
+	return q.preconditions(existing)
+}
+
 // checkPreconditions honours If-Match and If-None-Match on writes.
 func (q *request) checkPreconditions() error {
-	res := q.res
+	if q.res.exists {
+		return q.preconditions(&q.res.file)
+	}
+	return q.preconditions(nil)
+}
+
+// preconditions decides If-Match and If-None-Match against existing (nil:
+// nothing at the path).
+func (q *request) preconditions(existing *drive.File) error {
 	if im := q.r.Header.Get("If-Match"); im != "" {
-		if !res.exists || (strings.TrimSpace(im) != "*" && !etagListHas(im, etag(res.file))) {
+		if existing == nil || (strings.TrimSpace(im) != "*" && !etagListHas(im, etag(*existing))) {
 			return app.Errorf(app.EPreconditionFailed, "If-Match does not match the current entity tag.")
 		}
 	}
-	if inm := q.r.Header.Get("If-None-Match"); inm != "" && res.exists {
-		if strings.TrimSpace(inm) == "*" || etagListHas(inm, etag(res.file)) {
+	if inm := q.r.Header.Get("If-None-Match"); inm != "" && existing != nil {
+		if strings.TrimSpace(inm) == "*" || etagListHas(inm, etag(*existing)) {
 			return app.Errorf(app.EPreconditionFailed, "If-None-Match: the resource exists with that entity tag.")
 		}
 	}
@@ -176,7 +231,7 @@ func (q *request) delete() error {
 func (q *request) mkcol() error {
 	res := q.res
 	if res.exists {
-		return methodNotAllowed(q.w, "Something already exists at %s.", q.r.URL.Path)
+		return methodNotAllowed("Something already exists at %s.", q.r.URL.Path)
 	}
 	if err := res.writable(); err != nil {
 		return err

@@ -165,10 +165,17 @@ func (q *request) sharedName() (string, error) {
 	}
 }
 
+// maybeShared reports whether seg, the first segment of a path, may name
+// the virtual folder Shared with me, or a numbered form of its name (see
+// sharedName); no other can.
+func maybeShared(seg string) bool {
+	return strings.HasPrefix(drive.NameKey(seg), drive.NameKey(SharedFolder))
+}
+
 // isSharedFolder reports whether seg, the first segment of a path, names the
 // virtual folder Shared with me.
 func (q *request) isSharedFolder(seg string) (bool, error) {
-	if !strings.HasPrefix(drive.NameKey(seg), drive.NameKey(SharedFolder)) {
+	if !maybeShared(seg) {
 		return false, nil
 	}
 	name, err := q.sharedName()

@@ -129,6 +129,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.problem(w, r, err)
 		return
 	}
+	if q.byPath(segs) {
+		if err := q.putPath(segs); err != nil {
+			h.problem(w, r, err)
+		}
+		return
+	}
 	if q.res, err = q.resolve(segs); err != nil {
 		h.problem(w, r, err)
 		return
@@ -167,8 +173,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "UNLOCK":
 		err = q.unlock()
 	default:
-		w.Header().Set("Allow", allow)
-		err = app.Errorf(app.EMethodNotAllowed, "The method %s is not allowed here.", r.Method)
+		err = methodNotAllowed("The method %s is not allowed here.", r.Method)
 	}
 	if err != nil {
 		h.problem(w, r, err)
@@ -248,8 +253,11 @@ func (h *Handler) problem(w http.ResponseWriter, r *http.Request, err error) {
 			h.log.Error("webdav", "method", r.Method, "path", r.URL.Path, "err", err)
 		}
 	}
-	if st == http.StatusUnauthorized {
+	switch st {
+	case http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Basic realm="atrium", charset="UTF-8"`)
+	case http.StatusMethodNotAllowed:
+		w.Header().Set("Allow", allow)
 	}
 	var ae *app.Error
 	if errors.As(err, &ae) && ae.RetryAfter > 0 {
@@ -272,7 +280,7 @@ func readOnly() error {
 	return app.Errorf(app.EReadOnly, "%q is read-only: copy items out of it to change them.", SharedFolder)
 }
 
-func methodNotAllowed(w http.ResponseWriter, format string, args ...any) error {
-	w.Header().Set("Allow", allow)
+// methodNotAllowed is a 405, which problem answers with the Allow header.
+func methodNotAllowed(format string, args ...any) error {
 	return app.Errorf(app.EMethodNotAllowed, format, args...)
 }
