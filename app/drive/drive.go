@@ -230,6 +230,10 @@ type Store interface {
 	File(ctx context.Context, id string) (File, error)
 	// LiveChild returns the live (active, not trashed) item named nameKey in a folder.
 	LiveChild(ctx context.Context, ownerID, parentID, nameKey string) (File, error)
+	// LiveItemAt returns the live item at the end of the path nameKeys (at
+	// least one) from the root of ownerID's drive; not found when a name on
+	// the way is missing.
+	LiveItemAt(ctx context.Context, ownerID string, nameKeys []string) (File, error)
 	// Ancestors returns the folders above id, the root-most first.
 	Ancestors(ctx context.Context, id string) ([]File, error)
 	// Subtree returns the descendants of id (not id itself), parents before

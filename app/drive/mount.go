@@ -63,12 +63,6 @@ func (s *Service) ResolvePath(ctx context.Context, p *app.Principal, parentID st
 		}
 		owner, perm = f.OwnerID, f.Permission
 	}
-	return s.walk(ctx, p, owner, perm, parentID, names)
-}
-
-// walk returns the live items along names from folder parentID of owner
-// (see ResolvePath), each with permission perm.
-func (s *Service) walk(ctx context.Context, p *app.Principal, owner, perm, parentID string, names []string) ([]File, error) {
 	if len(names) == 0 {
 		return []File{}, nil
 	}
@@ -93,17 +87,25 @@ func (s *Service) walk(ctx context.Context, p *app.Principal, owner, perm, paren
 // the root itself), for a new item called name (PutRequest.Folder): a name
 // missing on the way or naming a file is a conflict.
 func (s *Service) folderAt(ctx context.Context, p *app.Principal, names []string, name string) (*File, error) {
-	items, err := s.walk(ctx, p, p.UserID, PermOwner, "", names)
+	if len(names) == 0 {
+		return nil, nil
+	}
+	keys := make([]string, len(names))
+	for i, n := range names {
+		keys[i] = NameKey(n)
+	}
+	f, err := s.store.LiveItemAt(ctx, p.UserID, keys)
+	if err == nil && f.OrgID != p.OrgID {
+		return nil, notFound()
+	}
+	if app.ErrorCode(err) == app.ENotFound || (err == nil && !f.IsFolder) {
+		return nil, app.Errorf(app.EConflict, "The folder to put %q in does not exist.", name)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if len(items) < len(names) || (len(items) > 0 && !items[len(items)-1].IsFolder) {
-		return nil, app.Errorf(app.EConflict, "The folder to put %q in does not exist.", name)
-	}
-	if len(items) == 0 {
-		return nil, nil
-	}
-	return &items[len(items)-1], nil
+	f.Permission = PermOwner
+	return &f, nil
 }
 
 // ChildKey is where a listing of a folder's children stopped: the name key

@@ -347,6 +347,27 @@ func (s DriveStore) LiveChild(ctx context.Context, ownerID, parentID, nameKey st
 	return f, mapErr(err, "drive item")
 }
 
+// LiveItemAt returns the live item at the end of the path nameKeys from the
+// root of ownerID's drive: a lookup of the id per folder on the way, then the
+// last item's row, each through the index drive_files_live_name. It runs in
+// write transactions (a PUT's folder), where the pages are the writer's
+// own: there the lookups cost less than ResolvePath's recursive query (a
+// folder one deep about 18 us against 30, three deep 28 against 57, beyond
+// the transaction's own 10: BenchmarkDriveLiveItemAt).
+func (s DriveStore) LiveItemAt(ctx context.Context, ownerID string, nameKeys []string) (drive.File, error) {
+	if len(nameKeys) == 0 {
+		return drive.File{}, fmt.Errorf("live item at an empty path")
+	}
+	parent := ""
+	for _, k := range nameKeys[:len(nameKeys)-1] {
+		if err := s.read(ctx).QueryRowContext(ctx, `SELECT f.id`+liveChild, ownerID, parent, k).Scan(&parent); err != nil {
+			return drive.File{}, mapErr(err, "drive folder")
+		}
+	}
+	f, err := scanFile(s.read(ctx).QueryRowContext(ctx, `SELECT `+fileCols+liveChild, ownerID, parent, nameKeys[len(nameKeys)-1]))
+	return f, mapErr(err, "drive item")
+}
+
 // Ancestors returns the folders above id, the root-most first.
 func (s DriveStore) Ancestors(ctx context.Context, id string) ([]drive.File, error) {
 	return scanFiles(s.read(ctx).QueryContext(ctx, `WITH RECURSIVE a(id, parent_id, depth) AS (
