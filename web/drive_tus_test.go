@@ -260,6 +260,15 @@ func TestTusProtocol(t *testing.T) {
 	if f.SizeBytes != 0 || f.ContentHash != sha(nil) {
 		t.Fatalf("empty file %+v", f)
 	}
+	// tus-js-client sends an empty file's no bytes with its creation too
+	// (uploadDataDuringCreation, as the web app does for small files).
+	res = tc.do("POST", "/api/v1/drive/tus/", map[string]string{"Upload-Length": "0", "Upload-Metadata": tusMeta("filename", "empty2.bin"),
+		"Content-Type": "application/offset+octet-stream"}, []byte{})
+	webtest.Check(t, res, webtest.Scenario{Status: 201, Headers: map[string]string{"Upload-Offset": "0", "Atrium-Upload-Status": "done"}})
+	c.ok(200, "GET", "/api/v1/drive/"+res.Header.Get("Atrium-File-Id")+"/detail", nil, &f)
+	if f.Name != "empty2.bin" || f.SizeBytes != 0 || f.ContentHash != sha(nil) {
+		t.Fatalf("empty file sent with its creation %+v", f)
+	}
 	gone := tc.create(tusMeta("filename", "gone.bin"), 10)
 	tc.patch(gone, 0, []byte("12345"))
 	webtest.Check(t, tc.do("DELETE", gone, nil, nil), webtest.Scenario{Status: 204})

@@ -216,7 +216,7 @@ func (up *upload) WriteChunk(ctx context.Context, offset int64, src io.Reader) (
 	// here, on a reader whose cache the last commit emptied.
 	if offset == 0 && !u.LengthDeferred && up.s.svc.SmallContent(u.Length) {
 		n, rest, err := up.smallChunk(src)
-		if err != nil || n > 0 {
+		if err != nil || up.small != nil { // the whole content (none for an empty file)
 			return n, err
 		}
 		src = rest
