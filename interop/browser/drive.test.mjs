@@ -79,6 +79,19 @@ test('a file uploads over tus into the folder and resumes after a dropped PATCH'
   noProblems(page)
 })
 
+test('a small file goes up in one request: its bytes with the upload\'s creation', async () => {
+  const small = `small-${stamp}.txt`
+  const seen = []
+  const watch = r => { if (r.url().includes('/api/v1/drive/tus')) seen.push(r.method() + ' ' + (r.headers()['content-type'] ?? '')) }
+  page.on('request', watch)
+  await page.locator('input[type=file]').first().setInputFiles({ name: small, mimeType: 'text/plain', buffer: Buffer.from('tiny words') })
+  await row(small).waitFor()
+  page.off('request', watch)
+  assert.deepEqual(seen, ['POST application/offset+octet-stream'])
+  assert.match(await row(small).innerText(), /10 B/)
+  noProblems(page)
+})
+
 test('the same name again offers skip, rename and overwrite', async () => {
   await page.locator('input[type=file]').first().setInputFiles({ name: fileName, mimeType: 'text/plain', buffer: Buffer.from('again') })
   const dlg = page.getByRole('dialog', { name: `“${fileName}” already exists` })

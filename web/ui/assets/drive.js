@@ -753,6 +753,9 @@
   }
   function uploadID(u) { return u.tus.url ? u.tus.url.split("/").pop() : ""; }
 
+  // smallUpload is the largest file sent whole with its upload's creation.
+  var smallUpload = 64 * 1024;
+
   // startUpload uploads a file into the folder parent (resumably: a file
   // uploaded before into the same folder resumes where it stopped).
   function startUpload(file, parent, label) {
@@ -774,6 +777,11 @@
       endpoint: api + "/tus/",
       retryDelays: [0, 1000, 3000, 5000, 10000, 20000],
       chunkSize: 16 * 1024 * 1024,
+      // A small file's bytes go with the request that creates its upload
+      // (the creation-with-upload extension): one request instead of two.
+      // A larger one's go in PATCH requests of their own, which resume where
+      // a broken one stopped; a broken creation is sent again whole.
+      uploadDataDuringCreation: file.size <= smallUpload,
       metadata: meta,
       headers: { "X-CSRF-Token": Atrium.csrfToken() },
       storeFingerprintForResuming: true,
