@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Many small uploads through the web app's two ways in (issue 21): N files of
-# SIZE bytes, C at a time, through TUS (tus-js-client with its defaults) and
-# through the three-step presigned upload (announce, PUT, confirm; a Go
+# SIZE bytes, C at a time, through TUS (tus-js-client as the web app uploads,
+# a small file's bytes with its creation, one request; and with its
+# defaults, a POST, then a PATCH) and through the three-step presigned upload (announce, PUT, confirm; a Go
 # client, bench/presign, whose CPU weighs little beside the server's), against
 # this checkout and against the commit before issue 21's work (BASELINE,
 # built from git), servers in turn run by run so the machine's noise falls on
@@ -63,13 +64,13 @@ serve now
 serve base
 
 for run in $(seq "$RUNS"); do
-  for way in tus presign; do
+  for way in tus-app tus presign; do
     for name in base now; do
       wait_quiet # neither server's background work after its last run falls on this one
       url="URL_$name" tok="TOK_$name"
       [ "$name" = now ] && writer_scrape "${!url}" "$TMP/writer.before"
-      if [ "$way" = tus ]; then
-        line=$(node bench/smalluploads/upload.mjs tus "${!url}" "${!tok}" "$N" "$SIZE" "$C") || die "tus upload to $name"
+      if [ "$way" != presign ]; then
+        line=$(node bench/smalluploads/upload.mjs "$way" "${!url}" "${!tok}" "$N" "$SIZE" "$C") || die "$way upload to $name"
       else
         line=$("$TMP/presign" "${!url}" "${!tok}" "$N" "$SIZE" "$C") || die "presigned upload to $name"
       fi
@@ -84,7 +85,7 @@ done
 
 echo
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-for way in tus presign; do
+for way in tus-app tus presign; do
   b=$(awk -v w="$way" '$3 == "base" && $4 == w { print $6 }' "$TMP/out" | median)
   n=$(awk -v w="$way" '$3 == "now" && $4 == w { print $6 }' "$TMP/out" | median)
   r=$(ratio "$b" "$n")
@@ -92,13 +93,15 @@ for way in tus presign; do
 done
 # tus-js-client's own CPU per upload (one node process runs the C uploads)
 # and its share of the run's wall time: near 100%, the client bounds the run.
-for name in base now; do
-  c=$(awk -v n="$name" '$3 == n && $4 == "tus" { print $13 }' "$TMP/out" | median)
-  w=$(awk -v n="$name" '$3 == n && $4 == "tus" { print $6 }' "$TMP/out" | median)
-  fig "tus-js-client's CPU an upload ($name)" "$c ms, $(awk -v c="$c" -v w="$w" -v n="$N" 'BEGIN { printf "%.0f", 100 * c * n / 1000 / w }')% of the median run's wall time"
+for way in tus-app tus; do
+  for name in base now; do
+    c=$(awk -v n="$name" -v w="$way" '$3 == n && $4 == w { print $13 }' "$TMP/out" | median)
+    w=$(awk -v n="$name" -v w="$way" '$3 == n && $4 == w { print $6 }' "$TMP/out" | median)
+    fig "tus-js-client's CPU an upload ($way, $name)" "$c ms, $(awk -v c="$c" -v w="$w" -v n="$N" 'BEGIN { printf "%.0f", 100 * c * n / 1000 / w }')% of the median run's wall time"
+  done
 done
 # How this checkout's one database writer spent its runs (/metrics).
-for way in tus presign; do
+for way in tus-app tus presign; do
   writer_fig "the writer during the $way runs" "$TMP/writer.$way" "$(awk -v w="$way" '$3 == "now" && $4 == w { s += $6 } END { print s }' "$TMP/out")"
 done
 

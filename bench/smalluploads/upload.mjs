@@ -1,20 +1,23 @@
 // Times many small resumable uploads into Atrium, for bench/smalluploads.sh
 // (issue 21): N files of SIZE bytes, C at a time, into a fresh folder, with
-// tus-js-client (the client of Uppy's Tus plugin) and its defaults: POST to
-// create, one PATCH with the bytes. (The three-step upload is timed by
+// tus-js-client (the client of Uppy's Tus plugin). Mode tus: its defaults,
+// POST to create, then one PATCH with the bytes. Mode tus-app: as Atrium's
+// web app uploads (web/ui/assets/drive.js), a file of up to 64 KiB sent whole
+// with the POST that creates its upload (uploadDataDuringCreation, the
+// creation-with-upload extension). (The three-step upload is timed by
 // bench/presign, a Go client.)
-// Prints one line: "tus <n> <seconds> <files/s> p50 <ms> p99 <ms> client-cpu <ms>",
+// Prints one line: "<mode> <n> <seconds> <files/s> p50 <ms> p99 <ms> client-cpu <ms>",
 // the last this process's own CPU (user and system) per upload while the
 // uploads ran: one node process runs all C uploads, so its CPU bounds the run.
 //
-//   node upload.mjs tus BASE TOKEN N SIZE C
+//   node upload.mjs tus|tus-app BASE TOKEN N SIZE C
 import crypto from 'node:crypto'
 import * as tus from 'tus-js-client'
 
 const [mode, base, token, nArg, sizeArg, cArg] = process.argv.slice(2)
 const n = Number(nArg), size = Number(sizeArg), c = Number(cArg)
-if (mode !== 'tus' || !base || !token || !(n > 0) || !(size > 0) || !(c > 0)) {
-  console.error('usage: node upload.mjs tus BASE TOKEN N SIZE C')
+if (!['tus', 'tus-app'].includes(mode) || !base || !token || !(n > 0) || !(size > 0) || !(c > 0)) {
+  console.error('usage: node upload.mjs tus|tus-app BASE TOKEN N SIZE C')
   process.exit(2)
 }
 const auth = { Authorization: `Bearer ${token}` }
@@ -37,6 +40,7 @@ function tusUpload(name, bytes, folderID) {
       headers: auth,
       metadata: { filename: name, filetype: 'application/octet-stream', parent_id: folderID },
       uploadSize: bytes.length,
+      uploadDataDuringCreation: mode === 'tus-app' && bytes.length <= 64 * 1024,
       onSuccess: resolve,
       onError: reject,
     })
