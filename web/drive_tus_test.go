@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -10,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -699,5 +701,125 @@ func TestTusFirstRequestAfterCreation(t *testing.T) {
 	c.ok(200, "GET", "/api/v1/drive/"+id+"/detail", nil, &f)
 	if f.SizeBytes != 0 || f.Status != "active" {
 		t.Fatalf("empty file %+v", f)
+	}
+}
+
+// A creation that carries a small upload's whole content (creation-with-upload,
+// as the web app and tus-js-client's uploadDataDuringCreation send it) is
+// created complete in one transaction: the file, or the conflict state, with
+// the upload. A refused one leaves nothing; a creation with only the first
+// part of the bytes, or none, stays a resumable upload.
+func TestTusCreationWithWholeContent(t *testing.T) {
+	t.Parallel()
+	s, c, tc := newTus(t)
+	taken := c.upload("taken.txt", "", "text/plain", []byte("the original"))
+	db := openRO(t, s)
+	defer db.Close()
+	count := func(table string) int {
+		t.Helper()
+		var n int
+		if err := db.QueryRow(`SELECT COUNT(*) FROM ` + table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	post := func(name, parent string, length int, body []byte) *webtest.Response {
+		t.Helper()
+		meta := tusMeta("filename", name)
+		if parent != "" {
+			meta += "," + tusMeta("parent_id", parent)
+		}
+		return tc.do("POST", "/api/v1/drive/tus/", map[string]string{"Upload-Length": strconv.Itoa(length), "Upload-Metadata": meta,
+			"Content-Type": "application/offset+octet-stream"}, body)
+	}
+	cases := []struct {
+		name    string
+		file    string
+		parent  string
+		length  int
+		body    string
+		status  int
+		problem string
+		headers map[string]string
+		uploads int // uploads it leaves
+		files   int // files it adds
+	}{
+		{name: "a free name", file: "new.txt", length: 5, body: "hello", status: 201,
+			headers: map[string]string{"Upload-Offset": "5", "Atrium-Upload-Status": "done"}, uploads: 1, files: 1},
+		{name: "a taken name", file: "TAKEN.txt", length: 7, body: "mine!!!", status: 201,
+			headers: map[string]string{"Upload-Offset": "7", "Atrium-Upload-Status": "conflict", "Atrium-File-Id": ""}, uploads: 1},
+		{name: "a missing folder", file: "lost.txt", parent: "no-such-folder", length: 4, body: "lost", status: 404, problem: "not_found"},
+		{name: "over the quota", file: "big.bin", length: 9000, body: strings.Repeat("q", 9000), status: 507, problem: "quota_exceeded"},
+		{name: "the first part only", file: "part.txt", length: 10, body: "first", status: 201,
+			headers: map[string]string{"Upload-Offset": "5"}, uploads: 1},
+	}
+	if _, err := s.Main.DB.Exec(context.Background(), `UPDATE plans SET quota_bytes = 8192 WHERE slug = 'enterprise'`); err != nil {
+		t.Fatal(err)
+	}
+	s.Main.Identity.CredentialsChanged()
+	tc.tok = s.Token("ann@example.test")
+	c.tok = tc.tok
+	c.list("/api/v1/drive/browse") // the token's first use is recorded: a write of its own
+	for _, k := range cases {
+		uploads, files, w0 := count("drive_tus_uploads"), count("drive_files"), s.Main.DB.WriteStats()
+		res := post(k.file, k.parent, k.length, []byte(k.body))
+		// The file and the complete upload are one write.
+		if w1 := s.Main.DB.WriteStats(); k.name == "a free name" && w1.Transactions-w0.Transactions != 1 {
+			t.Errorf("%s: %d write transactions, want 1", k.name, w1.Transactions-w0.Transactions)
+		}
+		webtest.Check(t, res, webtest.Scenario{Name: k.name, Status: k.status, Problem: k.problem, Headers: k.headers})
+		if got := count("drive_tus_uploads") - uploads; got != k.uploads {
+			t.Errorf("%s: %d uploads more, want %d", k.name, got, k.uploads)
+		}
+		if got := count("drive_files") - files; got != k.files {
+			t.Errorf("%s: %d files more, want %d", k.name, got, k.files)
+		}
+		up := strings.TrimPrefix(res.Header.Get("Location"), s.URL)
+		switch k.name {
+		case "a free name":
+			id := res.Header.Get("Atrium-File-Id")
+			if got := c.download(id); string(got) != k.body {
+				t.Errorf("content %q", got)
+			}
+			if ev := tusEvents(t, s, id); len(ev) != 1 || ev[0] != "drive.file.created" {
+				t.Errorf("events %v", ev)
+			}
+			webtest.Check(t, tc.do("HEAD", up, nil, nil), webtest.Scenario{Status: 200, Headers: map[string]string{
+				"Upload-Offset": "5", "Upload-Length": "5", "Atrium-Upload-Status": "done", "Atrium-File-Id": id}})
+		case "a taken name":
+			var r struct {
+				File driveFile `json:"file"`
+			}
+			c.ok(200, "POST", "/api/v1/drive/tus/"+strings.TrimPrefix(up, "/api/v1/drive/tus/")+"/resolve?strategy=overwrite", nil, &r)
+			if r.File.ID != taken.ID || r.File.Version != 2 || string(c.download(taken.ID)) != k.body {
+				t.Errorf("overwrite after the conflict: %+v", r.File)
+			}
+		case "the first part only":
+			res := tc.patch(up, 5, []byte("later"))
+			webtest.Check(t, res, webtest.Scenario{Status: 204, Headers: map[string]string{"Upload-Offset": "10", "Atrium-Upload-Status": "done"}})
+			if got := c.download(res.Header.Get("Atrium-File-Id")); string(got) != "firstlater" {
+				t.Errorf("content %q", got)
+			}
+		}
+	}
+	// A body that ends before its length creates nothing.
+	uploads := count("drive_tus_uploads")
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /api/v1/drive/tus/ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nTus-Resumable: 1.0.0\r\nUpload-Length: 10\r\n"+
+		"Upload-Metadata: %s\r\nContent-Type: application/offset+octet-stream\r\nContent-Length: 10\r\n\r\nshort", tc.tok, tusMeta("filename", "cut.txt"))
+	conn.(*net.TCPConn).CloseWrite()
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if line, _ := bufio.NewReader(conn).ReadString('\n'); !strings.Contains(line, " 400 ") {
+		t.Errorf("a cut body: %q", line)
+	}
+	if got := count("drive_tus_uploads"); got != uploads {
+		t.Errorf("a cut body left %d uploads more", got-uploads)
+	}
+	if left, _ := os.ReadDir(filepath.Join(s.Data, "tus")); len(left) != 0 {
+		t.Errorf("data files left: %v", left)
 	}
 }

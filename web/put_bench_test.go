@@ -125,7 +125,16 @@ func BenchmarkPresignSmall(b *testing.B) {
 // sent in one PATCH, four at a time, with the search indexer running.
 //
 //	go test -run '^$' -bench BenchmarkTusSmall -benchtime 3000x ./web/
-func BenchmarkTusSmall(b *testing.B) {
+func BenchmarkTusSmall(b *testing.B) { tusSmall(b, false) }
+
+// BenchmarkTusSmallWithCreation is BenchmarkTusSmall as the web app uploads a
+// small file: its bytes with the POST that creates the upload
+// (creation-with-upload), one request and one write.
+//
+//	go test -run '^$' -bench BenchmarkTusSmallWithCreation -benchtime 3000x ./web/
+func BenchmarkTusSmallWithCreation(b *testing.B) { tusSmall(b, true) }
+
+func tusSmall(b *testing.B, withCreation bool) {
 	m, creds := benchMain(b, true)
 	h := m.Server.Handler()
 	base := "http://" + m.Config.Listen
@@ -150,8 +159,17 @@ func BenchmarkTusSmall(b *testing.B) {
 	content := bytes.Repeat([]byte{0xa5}, 1024)
 	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 	one := func(n int64) error {
-		w := call(http.MethodPost, base+"/api/v1/drive/tus/", map[string]string{"Tus-Resumable": "1.0.0", "Upload-Length": "1024",
-			"Upload-Metadata": "filename " + b64(fmt.Sprintf("f%06d.bin", n)) + ",filetype " + b64("application/octet-stream") + ",parent_id " + b64(folder.ID)}, nil)
+		hdr := map[string]string{"Tus-Resumable": "1.0.0", "Upload-Length": "1024",
+			"Upload-Metadata": "filename " + b64(fmt.Sprintf("f%06d.bin", n)) + ",filetype " + b64("application/octet-stream") + ",parent_id " + b64(folder.ID)}
+		if withCreation {
+			hdr["Content-Type"] = "application/offset+octet-stream"
+			w := call(http.MethodPost, base+"/api/v1/drive/tus/", hdr, content)
+			if w.status != http.StatusCreated || w.h.Get("Atrium-Upload-Status") != "done" {
+				return fmt.Errorf("create with the content: %d %s", w.status, w.body.String())
+			}
+			return nil
+		}
+		w := call(http.MethodPost, base+"/api/v1/drive/tus/", hdr, nil)
 		loc := w.h.Get("Location")
 		if w.status != http.StatusCreated || loc == "" {
 			return fmt.Errorf("create: %d %s", w.status, w.body.String())

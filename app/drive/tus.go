@@ -90,6 +90,11 @@ type TusCreate struct {
 	ParentID string
 	Length   int64
 	Deferred bool
+	// Content, when not nil, is the whole content of a small upload (Length
+	// bytes, a small content) that came with its creation (the
+	// creation-with-upload extension): the upload is created complete, with
+	// its file or in the conflict state, in one transaction.
+	Content []byte
 }
 
 // TusResolution is the outcome of settling a conflict (CONTRACT §4).
@@ -134,6 +139,9 @@ func (s *Service) CreateTusUpload(ctx context.Context, p *app.Principal, req Tus
 		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(s.opts.UploadTTL)}
 	if u.LengthDeferred {
 		u.Length = 0
+	}
+	if req.Content != nil {
+		return s.createWholeTus(ctx, p, u, req.Content)
 	}
 	// The folder and the quota are read in the transaction that creates the
 	// upload, on the writer's connection: no bytes wait on these checks, and
@@ -391,7 +399,7 @@ func (e *tusUploadStays) Unwrap() error { return e.err }
 // completeTus completes upload id: u is the upload as read before, or, for a
 // small content (c.small), read here in the transaction.
 func (s *Service) completeTus(ctx context.Context, p *app.Principal, id string, u TusUpload, c content, put func() error) (TusUpload, error) {
-	hash, size := c.hash, c.size
+	size := c.size
 	// ready checks that u may complete with the content.
 	ready := func(u TusUpload) error {
 		// A small content given whole may complete an upload with nothing
@@ -437,33 +445,76 @@ func (s *Service) completeTus(ctx context.Context, p *app.Principal, id string, 
 				return err
 			}
 		}
-		owner := s.owner(p, parent)
-		_, err := s.store.LiveChild(ctx, owner, u.ParentID, NameKey(u.Name))
-		switch {
-		case err == nil:
-			u.Status, u.ContentHash = TusConflict, FormatHash(hash)
-		case app.ErrorCode(err) == app.ENotFound:
-			// A small content's folder was read above, in this transaction.
-			var folder *File
-			if c.small != nil {
-				folder = parent
-			}
-			f, err := s.tusNewFile(ctx, p, owner, u.ParentID, u.Name, u.MimeType, FormatHash(hash), size, folder)
-			if err != nil && c.small != nil && u.Offset == 0 && app.ErrorCode(err) == app.EQuotaExceeded {
+		if err := s.completeTusIn(ctx, p, &u, c, parent); err != nil {
+			if c.small != nil && u.Offset == 0 && app.ErrorCode(err) == app.EQuotaExceeded {
 				return &tusUploadStays{err}
 			}
-			if err != nil {
-				return err
-			}
-			u.Status, u.FileID = TusDone, f.ID
-		default:
 			return err
 		}
-		now := s.clock.Now()
-		u.Offset, u.HashState, u.UpdatedAt, u.ExpiresAt = size, nil, now, now.Add(s.opts.UploadTTL)
 		return s.updateTusUpload(ctx, u)
 	})
 	return u, err
+}
+
+// completeTusIn completes u with content c in the write's transaction: a new
+// file in u's folder when its name is free there, else the conflict state
+// (the upload keeps the content for ResolveTusUpload). parent is the folder
+// as the caller read it (a small content's in this transaction). The caller
+// stores u.
+func (s *Service) completeTusIn(ctx context.Context, p *app.Principal, u *TusUpload, c content, parent *File) error {
+	owner := s.owner(p, parent)
+	_, err := s.store.LiveChild(ctx, owner, u.ParentID, NameKey(u.Name))
+	switch {
+	case err == nil:
+		u.Status, u.ContentHash = TusConflict, FormatHash(c.hash)
+	case app.ErrorCode(err) == app.ENotFound:
+		// A small content's folder was read in this transaction.
+		var folder *File
+		if c.small != nil {
+			folder = parent
+		}
+		f, err := s.tusNewFile(ctx, p, owner, u.ParentID, u.Name, u.MimeType, FormatHash(c.hash), c.size, folder)
+		if err != nil {
+			return err
+		}
+		u.Status, u.FileID = TusDone, f.ID
+	default:
+		return err
+	}
+	now := s.clock.Now()
+	u.Offset, u.HashState, u.UpdatedAt, u.ExpiresAt = c.size, nil, now, now.Add(s.opts.UploadTTL)
+	return nil
+}
+
+// createWholeTus creates upload u complete with content, a small content
+// that came whole with the creation: one transaction checks the folder and
+// the quota, stores the content and its file (or leaves the upload in the
+// conflict state) and records the upload as complete. When it fails nothing
+// is left: no upload, no file, and the client sends its creation again.
+func (s *Service) createWholeTus(ctx context.Context, p *app.Principal, u TusUpload, data []byte) (TusUpload, error) {
+	if u.LengthDeferred || int64(len(data)) != u.Length || !s.SmallContent(u.Length) {
+		return TusUpload{}, fmt.Errorf("tus upload %s: %d bytes given as the whole small content of %d bytes", u.ID, len(data), u.Length)
+	}
+	sum := sha256.Sum256(data)
+	c := content{hash: hex.EncodeToString(sum[:]), size: u.Length, small: data}
+	// An upload holds no lock: it may end long after it began.
+	err := s.storeReferenced(withoutUserLocks(ctx), c, nil, func(ctx context.Context) error {
+		parent, err := s.parentFolder(ctx, p, u.ParentID, tusParentField)
+		if err != nil {
+			return err
+		}
+		if err := s.quota(ctx, p, u.Length); err != nil {
+			return err
+		}
+		if err := s.completeTusIn(ctx, p, &u, c, parent); err != nil {
+			return err
+		}
+		return s.store.CreateTusUpload(ctx, u)
+	})
+	if err != nil {
+		return TusUpload{}, err
+	}
+	return u, nil
 }
 
 // tusNewFile creates a file named name in the folder with content (hash,

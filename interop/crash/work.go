@@ -212,6 +212,27 @@ func tusOnce(ctx context.Context, w *worker) error {
 	h := sum(data)
 	w.j.Add(Rec{Op: "try", Kind: "file", Key: name, Via: "tus", Hash: h, Size: size, Seed: seed, Round: cfg.Round})
 	meta := "filename " + base64.StdEncoding.EncodeToString([]byte(name)) + ",filetype " + base64.StdEncoding.EncodeToString([]byte("application/octet-stream"))
+	if size <= 64<<10 && w.rng.IntN(2) == 0 {
+		// As the web app sends a small file: its bytes with the creation
+		// (creation-with-upload), created complete in one write.
+		r, err := do(ctx, call{Method: "POST", Path: "/api/v1/drive/tus/", Body: data, Header: map[string]string{
+			"Tus-Resumable": "1.0.0", "Upload-Length": strconv.FormatInt(size, 10), "Upload-Metadata": meta,
+			"Content-Type": "application/offset+octet-stream"}})
+		if err != nil {
+			return err
+		}
+		if r.Status != 201 {
+			unexpected("tus create with the content "+name, r)
+			return nil
+		}
+		id := r.Header.Get("Atrium-File-Id")
+		if st := r.Header.Get("Atrium-Upload-Status"); st != "done" || id == "" || r.Header.Get("Upload-Offset") != strconv.FormatInt(size, 10) {
+			fail("tus", "creation of %s with its content: status %q, file %q, offset %q", name, st, id, r.Header.Get("Upload-Offset"))
+			return nil
+		}
+		w.j.Add(Rec{Op: "ack", Kind: "file", Key: name, Via: "tus", ID: id, Hash: h, Round: cfg.Round})
+		return nil
+	}
 	r, err := do(ctx, call{Method: "POST", Path: "/api/v1/drive/tus/", Header: map[string]string{
 		"Tus-Resumable": "1.0.0", "Upload-Length": strconv.FormatInt(size, 10), "Upload-Metadata": meta}})
 	if err != nil {

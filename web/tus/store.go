@@ -107,11 +107,17 @@ func (s *store) NewUpload(ctx context.Context, info handler.FileInfo) (handler.U
 		mimeType = meta["type"]
 	}
 	u, err := s.svc.CreateTusUpload(ctx, rq.p, drive.TusCreate{Name: name, MimeType: mimeType, ParentID: meta["parent_id"],
-		Length: info.Size, Deferred: info.SizeIsDeferred})
+		Length: info.Size, Deferred: info.SizeIsDeferred, Content: rq.whole})
 	if err != nil {
 		return nil, rq.fail(err)
 	}
-	up := &upload{s: s, rq: rq, u: u}
+	up := &upload{s: s, rq: rq, u: u, whole: rq.whole != nil}
+	if up.whole {
+		// Created complete with the content its creation carried: tusd's
+		// write and finish that follow have nothing to do.
+		up.headers()
+		return up, nil
+	}
 	if !u.LengthDeferred && s.svc.SmallContent(u.Length) {
 		// A small upload usually comes whole in its first PATCH and never
 		// needs a data file (smallChunk); WriteChunk creates one at offset 0
@@ -171,6 +177,8 @@ type upload struct {
 	// small is the whole content of a small upload that came in one request
 	// (smallChunk): held here, not in the data file, until finish commits it.
 	small []byte
+	// whole: the upload was created complete (takeWhole), in this request.
+	whole bool
 }
 
 // headers adds the upload's expiry and, once complete, its state and file.
@@ -207,6 +215,9 @@ var buffers = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}
 // upload's whole content in one request, by the transaction that completes it.
 func (up *upload) WriteChunk(ctx context.Context, offset int64, src io.Reader) (int64, error) {
 	rq, u := up.rq, up.u
+	if up.whole {
+		return 0, nil
+	}
 	if offset != u.Offset {
 		return 0, rq.fail(fmt.Errorf("write upload %s at %d, recorded offset %d", u.ID, offset, u.Offset))
 	}
@@ -377,6 +388,9 @@ func (up *upload) FinishUpload(ctx context.Context) error { return up.finish(ctx
 // it was written, and lets the service commit it: a new file, or the conflict
 // state when the name is taken.
 func (up *upload) finish(ctx context.Context) error {
+	if up.whole {
+		return nil
+	}
 	rq, u := up.rq, up.u
 	ctx = context.WithoutCancel(ctx)
 	h, err := restoreHash(u)

@@ -14,10 +14,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -162,6 +164,14 @@ func (m mounted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rq := &request{p: p, header: w.Header()}
+	if r.Method == http.MethodPost && strings.Trim(strings.TrimPrefix(r.URL.Path, strings.TrimSuffix(BasePath, "/")), "/") == "" {
+		// Before tusd's middleware, which hands its own copy of the request on.
+		var err error
+		if rq.whole, err = h.takeWhole(r); err != nil {
+			fail(err)
+			return
+		}
+	}
 	ew := &errorWriter{ResponseWriter: w}
 	h.routes.ServeHTTP(ew, r.WithContext(context.WithValue(r.Context(), requestKey{}, rq)))
 	if ew.status == 0 {
@@ -240,6 +250,29 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// takeWhole reads the body of a tus 1.0 creation that carries a small
+// upload's whole content (creation-with-upload) into the request, for
+// NewUpload to create the upload complete in one transaction (the drive's
+// TusCreate.Content); tusd then finds an empty body and the upload at its
+// end. Any other creation is left to tusd as it came. A body that ends
+// before its length is refused, and nothing is created.
+func (h *Handler) takeWhole(r *http.Request) ([]byte, error) {
+	if r.Header.Get("Content-Type") != "application/offset+octet-stream" || r.Header.Get("X-HTTP-Method-Override") != "" ||
+		r.Header.Get("Upload-Draft-Interop-Version") != "" || r.Header.Get("Upload-Defer-Length") != "" || r.Header.Get("Upload-Concat") != "" {
+		return nil, nil
+	}
+	n, err := strconv.ParseInt(r.Header.Get("Upload-Length"), 10, 64)
+	if err != nil || r.ContentLength != n || !h.svc.SmallContent(n) {
+		return nil, nil
+	}
+	data, err := io.ReadAll(io.LimitReader(r.Body, n))
+	if err != nil || int64(len(data)) != n {
+		return nil, app.Errorf(app.EBadRequest, "The body ended before its Content-Length; nothing was stored.")
+	}
+	r.Body, r.ContentLength = http.NoBody, 0
+	return data, nil
+}
+
 // options answers protocol discovery (and CORS preflight) with 204.
 func (h *Handler) options(w http.ResponseWriter, r *http.Request) {
 	hd := w.Header()
@@ -285,6 +318,8 @@ type request struct {
 	p      *app.Principal
 	header http.Header
 	err    error
+	// whole is the content a creation carried whole (takeWhole).
+	whole []byte
 }
 
 type requestKey struct{}
