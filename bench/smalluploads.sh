@@ -108,7 +108,8 @@ done
 # The server's CPU per upload, in process (no client on the same cores): web
 # BenchmarkTusSmall and BenchmarkPresignSmall.
 echo
-echo "== server CPU per upload in process: go test -bench 'BenchmarkTusSmall|BenchmarkPresignSmall' (3000 uploads each, 4 at a time, each in a process of its own)"
+echo "== server CPU per upload in process: go test -bench 'BenchmarkTusSmall|BenchmarkTusSmallWithCreation|BenchmarkPresignSmall' (3000 uploads each, 4 at a time, each in a process of its own)"
 go test -c -o "$TMP/web.test" ./web/ || die "go test -c ./web/"
+inproc_fig "$TMP/web.test" '^BenchmarkTusSmallWithCreation$' 3000 "server CPU per TUS upload, sent with its creation"
 inproc_fig "$TMP/web.test" '^BenchmarkTusSmall$' 3000 "server CPU per TUS upload"
 inproc_fig "$TMP/web.test" '^BenchmarkPresignSmall$' 3000 "server CPU per three-step upload"
