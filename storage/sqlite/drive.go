@@ -795,6 +795,7 @@ func (s DriveStore) DeleteOwner(ctx context.Context, ownerID string, now time.Ti
 			return mapErr(err, "drive of a deleted user")
 		}
 	}
+	noteLocksGone(ctx)
 	return nil
 }
 

@@ -41,6 +41,7 @@ func (s DriveStore) AddLock(ctx context.Context, l drive.Lock) error {
 		l.FileID, ms(l.CreatedAt)); err != nil {
 		return mapErr(err, "drive lock")
 	}
+	noteLocksGone(ctx)
 	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO drive_locks (token, file_id, owner_id, kind, shared, deep, owner_info,
 		expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, l.Token, l.FileID, l.OwnerID, l.Kind, l.Shared, l.Deep,
 		l.OwnerInfo, ms(l.ExpiresAt), ms(l.CreatedAt))
@@ -68,6 +69,7 @@ func (s DriveStore) SetLockExpiry(ctx context.Context, token string, at time.Tim
 // DeleteLock removes a lock.
 func (s DriveStore) DeleteLock(ctx context.Context, token string) error {
 	_, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_locks WHERE token = ?`, token)
+	noteLocksGone(ctx)
 	return mapErr(err, "drive lock")
 }
 
@@ -120,6 +122,7 @@ func (s DriveStore) DeleteExpiredLocks(ctx context.Context, t time.Time) (int, e
 	if err != nil {
 		return 0, mapErr(err, "drive locks")
 	}
+	noteLocksGone(ctx)
 	n, _ := res.RowsAffected()
 	return int(n), nil
 }

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -166,5 +167,76 @@ func TestDriveLocksHint(t *testing.T) {
 	defer db2.Close()
 	if got := tokens(DriveStore{DB: db2}); !slices.Equal(got, []string{"t1"}) {
 		t.Fatalf("a DB opened with a lock there: %v", got)
+	}
+}
+
+// The lock hint goes once a commit that deleted locks leaves none, and only
+// then: not while a lock is left, not when the transaction that deleted the
+// last one fails, not when the same transaction takes another. The checks
+// find every lock that is there throughout.
+func TestDriveLocksHintCleared(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	db, s := lockTree(t)
+	lock := func(token, file string, expires time.Time) drive.Lock {
+		return drive.Lock{FileID: file, Token: token, OwnerID: "u1", Kind: drive.LockKindWebDAV, ExpiresAt: expires, CreatedAt: now}
+	}
+	tx := func(fn func(ctx context.Context) error) error { return db.InTx(ctx, fn) }
+	add := func(l drive.Lock) func(ctx context.Context) error {
+		return func(ctx context.Context) error { return s.AddLock(ctx, l) }
+	}
+	unlock := func(token string) func(ctx context.Context) error {
+		return func(ctx context.Context) error { return s.DeleteLock(ctx, token) }
+	}
+	refused := errors.New("refused")
+	cases := []struct {
+		name string
+		fn   func(ctx context.Context) error
+		err  error
+		hint bool
+		live []string // the live locks on f and its folders afterwards
+	}{
+		{"a lock taken", add(lock("t1", "f", now.Add(time.Hour))), nil, true, []string{"t1"}},
+		{"a second lock", add(lock("t2", "d1", now.Add(time.Hour))), nil, true, []string{"t1"}},
+		{"one of two unlocked", unlock("t1"), nil, true, []string{}},
+		{"the last unlocked in a failed transaction", func(ctx context.Context) error {
+			if err := s.DeleteLock(ctx, "t2"); err != nil {
+				return err
+			}
+			return refused
+		}, refused, true, []string{}},
+		{"the last unlocked and another taken at once", func(ctx context.Context) error {
+			if err := s.DeleteLock(ctx, "t2"); err != nil {
+				return err
+			}
+			return s.AddLock(ctx, lock("t3", "f", now.Add(time.Hour)))
+		}, nil, true, []string{"t3"}},
+		{"the last unlocked", unlock("t3"), nil, false, []string{}},
+		{"an expired lock taken", add(lock("t4", "f", now.Add(-time.Minute))), nil, true, []string{}},
+		{"the expired ones swept", func(ctx context.Context) error {
+			_, err := s.DeleteExpiredLocks(ctx, now)
+			return err
+		}, nil, false, []string{}},
+	}
+	for _, c := range cases {
+		if err := tx(c.fn); !errors.Is(err, c.err) {
+			t.Fatalf("%s: %v, want %v", c.name, err, c.err)
+		}
+		if got := s.driveLocks.Load(); got != c.hint {
+			t.Errorf("%s: hint %v, want %v", c.name, got, c.hint)
+		}
+		locks, err := s.LocksOn(ctx, "f", false, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := []string{}
+		for _, l := range locks {
+			if l.Deep || l.FileID == "f" {
+				got = append(got, l.Token)
+			}
+		}
+		if !slices.Equal(got, c.live) {
+			t.Errorf("%s: live locks on f %v, want %v", c.name, got, c.live)
+		}
 	}
 }

@@ -274,12 +274,20 @@ func (c *committer) commit(group []*txJob) {
 		rollback()
 		return
 	}
+	// The lock hint may go once a commit that deleted locks leaves none. It
+	// is read here, after the group's last statement, and cleared only when
+	// the commit holds; a lock taken by a later transaction sets it again
+	// (AddLock) before that transaction's insert, on this same goroutine.
+	clearLocks := st.locksGone && db.driveLocks.Load() && !w.anyDriveLock()
 	t1 = time.Now()
 	if err := w.exec("COMMIT"); err != nil {
 		// A failed COMMIT may leave the transaction open (SQLITE_BUSY does).
 		rollback()
 		fail(fmt.Errorf("commit: %w", err))
 		return
+	}
+	if clearLocks {
+		db.driveLocks.Store(false)
 	}
 	c.commits.Add(1)
 	if d := time.Since(t0); d >= slowTx && db.log != nil {
@@ -340,4 +348,17 @@ func (c *committer) close() {
 // writer's connection.
 type txState struct {
 	w *writerConn
+	// locksGone: a statement of the transaction deleted drive locks (see
+	// DB.driveLocks).
+	locksGone bool
+}
+
+// noteLocksGone records in ctx's transaction that drive locks were deleted:
+// before its commit the committer asks whether any is left, and when none
+// is the lock checks skip SQLite again once it has committed. Outside a
+// transaction nothing is noted and the hint stays set.
+func noteLocksGone(ctx context.Context) {
+	if st, ok := ctx.Value(txKey{}).(*txState); ok {
+		st.locksGone = true
+	}
 }

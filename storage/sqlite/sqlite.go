@@ -50,7 +50,9 @@ type DB struct {
 	webhookSubs atomic.Bool
 	// driveLocks is set when a drive lock may exist: at Open when the table
 	// holds any lock (live or expired), and by AddLock before its insert. It
-	// is never cleared. While it is unset the lock checks that every write
+	// is cleared by the committer after a commit that deleted locks (an
+	// unlock, the expired ones' sweep) when the table holds none at its end
+	// (noteLocksGone). While it is unset the lock checks that every write
 	// makes (LocksOn, LocksOnFiles) find none without asking SQLite. Locks are
 	// taken only by the server (WebDAV LOCK, the editor), never by a command
 	// that opens the file beside it.
