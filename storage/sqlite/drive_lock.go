@@ -34,18 +34,21 @@ func scanLocks(rows *sql.Rows, err error) ([]drive.Lock, error) {
 	return out, mapErr(rows.Err(), "drive locks")
 }
 
-// AddLock inserts a lock, first removing expired locks of the same file.
+// AddLock inserts a lock, first removing expired locks of the same file, in
+// one transaction (the caller's, or one of its own).
 func (s DriveStore) AddLock(ctx context.Context, l drive.Lock) error {
 	s.driveLocks.Store(true) // before the insert: the lock checks look from now on
-	if _, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_locks WHERE file_id = ? AND expires_at <= ?`,
-		l.FileID, ms(l.CreatedAt)); err != nil {
+	return s.InTx(ctx, func(ctx context.Context) error {
+		if _, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_locks WHERE file_id = ? AND expires_at <= ?`,
+			l.FileID, ms(l.CreatedAt)); err != nil {
+			return mapErr(err, "drive lock")
+		}
+		noteLocksGone(ctx)
+		_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO drive_locks (token, file_id, owner_id, kind, shared, deep, owner_info,
+			expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, l.Token, l.FileID, l.OwnerID, l.Kind, l.Shared, l.Deep,
+			l.OwnerInfo, ms(l.ExpiresAt), ms(l.CreatedAt))
 		return mapErr(err, "drive lock")
-	}
-	noteLocksGone(ctx)
-	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO drive_locks (token, file_id, owner_id, kind, shared, deep, owner_info,
-		expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, l.Token, l.FileID, l.OwnerID, l.Kind, l.Shared, l.Deep,
-		l.OwnerInfo, ms(l.ExpiresAt), ms(l.CreatedAt))
-	return mapErr(err, "drive lock")
+	})
 }
 
 // LockByToken returns a lock, expired or not.
@@ -66,11 +69,14 @@ func (s DriveStore) SetLockExpiry(ctx context.Context, token string, at time.Tim
 	return nil
 }
 
-// DeleteLock removes a lock.
+// DeleteLock removes a lock (in the caller's transaction, or one of its own,
+// whose commit clears the lock hint when no lock is left: noteLocksGone).
 func (s DriveStore) DeleteLock(ctx context.Context, token string) error {
-	_, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_locks WHERE token = ?`, token)
-	noteLocksGone(ctx)
-	return mapErr(err, "drive lock")
+	return s.InTx(ctx, func(ctx context.Context) error {
+		_, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_locks WHERE token = ?`, token)
+		noteLocksGone(ctx)
+		return mapErr(err, "drive lock")
+	})
 }
 
 // anyLiveLock is true when some lock is live. Every write checks the locks
@@ -116,13 +122,18 @@ func (s DriveStore) LocksOnFiles(ctx context.Context, fileIDs []string, now time
 		JOIN drive_locks l ON l.file_id = j.value WHERE l.expires_at > ? ORDER BY l.created_at`, distinctJSONIDs(fileIDs), ms(now)))
 }
 
-// DeleteExpiredLocks removes locks that expired before t.
+// DeleteExpiredLocks removes locks that expired before t (in the caller's
+// transaction or one of its own: see DeleteLock).
 func (s DriveStore) DeleteExpiredLocks(ctx context.Context, t time.Time) (int, error) {
-	res, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_locks WHERE expires_at < ?`, ms(t))
-	if err != nil {
-		return 0, mapErr(err, "drive locks")
-	}
-	noteLocksGone(ctx)
-	n, _ := res.RowsAffected()
-	return int(n), nil
+	var n int64
+	err := s.InTx(ctx, func(ctx context.Context) error {
+		res, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_locks WHERE expires_at < ?`, ms(t))
+		if err != nil {
+			return mapErr(err, "drive locks")
+		}
+		noteLocksGone(ctx)
+		n, _ = res.RowsAffected()
+		return nil
+	})
+	return int(n), err
 }

@@ -212,14 +212,24 @@ func TestDriveLocksHintCleared(t *testing.T) {
 			return s.AddLock(ctx, lock("t3", "f", now.Add(time.Hour)))
 		}, nil, true, []string{"t3"}},
 		{"the last unlocked", unlock("t3"), nil, false, []string{}},
+		{"a lock taken outside a transaction", nil, nil, true, []string{"t5"}},
+		{"the last unlocked outside a transaction", nil, nil, false, []string{}},
 		{"an expired lock taken", add(lock("t4", "f", now.Add(-time.Minute))), nil, true, []string{}},
-		{"the expired ones swept", func(ctx context.Context) error {
-			_, err := s.DeleteExpiredLocks(ctx, now)
-			return err
-		}, nil, false, []string{}},
+		{"the expired ones swept (maintenance, outside a transaction)", nil, nil, false, []string{}},
 	}
 	for _, c := range cases {
-		if err := tx(c.fn); !errors.Is(err, c.err) {
+		var err error
+		switch c.name {
+		case "a lock taken outside a transaction":
+			err = s.AddLock(ctx, lock("t5", "f", now.Add(time.Hour)))
+		case "the last unlocked outside a transaction":
+			err = s.DeleteLock(ctx, "t5")
+		case "the expired ones swept (maintenance, outside a transaction)":
+			_, err = s.DeleteExpiredLocks(ctx, now)
+		default:
+			err = tx(c.fn)
+		}
+		if !errors.Is(err, c.err) {
 			t.Fatalf("%s: %v, want %v", c.name, err, c.err)
 		}
 		if got := s.driveLocks.Load(); got != c.hint {
