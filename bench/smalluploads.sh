@@ -97,7 +97,7 @@ for way in tus-app tus; do
   for name in base now; do
     c=$(awk -v n="$name" -v w="$way" '$3 == n && $4 == w { print $13 }' "$TMP/out" | median)
     w=$(awk -v n="$name" -v w="$way" '$3 == n && $4 == w { print $6 }' "$TMP/out" | median)
-    fig "tus-js-client's CPU an upload ($way, $name)" "$c ms, $(awk -v c="$c" -v w="$w" -v n="$N" 'BEGIN { printf "%.0f", 100 * c * n / 1000 / w }')% of the median run's wall time"
+    fig "tus-js-client CPU an upload ($way, $name)" "$c ms, $(awk -v c="$c" -v w="$w" -v n="$N" 'BEGIN { printf "%.0f", 100 * c * n / 1000 / w }')% of the median run's wall time"
   done
 done
 # How this checkout's one database writer spent its runs (/metrics).
@@ -110,6 +110,6 @@ done
 echo
 echo "== server CPU per upload in process: go test -bench 'BenchmarkTusSmall|BenchmarkTusSmallWithCreation|BenchmarkPresignSmall' (3000 uploads each, 4 at a time, each in a process of its own)"
 go test -c -o "$TMP/web.test" ./web/ || die "go test -c ./web/"
-inproc_fig "$TMP/web.test" '^BenchmarkTusSmallWithCreation$' 3000 "server CPU per TUS upload, sent with its creation"
+inproc_fig "$TMP/web.test" '^BenchmarkTusSmallWithCreation$' 3000 "server CPU per TUS upload, one request"
 inproc_fig "$TMP/web.test" '^BenchmarkTusSmall$' 3000 "server CPU per TUS upload"
 inproc_fig "$TMP/web.test" '^BenchmarkPresignSmall$' 3000 "server CPU per three-step upload"
