@@ -37,8 +37,12 @@ func scanLocks(rows *sql.Rows, err error) ([]drive.Lock, error) {
 // AddLock inserts a lock, first removing expired locks of the same file, in
 // one transaction (the caller's, or one of its own).
 func (s DriveStore) AddLock(ctx context.Context, l drive.Lock) error {
-	s.driveLocks.Store(true) // before the insert: the lock checks look from now on
 	return s.InTx(ctx, func(ctx context.Context) error {
+		// Set in the transaction, on the committer's goroutine, before the
+		// insert: the lock checks look from now on. Set before the
+		// transaction began, a commit that cleared the hint in between
+		// (another transaction released the last lock) would hide this one.
+		s.driveLocks.Store(true)
 		if _, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_locks WHERE file_id = ? AND expires_at <= ?`,
 			l.FileID, ms(l.CreatedAt)); err != nil {
 			return mapErr(err, "drive lock")

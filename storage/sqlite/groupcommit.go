@@ -277,7 +277,8 @@ func (c *committer) commit(group []*txJob) {
 	// The lock hint may go once a commit that deleted locks leaves none. It
 	// is read here, after the group's last statement, and cleared only when
 	// the commit holds; a lock taken by a later transaction sets it again
-	// (AddLock) before that transaction's insert, on this same goroutine.
+	// (AddLock, inside that transaction) before its insert, on this same
+	// goroutine, so no clearing can fall between the two.
 	clearLocks := st.locksGone && db.driveLocks.Load() && !w.anyDriveLock()
 	t1 = time.Now()
 	if err := w.exec("COMMIT"); err != nil {
