@@ -310,18 +310,11 @@ func (s *Service) checkFolderLock(ctx context.Context, p *app.Principal, folderI
 	return s.lockHeld(ctx, p, folderID, false)
 }
 
-// checkPutLock checks the locks for Put: the target file, or the file of that
-// name in the folder, or the folder for a new file.
-func (s *Service) checkPutLock(ctx context.Context, p *app.Principal, target, parent *File, parentID, name string) error {
-	if target != nil {
-		return s.checkLock(ctx, p, target.ID)
-	}
-	f, err := s.store.LiveChild(ctx, s.owner(p, parent), parentID, NameKey(name))
-	if err == nil {
-		return s.checkLock(ctx, p, f.ID)
-	}
-	if app.ErrorCode(err) != app.ENotFound {
-		return err
+// checkPutLock checks the locks for Put: those of the file written
+// (existing), or of folder parentID for a new file.
+func (s *Service) checkPutLock(ctx context.Context, p *app.Principal, existing *File, parentID string) error {
+	if existing != nil {
+		return s.checkLock(ctx, p, existing.ID)
 	}
 	return s.checkFolderLock(ctx, p, parentID)
 }

@@ -66,11 +66,7 @@ func (s *Service) ResolvePath(ctx context.Context, p *app.Principal, parentID st
 	if len(names) == 0 {
 		return []File{}, nil
 	}
-	keys := make([]string, len(names))
-	for i, n := range names {
-		keys[i] = NameKey(n)
-	}
-	items, err := s.store.ResolvePath(ctx, owner, parentID, keys)
+	items, err := s.store.ResolvePath(ctx, owner, parentID, nameKeys(names))
 	if err != nil {
 		return nil, err
 	}
@@ -83,6 +79,15 @@ func (s *Service) ResolvePath(ctx context.Context, p *app.Principal, parentID st
 	return items, nil
 }
 
+// nameKeys is NameKey of each of names.
+func nameKeys(names []string) []string {
+	keys := make([]string, len(names))
+	for i, n := range names {
+		keys[i] = NameKey(n)
+	}
+	return keys
+}
+
 // folderAt returns the live folder at names below the caller's own root (nil:
 // the root itself), for a new item called name (PutRequest.Folder): a name
 // missing on the way or naming a file is a conflict.
@@ -90,11 +95,7 @@ func (s *Service) folderAt(ctx context.Context, p *app.Principal, names []string
 	if len(names) == 0 {
 		return nil, nil
 	}
-	keys := make([]string, len(names))
-	for i, n := range names {
-		keys[i] = NameKey(n)
-	}
-	f, err := s.store.LiveItemAt(ctx, p.UserID, keys)
+	f, err := s.store.LiveItemAt(ctx, p.UserID, nameKeys(names))
 	if err == nil && f.OrgID != p.OrgID {
 		return nil, notFound()
 	}

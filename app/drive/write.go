@@ -464,27 +464,26 @@ func (s *Service) put(ctx context.Context, p *app.Principal, req PutRequest, the
 			}
 		}
 	}
-	if early && req.Check != nil {
+	// The preconditions, the locks and the quota are checked before a large
+	// body is read, so that a refused upload is refused before its bytes
+	// arrive, and again in the transaction, where they count.
+	if early {
 		existing := target
 		if existing == nil {
-			f, err := s.store.LiveChild(ctx, s.owner(p, parent), req.ParentID, NameKey(req.Name))
-			if err != nil && app.ErrorCode(err) != app.ENotFound {
+			var err error
+			if existing, err = s.liveItem(ctx, s.owner(p, parent), req.ParentID, req.Name); err != nil {
 				return File{}, false, err
 			}
-			if err == nil {
-				existing = &f
+		}
+		if req.Check != nil {
+			if err := req.Check(existing); err != nil {
+				return File{}, false, err
 			}
 		}
-		if err := req.Check(existing); err != nil {
-			return File{}, false, err
-		}
-	}
-	// The locks and the quota are checked before a large body is read, so
-	// that a refused upload is refused before its bytes arrive, and again in
-	// the transaction, where they count.
-	if early && !req.keepExisting {
-		if err := s.checkPutLock(ctx, p, target, parent, req.ParentID, req.Name); err != nil {
-			return File{}, false, err
+		if !req.keepExisting {
+			if err := s.checkPutLock(ctx, p, existing, req.ParentID); err != nil {
+				return File{}, false, err
+			}
 		}
 	}
 	if early && req.Size >= 0 {
@@ -561,29 +560,24 @@ func (s *Service) put(ctx context.Context, p *app.Principal, req PutRequest, the
 			}
 		}
 		owner := s.owner(p, folder)
-		f, err := s.store.LiveChild(ctx, owner, parentID, NameKey(req.Name))
-		if err != nil && app.ErrorCode(err) != app.ENotFound {
+		existing, err := s.liveItem(ctx, owner, parentID, req.Name)
+		if err != nil {
 			return err
 		}
-		found := err == nil
 		if req.Check != nil {
-			existing := &f
-			if !found {
-				existing = nil
-			}
 			if err := req.Check(existing); err != nil {
 				return err
 			}
 		}
-		if found && req.keepExisting {
-			out = f
+		if existing != nil && req.keepExisting {
+			out = *existing
 			return s.orphan(ctx, hash)
 		}
-		if found {
-			out, err = s.commitContentAt(ctx, p, f, f.Name, keptMime(f), FormatHash(hash), n, req.ModifiedAt)
+		if existing != nil {
+			out, err = s.commitContentAt(ctx, p, *existing, existing.Name, keptMime(*existing), FormatHash(hash), n, req.ModifiedAt)
 			return err
 		}
-		f = File{ID: app.NewID(), OrgID: p.OrgID, OwnerID: owner, ParentID: strPtr(parentID), Name: req.Name,
+		f := File{ID: app.NewID(), OrgID: p.OrgID, OwnerID: owner, ParentID: strPtr(parentID), Name: req.Name,
 			Metadata: Metadata{Tags: []string{}, Custom: map[string]string{}}}
 		created = true
 		out, err = s.createContent(ctx, p, f, checked, mimeType, FormatHash(hash), n, req.ModifiedAt)
@@ -610,6 +604,19 @@ func (s *Service) put(ctx context.Context, p *app.Principal, req PutRequest, the
 		out.Permission = PermEdit
 	}
 	return out, created, nil
+}
+
+// liveItem returns the live item called name in folder parentID of owner,
+// nil when there is none.
+func (s *Service) liveItem(ctx context.Context, owner, parentID, name string) (*File, error) {
+	f, err := s.store.LiveChild(ctx, owner, parentID, NameKey(name))
+	if app.ErrorCode(err) == app.ENotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &f, nil
 }
 
 // PutLocked locks the item named req.Name in folder req.ParentID (a LOCK on
