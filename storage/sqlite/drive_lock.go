@@ -141,3 +141,14 @@ func (s DriveStore) DeleteExpiredLocks(ctx context.Context, t time.Time) (int, e
 	})
 	return int(n), err
 }
+
+// anyDriveLock reports whether drive_locks holds a row, as w's transaction
+// sees it (the committer, before a commit that deleted locks); true when the
+// read fails, and the lock hint then stays.
+func (w *writerConn) anyDriveLock() bool {
+	var found bool
+	if err := w.stmts.QueryRowContext(context.Background(), `SELECT EXISTS (SELECT 1 FROM drive_locks)`).Scan(&found); err != nil {
+		return true
+	}
+	return found
+}

@@ -216,6 +216,8 @@ func TestDriveLocksHintCleared(t *testing.T) {
 		{"the last unlocked outside a transaction", nil, nil, false, []string{}},
 		{"an expired lock taken", add(lock("t4", "f", now.Add(-time.Minute))), nil, true, []string{}},
 		{"the expired ones swept (maintenance, outside a transaction)", nil, nil, false, []string{}},
+		{"a lock taken again", add(lock("t6", "f", now.Add(time.Hour))), nil, true, []string{"t6"}},
+		{"its owner's drive deleted", func(ctx context.Context) error { return s.DeleteOwner(ctx, "u1", now) }, nil, false, []string{}},
 	}
 	for _, c := range cases {
 		var err error

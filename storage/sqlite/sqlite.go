@@ -49,10 +49,11 @@ type DB struct {
 	// of one created after it opened only when it opens again.
 	webhookSubs atomic.Bool
 	// driveLocks is set when a drive lock may exist: at Open when the table
-	// holds any lock (live or expired), and by AddLock before its insert. It
-	// is cleared by the committer after a commit that deleted locks (an
-	// unlock, the expired ones' sweep) when the table holds none at its end
-	// (noteLocksGone). While it is unset the lock checks that every write
+	// holds any lock (live or expired), and by AddLock, in its transaction,
+	// before its insert. It is cleared by the committer after a commit that
+	// deleted locks (an unlock, the expired ones' sweep, a deleted user's
+	// drive) when the table holds none at its end (noteLocksGone). While it
+	// is unset the lock checks that every write
 	// makes (LocksOn, LocksOnFiles) find none without asking SQLite. Locks are
 	// taken only by the server (WebDAV LOCK, the editor), never by a command
 	// that opens the file beside it.

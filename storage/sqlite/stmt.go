@@ -128,16 +128,6 @@ func (w *writerConn) exec(query string) error {
 	return err
 }
 
-// anyDriveLock reports whether drive_locks holds a row, as the transaction
-// sees it; true when the read fails (the lock hint then stays).
-func (w *writerConn) anyDriveLock() bool {
-	var found bool
-	if err := w.stmts.QueryRowContext(context.Background(), `SELECT EXISTS (SELECT 1 FROM drive_locks)`).Scan(&found); err != nil {
-		return true
-	}
-	return found
-}
-
 // close releases the statements and gives the connection back to its pool.
 func (w *writerConn) close() error {
 	w.stmts.close()
