@@ -141,9 +141,10 @@ func dsn(path string, writer bool) string {
 	} else {
 		q.Add("_pragma", "query_only(1)")
 	}
-	// The path is part of a file: URI: escape what URI parsing would cut or decode.
-	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	return "file:" + esc + "?" + q.Encode()
+	if registerWALVFS() == nil {
+		q.Add("vfs", walVFSName)
+	}
+	return fileURI(path, q)
 }
 
 // Migrate applies pending migrations to the database at path and returns how many
