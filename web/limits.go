@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"errors"
 	"io"
 	"math"
@@ -222,7 +221,7 @@ func (s *Server) deadline(ctx huma.Context, next func(huma.Context)) {
 		next(ctx)
 		return
 	}
-	c, cancel := context.WithTimeout(ctx.Context(), s.limits.RequestTimeout)
+	c, cancel := withLazyDeadline(ctx.Context(), time.Now().Add(s.limits.RequestTimeout))
 	defer cancel()
 	next(huma.WithContext(ctx, c))
 }

@@ -97,7 +97,14 @@ func (s *Server) accessLog(c *gin.Context) {
 	if p := app.PrincipalFrom(c.Request.Context()); p != nil {
 		a = append(a, slog.String("org", p.OrgID), slog.String("user", p.UserID))
 	}
-	s.log.LogAttrs(c.Request.Context(), slog.LevelInfo, "request", a...)
+	// A record of our own rather than LogAttrs: the line's source is always
+	// here, and LogAttrs's runtime.Callers for it was a tenth of its cost.
+	ctx := c.Request.Context()
+	if h := s.log.Handler(); h.Enabled(ctx, slog.LevelInfo) {
+		r := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+		r.AddAttrs(a...)
+		_ = h.Handle(ctx, r)
+	}
 }
 
 // basicAuthPrefixes are the doors where HTTP Basic with an app password is
