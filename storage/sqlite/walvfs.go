@@ -354,44 +354,48 @@ func walRead(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32 
 	return gofunc[func(*libc.TLS, uintptr, uintptr, int32, int64) int32](f.methods.FxRead)(tls, f.inner, zBuf, iAmt, iOfst)
 }
 
-func walSync(tls *libc.TLS, pFile uintptr, flags int32) int32 {
+// settled calls the unix VFS on f's file once its gathered bytes are written.
+func settled(tls *libc.TLS, pFile uintptr, call func(f *walFile) int32) int32 {
 	f := walOf(pFile)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if rc := f.settle(tls); rc != lib.SQLITE_OK {
 		return rc
 	}
-	return gofunc[func(*libc.TLS, uintptr, int32) int32](f.methods.FxSync)(tls, f.inner, flags)
+	return call(f)
+}
+
+// locked calls the unix VFS on f's file, which has nothing to do with the
+// gathered bytes.
+func locked(pFile uintptr, call func(f *walFile) int32) int32 {
+	f := walOf(pFile)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return call(f)
+}
+
+func walSync(tls *libc.TLS, pFile uintptr, flags int32) int32 {
+	return settled(tls, pFile, func(f *walFile) int32 {
+		return gofunc[func(*libc.TLS, uintptr, int32) int32](f.methods.FxSync)(tls, f.inner, flags)
+	})
 }
 
 func walTruncate(tls *libc.TLS, pFile uintptr, size int64) int32 {
-	f := walOf(pFile)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if rc := f.settle(tls); rc != lib.SQLITE_OK {
-		return rc
-	}
-	return gofunc[func(*libc.TLS, uintptr, int64) int32](f.methods.FxTruncate)(tls, f.inner, size)
+	return settled(tls, pFile, func(f *walFile) int32 {
+		return gofunc[func(*libc.TLS, uintptr, int64) int32](f.methods.FxTruncate)(tls, f.inner, size)
+	})
 }
 
 func walFileSize(tls *libc.TLS, pFile, pSize uintptr) int32 {
-	f := walOf(pFile)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if rc := f.settle(tls); rc != lib.SQLITE_OK {
-		return rc
-	}
-	return gofunc[func(*libc.TLS, uintptr, uintptr) int32](f.methods.FxFileSize)(tls, f.inner, pSize)
+	return settled(tls, pFile, func(f *walFile) int32 {
+		return gofunc[func(*libc.TLS, uintptr, uintptr) int32](f.methods.FxFileSize)(tls, f.inner, pSize)
+	})
 }
 
 func walFileControl(tls *libc.TLS, pFile uintptr, op int32, pArg uintptr) int32 {
-	f := walOf(pFile)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if rc := f.settle(tls); rc != lib.SQLITE_OK {
-		return rc
-	}
-	return gofunc[func(*libc.TLS, uintptr, int32, uintptr) int32](f.methods.FxFileControl)(tls, f.inner, op, pArg)
+	return settled(tls, pFile, func(f *walFile) int32 {
+		return gofunc[func(*libc.TLS, uintptr, int32, uintptr) int32](f.methods.FxFileControl)(tls, f.inner, op, pArg)
+	})
 }
 
 func walClose(tls *libc.TLS, pFile uintptr) int32 {
@@ -412,36 +416,31 @@ func walClose(tls *libc.TLS, pFile uintptr) int32 {
 }
 
 func walLock(tls *libc.TLS, pFile uintptr, lock int32) int32 {
-	f := walOf(pFile)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return gofunc[func(*libc.TLS, uintptr, int32) int32](f.methods.FxLock)(tls, f.inner, lock)
+	return locked(pFile, func(f *walFile) int32 {
+		return gofunc[func(*libc.TLS, uintptr, int32) int32](f.methods.FxLock)(tls, f.inner, lock)
+	})
 }
 
 func walUnlock(tls *libc.TLS, pFile uintptr, lock int32) int32 {
-	f := walOf(pFile)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return gofunc[func(*libc.TLS, uintptr, int32) int32](f.methods.FxUnlock)(tls, f.inner, lock)
+	return locked(pFile, func(f *walFile) int32 {
+		return gofunc[func(*libc.TLS, uintptr, int32) int32](f.methods.FxUnlock)(tls, f.inner, lock)
+	})
 }
 
 func walCheckReservedLock(tls *libc.TLS, pFile, pResOut uintptr) int32 {
-	f := walOf(pFile)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return gofunc[func(*libc.TLS, uintptr, uintptr) int32](f.methods.FxCheckReservedLock)(tls, f.inner, pResOut)
+	return locked(pFile, func(f *walFile) int32 {
+		return gofunc[func(*libc.TLS, uintptr, uintptr) int32](f.methods.FxCheckReservedLock)(tls, f.inner, pResOut)
+	})
 }
 
 func walSectorSize(tls *libc.TLS, pFile uintptr) int32 {
-	f := walOf(pFile)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return gofunc[func(*libc.TLS, uintptr) int32](f.methods.FxSectorSize)(tls, f.inner)
+	return locked(pFile, func(f *walFile) int32 {
+		return gofunc[func(*libc.TLS, uintptr) int32](f.methods.FxSectorSize)(tls, f.inner)
+	})
 }
 
 func walDeviceCharacteristics(tls *libc.TLS, pFile uintptr) int32 {
-	f := walOf(pFile)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return gofunc[func(*libc.TLS, uintptr) int32](f.methods.FxDeviceCharacteristics)(tls, f.inner)
+	return locked(pFile, func(f *walFile) int32 {
+		return gofunc[func(*libc.TLS, uintptr) int32](f.methods.FxDeviceCharacteristics)(tls, f.inner)
+	})
 }
