@@ -218,7 +218,8 @@ func openImmutable(path string) (*sql.DB, error) {
 	return db, nil
 }
 
-// fileURI is the file: URI of path with the query q.
+// fileURI is the file: URI of path with the query q; the path is escaped
+// where URI parsing would cut or decode it.
 func fileURI(path string, q url.Values) string {
 	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 	return "file:" + esc + "?" + q.Encode()
