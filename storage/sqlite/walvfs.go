@@ -100,8 +100,8 @@ type walFile struct {
 	err int32 // a failed write found by a barrier, reported by the next write or sync
 }
 
-// buf is the buffer's gathered bytes.
-func (f *walFile) buf() []byte { return unsafe.Slice((*byte)(cmem(f.mem)), walBufCap)[:f.n] }
+// buffer is the whole buffer; its first n bytes are the gathered ones.
+func (f *walFile) buffer() []byte { return unsafe.Slice((*byte)(cmem(f.mem)), walBufCap) }
 
 // The functions SQLite calls: a C function pointer in this SQLite is the
 // address of a Go func value, held in these variables for the process's life.
@@ -318,7 +318,7 @@ func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32
 	end := f.off + int64(f.n)
 	switch {
 	case f.n > 0 && iOfst >= f.off && iOfst+int64(iAmt) <= end: // over gathered bytes
-		copy(f.buf()[iOfst-f.off:], data)
+		copy(f.buffer()[iOfst-f.off:], data)
 		return lib.SQLITE_OK
 	case f.n > 0 && iOfst == end: // right after them
 	default:
@@ -335,7 +335,7 @@ func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32
 	if f.n == 0 {
 		walPending.Add(1)
 	}
-	f.n += copy(unsafe.Slice((*byte)(cmem(f.mem)), walBufCap)[f.n:], data)
+	f.n += copy(f.buffer()[f.n:], data)
 	if f.n >= walBufMax {
 		return f.flush(tls)
 	}
