@@ -353,19 +353,33 @@ func (s DriveStore) LiveChild(ctx context.Context, ownerID, parentID, nameKey st
 // write transactions (a PUT's folder), where the pages are the writer's
 // own: there the lookups cost less than ResolvePath's recursive query (a
 // folder one deep about 18 us against 30, three deep 28 against 57, beyond
-// the transaction's own 10: BenchmarkDriveLiveItemAt).
+// the transaction's own 10: BenchmarkDriveLiveItemAt). In a transaction the
+// folders it finds are kept on the writer while nothing changes them
+// (itemCache): a group's writes into one folder read its row once.
 func (s DriveStore) LiveItemAt(ctx context.Context, ownerID string, nameKeys []string) (drive.File, error) {
 	if len(nameKeys) == 0 {
 		return drive.File{}, fmt.Errorf("live item at an empty path")
 	}
+	items := writerItems(ctx)
+	if f, ok := items.get(ownerID, nameKeys); ok {
+		return f, nil
+	}
 	parent := ""
+	chain := make([]string, 0, len(nameKeys))
 	for _, k := range nameKeys[:len(nameKeys)-1] {
 		if err := s.read(ctx).QueryRowContext(ctx, `SELECT f.id`+liveChild, ownerID, parent, k).Scan(&parent); err != nil {
 			return drive.File{}, mapErr(err, "drive folder")
 		}
+		chain = append(chain, parent)
 	}
 	f, err := scanFile(s.read(ctx).QueryRowContext(ctx, `SELECT `+fileCols+liveChild, ownerID, parent, nameKeys[len(nameKeys)-1]))
-	return f, mapErr(err, "drive item")
+	if err != nil {
+		return f, mapErr(err, "drive item")
+	}
+	if items != nil && f.IsFolder {
+		items.put(ctx, s.read(ctx), ownerID, nameKeys, f, append(chain, f.ID))
+	}
+	return f, nil
 }
 
 // Ancestors returns the folders above id, the root-most first.

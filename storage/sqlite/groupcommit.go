@@ -142,6 +142,7 @@ func (c *committer) loop() {
 		case <-c.stop:
 			return
 		case j := <-c.conns:
+			c.w.items.forget() // what fn does to the database is not seen
 			j.done <- j.fn(c.w.conn)
 			continue
 		case j := <-c.jobs:
@@ -170,6 +171,11 @@ func (c *committer) commit(group []*txJob) {
 	results := make([]txResult, len(group), maxGroup)
 	defer func() {
 		for i, j := range group {
+			if results[i].err != nil || results[i].panic != nil {
+				// Its statements were rolled back (ROLLBACK forgets the
+				// folders too): forget them whatever happened.
+				c.w.items.forget()
+			}
 			j.done <- results[i]
 		}
 		clear(group)
@@ -228,6 +234,7 @@ func (c *committer) commit(group []*txJob) {
 		fail(fmt.Errorf("begin transaction: %w", err))
 		return
 	}
+	w.items.begun(context.Background(), w.stmts)
 	st := &txState{w: w}
 	// A lone job runs without a savepoint: when it fails, the transaction
 	// is rolled back whole. Jobs that join later run in savepoints.

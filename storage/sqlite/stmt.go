@@ -17,6 +17,9 @@ const maxCachedStatements = 512
 // connection (a *sql.Conn, see writerConn) a statement is prepared once.
 type stmtDB struct {
 	db runner
+	// onStatement, when set (on the writer), is told of each statement
+	// before it runs (the writer's folder cache, itemCache).
+	onStatement func(query string, args []any)
 
 	mu    sync.RWMutex
 	stmts map[string]*sql.Stmt
@@ -68,6 +71,9 @@ func (s *stmtDB) stmt(ctx context.Context, query string) *sql.Stmt {
 }
 
 func (s *stmtDB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if s.onStatement != nil {
+		s.onStatement(query, args)
+	}
 	if st := s.stmt(ctx, query); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
@@ -75,6 +81,9 @@ func (s *stmtDB) ExecContext(ctx context.Context, query string, args ...any) (sq
 }
 
 func (s *stmtDB) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if s.onStatement != nil {
+		s.onStatement(query, args)
+	}
 	if st := s.stmt(ctx, query); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
@@ -82,6 +91,9 @@ func (s *stmtDB) QueryContext(ctx context.Context, query string, args ...any) (*
 }
 
 func (s *stmtDB) QueryRowContext(ctx context.Context, query string, args ...any) rowScanner {
+	if s.onStatement != nil {
+		s.onStatement(query, args)
+	}
 	if st := s.stmt(ctx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
@@ -111,7 +123,8 @@ func (s *stmtDB) close() {
 // use, inside a transaction or not.
 type writerConn struct {
 	conn  *sql.Conn
-	stmts *stmtDB // the transaction's queries (read and write in a transaction)
+	stmts *stmtDB   // the transaction's queries (read and write in a transaction)
+	items itemCache // the folders LiveItemAt found, while nothing changed them
 }
 
 func newWriterConn(ctx context.Context, w *sql.DB) (*writerConn, error) {
@@ -119,7 +132,9 @@ func newWriterConn(ctx context.Context, w *sql.DB) (*writerConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &writerConn{conn: conn, stmts: newStmtDB(conn)}, nil
+	wc := &writerConn{conn: conn, stmts: newStmtDB(conn)}
+	wc.stmts.onStatement = wc.items.statement
+	return wc, nil
 }
 
 // exec runs a statement of transaction control (BEGIN, COMMIT, SAVEPOINT...).
