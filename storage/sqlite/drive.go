@@ -310,10 +310,22 @@ func sameStored(stored, v any) bool {
 	return stored == v
 }
 
-// File returns an item by id.
+// File returns an item by id. In a transaction the folders it finds are kept
+// on the writer while nothing changes them (itemCache): the uploads a group
+// commits into one folder read its row once.
 func (s DriveStore) File(ctx context.Context, id string) (drive.File, error) {
+	items := writerItems(ctx)
+	if f, ok := items.get(idKey(id)); ok {
+		return f, nil
+	}
 	f, err := scanFile(s.read(ctx).QueryRowContext(ctx, `SELECT `+fileCols+` FROM drive_files f WHERE f.id = ?`, id))
-	return f, mapErr(err, "drive item")
+	if err != nil {
+		return f, mapErr(err, "drive item")
+	}
+	if items != nil && f.IsFolder {
+		items.put(ctx, s.read(ctx), idKey(id), f, []string{id})
+	}
+	return f, nil
 }
 
 // FilesByID returns the items of ids that exist, in no particular order: one
@@ -361,7 +373,8 @@ func (s DriveStore) LiveItemAt(ctx context.Context, ownerID string, nameKeys []s
 		return drive.File{}, fmt.Errorf("live item at an empty path")
 	}
 	items := writerItems(ctx)
-	if f, ok := items.get(ownerID, nameKeys); ok {
+	key := pathKey(ownerID, nameKeys)
+	if f, ok := items.get(key); ok {
 		return f, nil
 	}
 	parent := ""
@@ -377,7 +390,7 @@ func (s DriveStore) LiveItemAt(ctx context.Context, ownerID string, nameKeys []s
 		return f, mapErr(err, "drive item")
 	}
 	if items != nil && f.IsFolder {
-		items.put(ctx, s.read(ctx), ownerID, nameKeys, f, append(chain, f.ID))
+		items.put(ctx, s.read(ctx), key, f, append(chain, f.ID))
 	}
 	return f, nil
 }

@@ -9,15 +9,16 @@ import (
 	"atrium/app/drive"
 )
 
-// The writer's folder cache. A write by path (a WebDAV or REST PUT of a new
-// file) reads its folder in its transaction: LiveItemAt, one indexed lookup
-// a name and the last item's whole row. Through the driver that row costs
-// about 30 us of the one writer's time, every client of a group commit waits
-// for the group's statements, and writes that arrive together mostly go to
-// the same folder (a sync client uploading a tree). So the writer keeps the
-// folders LiveItemAt found, keyed by owner and path, across transactions, and
-// forgets them whenever a statement it runs could have changed what the
-// lookup would find:
+// The writer's folder cache. A write of a new file reads its folder in its
+// transaction: by path (a WebDAV PUT: LiveItemAt, one indexed lookup a name
+// and the last item's whole row) or by id (File: a REST or TUS upload's
+// parent). Through the driver that row costs about 30 us of the one writer's
+// time, every client of a group commit waits for the group's statements,
+// and writes that arrive together mostly go to the same folder (a sync
+// client uploading a tree). So the writer keeps the folders LiveItemAt and
+// File found, by owner and path and by id, across transactions, and forgets
+// them whenever a statement it runs could have changed what the lookup would
+// find:
 //
 //   - a read, transaction control that keeps changes (BEGIN, SAVEPOINT,
 //     RELEASE, COMMIT) and a PRAGMA keep the cache;
@@ -37,13 +38,13 @@ import (
 //
 // Only the committer's goroutine uses it: jobs and their statements run there.
 type itemCache struct {
-	items    map[string]cachedItem // by itemKey
+	items    map[string]cachedItem // by pathKey and idKey
 	verdicts map[string]verdict    // by statement text
 	version  int64                 // PRAGMA data_version when last read
 }
 
-// cachedItem is a folder LiveItemAt found, and the ids of the folders on its
-// path (its own last).
+// cachedItem is a folder LiveItemAt or File found, and the ids of the
+// folders on its path (its own last; File's: its own alone).
 type cachedItem struct {
 	file  drive.File
 	chain []string
@@ -61,26 +62,30 @@ const (
 	forgetItems         // everything
 )
 
-func itemKey(ownerID string, nameKeys []string) string {
-	return ownerID + "\x00" + strings.Join(nameKeys, "\x00")
+// pathKey is the key of the folder at nameKeys in ownerID's drive, idKey
+// that of the folder id.
+func pathKey(ownerID string, nameKeys []string) string {
+	return "p\x00" + ownerID + "\x00" + strings.Join(nameKeys, "\x00")
 }
 
-// get returns a copy of the folder at nameKeys in ownerID's drive, if cached.
-func (c *itemCache) get(ownerID string, nameKeys []string) (drive.File, bool) {
+func idKey(id string) string { return "i\x00" + id }
+
+// get returns a copy of the folder kept under key, if any.
+func (c *itemCache) get(key string) (drive.File, bool) {
 	if c == nil {
 		return drive.File{}, false
 	}
-	it, ok := c.items[itemKey(ownerID, nameKeys)]
+	it, ok := c.items[key]
 	if !ok {
 		return drive.File{}, false
 	}
 	return cloneFile(it.file), true
 }
 
-// put keeps f, found at nameKeys through the folders chain (f's id last),
-// on q, the writer in a transaction. Into an empty cache it first reads the
+// put keeps f under key, found through the folders chain (f's id last), on
+// q, the writer in a transaction. Into an empty cache it first reads the
 // database's version, which each group then compares (begun).
-func (c *itemCache) put(ctx context.Context, q querier, ownerID string, nameKeys []string, f drive.File, chain []string) {
+func (c *itemCache) put(ctx context.Context, q querier, key string, f drive.File, chain []string) {
 	if len(c.items) == 0 {
 		v, err := dataVersion(ctx, q)
 		if err != nil {
@@ -91,7 +96,7 @@ func (c *itemCache) put(ctx context.Context, q querier, ownerID string, nameKeys
 	if c.items == nil || len(c.items) >= maxCachedItems {
 		c.items = make(map[string]cachedItem)
 	}
-	c.items[itemKey(ownerID, nameKeys)] = cachedItem{file: cloneFile(f), chain: chain}
+	c.items[key] = cachedItem{file: cloneFile(f), chain: chain}
 }
 
 // forget empties the cache.

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -181,10 +182,20 @@ func TestItemCacheFollowsChanges(t *testing.T) {
 			if !cached(db, "u1", path) {
 				t.Fatal("d1/d2 is not kept after its first read in a transaction")
 			}
+			for _, id := range []string{"d1", "d2"} {
+				if _, err := inTx(db, func(ctx context.Context) (drive.File, error) { return s.File(ctx, id) }); err != nil {
+					t.Fatal(err)
+				}
+			}
 			c.change(t, db, s)
 			if got := cached(db, "u1", path); got != c.kept {
-				t.Fatalf("kept after the change: %v, want %v", got, c.kept)
+				t.Errorf("kept after the change: %v, want %v", got, c.kept)
 			}
+			// In a transaction, by path and by id, what a reader finds.
+			for _, id := range []string{"d1", "d2"} {
+				sameAsReader(t, "File "+id, func(ctx context.Context) (drive.File, error) { return s.File(ctx, id) }, db)
+			}
+			sameAsReader(t, "LiveItemAt d1/d2", func(ctx context.Context) (drive.File, error) { return s.LiveItemAt(ctx, "u1", path) }, db)
 			f, err := at()
 			if !c.found {
 				if app.ErrorCode(err) != app.ENotFound {
@@ -260,12 +271,34 @@ func TestItemCacheRollback(t *testing.T) {
 	}
 }
 
+// inTx runs get in a write transaction.
+func inTx(db *DB, get func(ctx context.Context) (drive.File, error)) (drive.File, error) {
+	var f drive.File
+	err := db.InTx(context.Background(), func(ctx context.Context) error {
+		var err error
+		f, err = get(ctx)
+		return err
+	})
+	return f, err
+}
+
+// sameAsReader checks that get finds in a write transaction what it finds on
+// a reader, outside one, where nothing is kept.
+func sameAsReader(t *testing.T, what string, get func(ctx context.Context) (drive.File, error), db *DB) {
+	t.Helper()
+	want, wantErr := get(context.Background())
+	got, err := inTx(db, get)
+	if app.ErrorCode(err) != app.ErrorCode(wantErr) || (err == nil) != (wantErr == nil) || !reflect.DeepEqual(got, want) {
+		t.Errorf("%s in a transaction: %+v, %v; a reader finds %+v, %v", what, got, err, want, wantErr)
+	}
+}
+
 // cached reports whether the writer keeps the item at nameKeys. It asks the
 // committer's goroutine, the cache's only user.
 func cached(db *DB, ownerID string, nameKeys []string) bool {
 	var ok bool
 	_ = db.InTx(context.Background(), func(ctx context.Context) error {
-		_, ok = writerItems(ctx).get(ownerID, nameKeys)
+		_, ok = writerItems(ctx).get(pathKey(ownerID, nameKeys))
 		return nil
 	})
 	return ok
