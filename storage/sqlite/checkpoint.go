@@ -1,10 +1,12 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 )
@@ -15,6 +17,22 @@ import (
 // (100-300 ms on a small VM's disk, seen in the soak). A checkpointer of its own
 // copies the log in the background instead, in PASSIVE mode, which never blocks
 // the writer or the readers.
+//
+// A log is started over (written again from its first frame) by the first
+// write that finds every frame of it copied and no reader in it. Under a
+// steady stream of writes that moment never comes: each PASSIVE copies what
+// the log held when it began, and commits add more meanwhile. So when a
+// PASSIVE leaves a long log (walTruncateFrames), the checkpointer asks the
+// writer, between two of its transactions, to copy the few frames committed
+// since (a PASSIVE on the writer's connection, a few milliseconds); its next
+// write then starts the log over. Only when that did not happen by the next
+// tick (a reader was still in the log: the log's header, which a start over
+// rewrites, is unchanged) does the checkpointer RESTART: that checkpoint holds
+// the log's write lock while it copies and then waits for the readers, and
+// every write waits with it. With a RESTART every second, 20,000 small PUTs
+// saw the writer held 2-4.5 s in all, up to 2.3 s at a time (9.8-12.1 s for
+// the PUTs); with the writer's catch-up, 0.14 s in all, 22 ms at most
+// (9.2-9.5 s), in three alternating pairs.
 const (
 	checkpointEvery = time.Second
 	// walTruncateFrames is a log length (pages) past which the checkpointer waits
@@ -36,19 +54,24 @@ const (
 
 // checkpointer copies the log into the database every checkpointEvery.
 type checkpointer struct {
-	db   *sql.DB
-	stop chan struct{}
-	done sync.WaitGroup
+	db      *sql.DB
+	walPath string
+	writer  *committer // nil: a long log is RESTARTed at once
+	stop    chan struct{}
+	done    sync.WaitGroup
+
+	// asked is the log's header when the writer was last asked to catch up,
+	// while the log stayed long; what the checkpoints did (for the tests).
+	// Only the checkpointer's goroutine uses them.
+	asked              []byte
+	catchUps, restarts int
 }
 
-func startCheckpointer(path string, log *slog.Logger) (*checkpointer, error) {
-	// A RESTART waits for readers at most a quarter second (blocking new writes
-	// meanwhile), then gives up until the next tick.
-	c, err := pool(dsn(path, true)+"&_pragma=busy_timeout(250)&_pragma=wal_autocheckpoint(0)", 1)
+func startCheckpointer(path string, writer *committer, log *slog.Logger) (*checkpointer, error) {
+	cp, err := newCheckpointer(path, writer)
 	if err != nil {
-		return nil, fmt.Errorf("open database checkpointer: %w", err)
+		return nil, err
 	}
-	cp := &checkpointer{db: c, stop: make(chan struct{})}
 	cp.done.Add(1)
 	go func() {
 		defer cp.done.Done()
@@ -68,17 +91,60 @@ func startCheckpointer(path string, log *slog.Logger) (*checkpointer, error) {
 	return cp, nil
 }
 
-// checkpoint runs one checkpoint in mode; a PASSIVE one that leaves a long log
-// is followed by a RESTART.
+// newCheckpointer opens the checkpointer's connection; it checkpoints when
+// asked (checkpoint), and every checkpointEvery once startCheckpointer runs it.
+func newCheckpointer(path string, writer *committer) (*checkpointer, error) {
+	// A RESTART waits for readers at most a quarter second (blocking new writes
+	// meanwhile), then gives up until the next tick.
+	c, err := pool(dsn(path, true, "busy_timeout(250)", "wal_autocheckpoint(0)"), 1)
+	if err != nil {
+		return nil, fmt.Errorf("open database checkpointer: %w", err)
+	}
+	return &checkpointer{db: c, walPath: path + "-wal", writer: writer, stop: make(chan struct{})}, nil
+}
+
+// checkpoint runs one checkpoint in mode. A PASSIVE one that leaves a long
+// log asks the writer to catch up, so that its next write starts the log
+// over, or RESTARTs when the log was not started over since it last asked.
 func (cp *checkpointer) checkpoint(ctx context.Context, mode string) error {
 	var busy, logFrames, copied int
 	if err := cp.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint("+mode+")").Scan(&busy, &logFrames, &copied); err != nil {
 		return fmt.Errorf("wal_checkpoint(%s): %w", mode, err)
 	}
-	if mode == "PASSIVE" && logFrames >= walTruncateFrames {
+	if mode != "PASSIVE" || logFrames < walTruncateFrames {
+		cp.asked = nil
+		return nil
+	}
+	header := cp.walHeader()
+	if cp.writer == nil || header == nil || bytes.Equal(header, cp.asked) {
+		cp.asked = nil
+		cp.restarts++
 		return cp.checkpoint(ctx, "RESTART")
 	}
+	cp.asked = header
+	cp.catchUps++
+	err := cp.writer.onConn(ctx, func(conn *sql.Conn) error {
+		return conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logFrames, &copied)
+	})
+	if err != nil {
+		return fmt.Errorf("wal_checkpoint(PASSIVE) on the writer: %w", err)
+	}
 	return nil
+}
+
+// walHeader reads the log's checkpoint sequence and salts, which SQLite
+// changes each time it starts the log over; nil when it cannot.
+func (cp *checkpointer) walHeader() []byte {
+	f, err := os.Open(cp.walPath)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b := make([]byte, 12) // bytes 12-23 of the header
+	if _, err := f.ReadAt(b, 12); err != nil {
+		return nil
+	}
+	return b
 }
 
 // close stops the loop and closes its connection.

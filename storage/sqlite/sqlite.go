@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -75,7 +76,7 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 		return nil, err
 	}
 	// The writer never checkpoints: see checkpointer.
-	w, err := pool(dsn(path, true)+"&_pragma=wal_autocheckpoint(0)", 1)
+	w, err := pool(dsn(path, true, "wal_autocheckpoint(0)"), 1)
 	if err != nil {
 		return nil, fmt.Errorf("open database writer: %w", err)
 	}
@@ -86,10 +87,6 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 	}
 	db := &DB{path: path, w: w, r: r, rs: newStmtDB(r), log: log}
 	if err := db.Ping(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if db.cp, err = startCheckpointer(path, log); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -106,6 +103,10 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("open database writer: %w", err)
 	}
+	if db.cp, err = startCheckpointer(path, db.cm, log); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return db, nil
 }
 
@@ -121,21 +122,38 @@ func pool(dsn string, n int) (*sql.DB, error) {
 	return db, nil
 }
 
-func dsn(path string, writer bool) string {
+func dsn(path string, writer bool, pragmas ...string) string {
+	set := []string{
+		"busy_timeout(10000)",
+		"foreign_keys(1)",
+		"journal_mode(WAL)",
+		"synchronous(FULL)",
+		"temp_store(MEMORY)",
+		fmt.Sprintf("journal_size_limit(%d)", walKeepBytes), // what a reset of the log leaves of its file
+		// Each connection has its own page cache, so the bound is per connection: the
+		// writer's holds large transactions (imports); a reader's, the pages of one
+		// large listing (a WebDAV PROPFIND of 10,000 files reads some 1,200 pages,
+		// which 4 MiB could not hold: each repeat read them all again). A commit
+		// empties the readers' caches (SQLite starts a reader afresh when the log
+		// changed), so they fill only while the database is read, not written.
+		"cache_size(-8000)",
+	}
+	// A pragma of the caller's replaces the default of the same name: the
+	// driver runs the _pragma values sorted, not in their order, so two of one
+	// name would leave either in force.
+	for _, p := range pragmas {
+		name, _, _ := strings.Cut(p, "(")
+		i := slices.IndexFunc(set, func(d string) bool { return strings.HasPrefix(d, name+"(") })
+		if i < 0 {
+			set = append(set, p)
+		} else {
+			set[i] = p
+		}
+	}
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
-	q.Add("_pragma", "foreign_keys(1)")
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(FULL)")
-	q.Add("_pragma", "temp_store(MEMORY)")
-	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walKeepBytes)) // what a reset of the log leaves of its file
-	// Each connection has its own page cache, so the bound is per connection: the
-	// writer's holds large transactions (imports); a reader's, the pages of one
-	// large listing (a WebDAV PROPFIND of 10,000 files reads some 1,200 pages,
-	// which 4 MiB could not hold: each repeat read them all again). A commit
-	// empties the readers' caches (SQLite starts a reader afresh when the log
-	// changed), so they fill only while the database is read, not written.
-	q.Add("_pragma", "cache_size(-8000)")
+	for _, p := range set {
+		q.Add("_pragma", p)
+	}
 	if writer {
 		q.Add("_txlock", "immediate")
 	} else {
@@ -203,12 +221,12 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Close closes the connections; the WAL is checkpointed by SQLite on the last close.
 func (db *DB) Close() error {
+	var cpErr error
+	if db.cp != nil { // first: it may be waiting for the writer
+		cpErr = db.cp.close()
+	}
 	if db.cm != nil {
 		db.cm.close()
-	}
-	var cpErr error
-	if db.cp != nil {
-		cpErr = db.cp.close()
 	}
 	db.rs.close()
 	return errors.Join(cpErr, db.r.Close(), db.w.Close())

@@ -185,7 +185,7 @@ func TestCheckpointInBackground(t *testing.T) {
 	if size(path+"-wal") < 4<<20 {
 		t.Fatalf("the log holds %d bytes, want the 4.8 MB written", size(path+"-wal"))
 	}
-	if db.cp, err = startCheckpointer(path, nil); err != nil {
+	if db.cp, err = startCheckpointer(path, db.cm, nil); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -270,25 +270,33 @@ func TestFixupDriveNamesNFC(t *testing.T) {
 	}
 }
 
-// TestCheckpointKeepsLogFile: a log past walTruncateFrames pages is reset (a
-// RESTART checkpoint), and the commit after the reset writes at the start of
-// the file and leaves it its length (up to walKeepBytes), so that the commits
-// after it overwrite the file rather than grow it.
-func TestCheckpointKeepsLogFile(t *testing.T) {
+// longLog opens a database whose log holds more than walTruncateFrames pages
+// (about 40 MiB, within walKeepBytes), all of it committed after the last
+// checkpoint: the background checkpointer is stopped, the test checkpoints
+// by hand (newCheckpointer). frames checkpoints on the writer and reports
+// the log's length in pages.
+func longLog(t *testing.T) (db *DB, path string, frames func() int) {
+	t.Helper()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "atrium.db")
+	path = filepath.Join(t.TempDir(), "atrium.db")
 	db, err := Open(ctx, path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	if err := db.cp.close(); err != nil { // this test checkpoints by hand
+	t.Cleanup(func() { db.Close() })
+	if err := db.cp.close(); err != nil {
 		t.Fatal(err)
 	}
+	db.cp = nil
 	if _, err := db.Exec(ctx, "CREATE TABLE filler (b BLOB)"); err != nil {
 		t.Fatal(err)
 	}
-	frames := func() int {
+	for range 40 { // 40 MiB: about 10,000 pages
+		if _, err := db.Exec(ctx, "INSERT INTO filler VALUES (randomblob(1 << 20))"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	frames = func() int {
 		var busy, log, copied int
 		if err := db.cm.onConn(ctx, func(conn *sql.Conn) error {
 			return conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &log, &copied)
@@ -297,12 +305,68 @@ func TestCheckpointKeepsLogFile(t *testing.T) {
 		}
 		return log
 	}
-	// A checkpoint here would let the next write reset the log: fill it first.
-	for range 40 { // 40 MiB: about 10,000 pages
-		if _, err := db.Exec(ctx, "INSERT INTO filler VALUES (randomblob(1 << 20))"); err != nil {
-			t.Fatal(err)
+	return db, path, frames
+}
+
+// Each connection has the pragmas it was opened with: the driver runs a
+// DSN's pragmas sorted, so a pragma given twice would leave either in force.
+func TestConnectionPragmas(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "atrium.db")
+	db, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	read := func(conn interface {
+		QueryRowContext(context.Context, string, ...any) *sql.Row
+	}, pragma string) int {
+		var v int
+		if err := conn.QueryRowContext(ctx, "PRAGMA "+pragma).Scan(&v); err != nil {
+			t.Fatalf("PRAGMA %s: %v", pragma, err)
+		}
+		return v
+	}
+	for _, c := range []struct {
+		conn         string
+		db           *sql.DB
+		busy, autoCk int
+	}{
+		{"the writer", db.w, 10000, 0},
+		{"a reader", db.r, 10000, 1000},
+		{"the checkpointer", db.cp.db, 250, 0},
+	} {
+		if c.conn == "the writer" { // held by the committer
+			if err := db.cm.onConn(ctx, func(conn *sql.Conn) error {
+				if b, a := read(conn, "busy_timeout"), read(conn, "wal_autocheckpoint"); b != c.busy || a != c.autoCk {
+					t.Errorf("%s: busy_timeout %d, wal_autocheckpoint %d; want %d and %d", c.conn, b, a, c.busy, c.autoCk)
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if b, a := read(c.db, "busy_timeout"), read(c.db, "wal_autocheckpoint"); b != c.busy || a != c.autoCk {
+			t.Errorf("%s: busy_timeout %d, wal_autocheckpoint %d; want %d and %d", c.conn, b, a, c.busy, c.autoCk)
+		}
+		if s := read(c.db, "synchronous"); s != 2 {
+			t.Errorf("%s: synchronous %d, want 2 (FULL)", c.conn, s)
 		}
 	}
+}
+
+// TestCheckpointKeepsLogFile: a log past walTruncateFrames pages is started
+// over by the writer's next commit once the checkpointer has asked the
+// writer to catch up (no RESTART, which would hold every write while it
+// waits), and that commit writes at the start of the file and leaves it its
+// length (up to walKeepBytes), so that the commits after it overwrite the
+// file rather than grow it.
+func TestCheckpointKeepsLogFile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, path, frames := longLog(t)
 	fi, err := os.Stat(path + "-wal")
 	if err != nil {
 		t.Fatal(err)
@@ -311,23 +375,91 @@ func TestCheckpointKeepsLogFile(t *testing.T) {
 	if full < (walTruncateFrames+64)*4096 || full > walKeepBytes {
 		t.Fatalf("the log is %d bytes; the test needs one past walTruncateFrames and within walKeepBytes", full)
 	}
-	if db.cp, err = startCheckpointer(path, nil); err != nil { // closed by db.Close
+	cp, err := newCheckpointer(path, db.cm)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.cp.checkpoint(ctx, "PASSIVE"); err != nil {
+	defer cp.close()
+	if err := cp.checkpoint(ctx, "PASSIVE"); err != nil {
 		t.Fatal(err)
+	}
+	if cp.catchUps != 1 || cp.restarts != 0 {
+		t.Fatalf("the checkpoint asked the writer to catch up %d times and restarted %d times, want 1 and 0", cp.catchUps, cp.restarts)
 	}
 	if _, err := db.Exec(ctx, "DELETE FROM filler"); err != nil {
 		t.Fatal(err)
 	}
 	if n := frames(); n >= walTruncateFrames {
-		t.Fatalf("the log holds %d pages after the checkpoint and a commit: it was not reset", n)
+		t.Fatalf("the log holds %d pages after the checkpoint and a commit: it was not started over", n)
 	}
 	if fi, err = os.Stat(path + "-wal"); err != nil {
 		t.Fatal(err)
 	}
 	if fi.Size() != full {
-		t.Errorf("the log file is %d bytes after its reset, want the %d it had (journal_size_limit cut it)", fi.Size(), full)
+		t.Errorf("the log file is %d bytes after it started over, want the %d it had (journal_size_limit cut it)", fi.Size(), full)
+	}
+}
+
+// TestCheckpointRestartsPinnedLog: while a reader reads a long log, the
+// writer's commit cannot start it over; the next checkpoint finds the log's
+// header unchanged and RESTARTs (waiting for the reader, in vain here). Once
+// the reader is done, the writer's catch-up and a commit start it over.
+func TestCheckpointRestartsPinnedLog(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, path, frames := longLog(t)
+	conn, err := db.r.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM filler").Scan(&n); err != nil || n != 40 {
+		t.Fatalf("the reader counts %d rows, %v", n, err)
+	}
+	cp, err := newCheckpointer(path, db.cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.close()
+	steps := []struct {
+		name               string
+		before             func()
+		catchUps, restarts int
+		started            bool // whether a commit after it starts the log over
+	}{
+		{name: "a long log, read", catchUps: 1},
+		{name: "still read, not started over", catchUps: 1, restarts: 1},
+		{name: "the reader done", before: func() { tx.Rollback() }, catchUps: 2, restarts: 1, started: true},
+	}
+	for _, s := range steps {
+		if s.before != nil {
+			s.before()
+		}
+		t0 := time.Now()
+		if err := cp.checkpoint(ctx, "PASSIVE"); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		// A RESTART holds every write while it waits for the readers: it
+		// gives up after its busy timeout (250 ms, once for the log's write
+		// lock and once for the readers).
+		if d := time.Since(t0); d > 2*time.Second {
+			t.Fatalf("%s: the checkpoint took %v", s.name, d)
+		}
+		if cp.catchUps != s.catchUps || cp.restarts != s.restarts {
+			t.Fatalf("%s: %d catch-ups and %d restarts, want %d and %d", s.name, cp.catchUps, cp.restarts, s.catchUps, s.restarts)
+		}
+		if _, err := db.Exec(ctx, "INSERT INTO filler VALUES (x'00')"); err != nil {
+			t.Fatal(err)
+		}
+		if got := frames() < walTruncateFrames; got != s.started {
+			t.Fatalf("%s: the log started over: %v, want %v", s.name, got, s.started)
+		}
 	}
 }
 
