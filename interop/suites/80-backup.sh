@@ -8,13 +8,21 @@ BK_PORT=$(free_port)
 BK_URL="http://127.0.0.1:$BK_PORT"
 BK_PID=
 
-# A file of this suite's own, so that the backup carries bytes.
-BK_FILE=$(
+# Files of this suite's own, so that the backup carries bytes whatever ran before
+# it: a small one (its content kept in the database) and one of 200 KiB (a blob).
+bk_upload() { # name file -> the new file's id
+  local t
   t=$(curl -fsS -H "Authorization: Bearer $BK_TOKEN" -H 'Content-Type: application/json' \
-    -d '{"name":"backup-interop.txt","mime_type":"text/plain","size":18}' "$ATRIUM_URL/api/v1/drive/upload") &&
-  curl -fsS -X PUT -H 'Content-Type: text/plain' --data-binary 'backed up and back' "$(jq -r .upload_url <<<"$t")" >/dev/null &&
-  curl -fsS -X POST -H "Authorization: Bearer $BK_TOKEN" "$ATRIUM_URL/api/v1/drive/$(jq -r .file.id <<<"$t")/confirm" | jq -r .id
-)
+    -d "{\"name\":\"$1\",\"mime_type\":\"application/octet-stream\",\"size\":$(stat -c %s "$2")}" \
+    "$ATRIUM_URL/api/v1/drive/upload") &&
+    curl -fsS -X PUT -H "Content-Type: $(jq -r '.headers["Content-Type"]' <<<"$t")" --data-binary "@$2" \
+      "$(jq -r .upload_url <<<"$t")" >/dev/null &&
+    curl -fsS -X POST -H "Authorization: Bearer $BK_TOKEN" "$ATRIUM_URL/api/v1/drive/$(jq -r .file.id <<<"$t")/confirm" | jq -r .id
+}
+printf 'backed up and back' >"$BK_DIR/small.txt"
+head -c 204800 /dev/urandom >"$BK_DIR/large.bin"
+BK_FILE=$(bk_upload backup-interop.txt "$BK_DIR/small.txt")
+BK_LARGE=$(bk_upload backup-interop-large.bin "$BK_DIR/large.bin")
 
 # The default address book and calendar are made on first use: use them before the backup.
 for p in /api/v1/contacts/books /api/v1/calendar/calendars; do
@@ -35,9 +43,12 @@ if check "restore: the restored directory serves" wait_ready "$BK_URL" "$BK_DIR/
   for path in /api/v1/me /api/v1/contacts/books /api/v1/calendar/calendars "/api/v1/drive/browse?per_page=500"; do
     check "restore: same answer to GET ${path%%\?*} (the same token)" same_json "$BK_TOKEN" "$ATRIUM_URL$path" "$BK_URL$path"
   done
-  check "restore: a file downloads byte for byte" bash -c \
-    "u=\$(curl -fsS -H 'Authorization: Bearer $BK_TOKEN' '$BK_URL/api/v1/drive/$BK_FILE/download' | jq -r .url) &&
-     [ \"\$(curl -fsS \"\$u\")\" = 'backed up and back' ]"
+  for f in "$BK_FILE small.txt" "$BK_LARGE large.bin"; do
+    read -r id name <<<"$f"
+    check "restore: $name downloads byte for byte" bash -c \
+      "u=\$(curl -fsS -H 'Authorization: Bearer $BK_TOKEN' '$BK_URL/api/v1/drive/$id/download' | jq -r .url) &&
+       curl -fsS \"\$u\" | cmp -s - '$BK_DIR/$name'"
+  done
 fi
 kill -TERM "$BK_PID" 2>/dev/null
 wait "$BK_PID" 2>/dev/null
