@@ -36,7 +36,7 @@ func TestAccessLogLine(t *testing.T) {
 	}{
 		{"/api/v1/things/7", []string{"level=INFO", "msg=request", "method=GET", "path=/api/v1/things/7", "status=201", "bytes=5",
 			"duration_ms=", "org=org-1", "user=user-1"}},
-		{"/anonymous", []string{"msg=request", "path=/anonymous", "status=204"}},
+		{"/anonymous", []string{"msg=request", "path=/anonymous", "status=204", "bytes=0 "}},
 		{"/healthz", nil},
 	} {
 		t.Run(tc.path, func(t *testing.T) {

@@ -92,7 +92,7 @@ func (s *Server) accessLog(c *gin.Context) {
 	// Typed attributes in one array: no value boxed, no slice grown.
 	var attrs [8]slog.Attr
 	a := append(attrs[:0], slog.String("method", c.Request.Method), slog.String("path", c.Request.URL.Path), slog.Int("status", st),
-		slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.Int("bytes", c.Writer.Size()),
+		slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.Int("bytes", max(c.Writer.Size(), 0)), // gin's -1: no body written
 		slog.String("request_id", requestIDFrom(c.Request.Context())))
 	if p := app.PrincipalFrom(c.Request.Context()); p != nil {
 		a = append(a, slog.String("org", p.OrgID), slog.String("user", p.UserID))
