@@ -3,9 +3,12 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -271,15 +274,19 @@ func TestItemCacheRollback(t *testing.T) {
 	}
 }
 
-// inTx runs get in a write transaction.
+// inTx runs get in a write transaction, which commits whatever get finds:
+// a failed transaction would empty the writer's cache.
 func inTx(db *DB, get func(ctx context.Context) (drive.File, error)) (drive.File, error) {
 	var f drive.File
+	var getErr error
 	err := db.InTx(context.Background(), func(ctx context.Context) error {
-		var err error
-		f, err = get(ctx)
-		return err
+		f, getErr = get(ctx)
+		return nil
 	})
-	return f, err
+	if err != nil {
+		return f, err
+	}
+	return f, getErr
 }
 
 // sameAsReader checks that get finds in a write transaction what it finds on
@@ -302,4 +309,131 @@ func cached(db *DB, ownerID string, nameKeys []string) bool {
 		return nil
 	})
 	return ok
+}
+
+// TestItemCacheRandomChanges runs random sequences of folder changes
+// (create, rename, move, trash, restore, delete, a change that rolls back,
+// a group of writes in which one fails) and, after each, asks for every
+// folder by path and by id in a write transaction: it must find exactly what
+// a reader, which keeps nothing, finds.
+func TestItemCacheRandomChanges(t *testing.T) {
+	t.Parallel()
+	for seed := int64(1); seed <= 4; seed++ {
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
+			t.Parallel()
+			randomFolderChanges(t, seed, 120)
+		})
+	}
+}
+
+func randomFolderChanges(t *testing.T, seed int64, steps int) {
+	ctx := context.Background()
+	db, _ := contactsDB(t)
+	s := DriveStore{DB: db}
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	var ids []string
+	names := []string{"a", "b", "c"}
+	newFolder := func(ctx context.Context) error {
+		f := drive.File{ID: fmt.Sprintf("f%d", len(ids)), OrgID: "oa", OwnerID: "u1", Name: names[rng.IntN(len(names))],
+			IsFolder: true, MimeType: "inode/directory", MimeGroup: "folder", Status: drive.StatusActive, CreatedAt: now, UpdatedAt: now}
+		if len(ids) > 0 && rng.IntN(3) > 0 {
+			p := ids[rng.IntN(len(ids))]
+			f.ParentID = &p
+		}
+		err := s.CreateFile(ctx, f)
+		if err == nil {
+			ids = append(ids, f.ID)
+		}
+		return err // a name taken fails the write
+	}
+	change := func(ctx context.Context) error {
+		if len(ids) == 0 {
+			return newFolder(ctx)
+		}
+		f, err := s.File(ctx, ids[rng.IntN(len(ids))])
+		if app.ErrorCode(err) == app.ENotFound {
+			return nil // deleted
+		}
+		if err != nil {
+			return err
+		}
+		switch rng.IntN(5) {
+		case 0:
+			f.Name = names[rng.IntN(len(names))]
+		case 1:
+			if p := ids[rng.IntN(len(ids))]; p != f.ID {
+				f.ParentID = &p // a cycle does not matter here: lookups walk down from the root
+			} else {
+				f.ParentID = nil
+			}
+		case 2:
+			t := now
+			f.TrashedAt, f.TrashRoot = &t, f.ID
+		case 3:
+			f.TrashedAt, f.TrashRoot = nil, ""
+		case 4:
+			return s.DeleteFiles(ctx, []string{f.ID})
+		}
+		return s.UpdateFile(ctx, f) // a name taken fails the write
+	}
+	failed := errors.New("rolled back")
+	check := func(step int) {
+		t.Helper()
+		for _, id := range ids {
+			sameAsReader(t, fmt.Sprintf("step %d: File %s", step, id), func(ctx context.Context) (drive.File, error) { return s.File(ctx, id) }, db)
+		}
+		for _, a := range names {
+			for _, b := range append([]string{""}, names...) {
+				path := []string{a}
+				if b != "" {
+					path = append(path, b)
+				}
+				sameAsReader(t, fmt.Sprintf("step %d: LiveItemAt %v", step, path), func(ctx context.Context) (drive.File, error) {
+					return s.LiveItemAt(ctx, "u1", path)
+				}, db)
+			}
+		}
+	}
+	for step := range steps {
+		var err error
+		switch rng.IntN(4) {
+		case 0:
+			err = db.InTx(ctx, newFolder)
+		case 1:
+			err = db.InTx(ctx, change)
+		case 2: // changed, read (and so kept), then rolled back
+			err = db.InTx(ctx, func(ctx context.Context) error {
+				if err := change(ctx); err != nil {
+					return err
+				}
+				for _, id := range ids {
+					_, _ = s.File(ctx, id)
+				}
+				return failed
+			})
+		case 3: // a group: writes together, one of them failing
+			var wg sync.WaitGroup
+			for i := range 3 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_ = db.InTx(ctx, func(ctx context.Context) error {
+						if err := change(ctx); err != nil || i != 1 {
+							return err
+						}
+						return failed
+					})
+				}()
+			}
+			wg.Wait()
+		}
+		if err != nil && !errors.Is(err, failed) && app.ErrorCode(err) == "" {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		check(step)
+		if t.Failed() {
+			return
+		}
+	}
 }
