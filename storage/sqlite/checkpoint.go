@@ -116,7 +116,7 @@ func newCheckpointer(path string, writer *committer) (*checkpointer, error) {
 // Litestream, which checkpoints the log itself, would otherwise hold the
 // writes every other second.
 func (cp *checkpointer) checkpoint(ctx context.Context) error {
-	_, logFrames, err := cp.run(ctx, cp.db, "PASSIVE")
+	_, logFrames, err := walCheckpoint(ctx, cp.db, "PASSIVE")
 	if err != nil {
 		return err
 	}
@@ -132,13 +132,13 @@ func (cp *checkpointer) checkpoint(ctx context.Context) error {
 		cp.asked = header
 		cp.catchUps++
 		return cp.writer.onConn(ctx, func(conn *sql.Conn) error {
-			_, _, err := cp.run(ctx, conn, "PASSIVE")
+			_, _, err := walCheckpoint(ctx, conn, "PASSIVE")
 			return err
 		})
 	}
 	cp.asked = nil
 	cp.restarts++
-	busy, _, err := cp.run(ctx, cp.db, "RESTART")
+	busy, _, err := walCheckpoint(ctx, cp.db, "RESTART")
 	if err != nil {
 		return err
 	}
@@ -155,9 +155,9 @@ func (cp *checkpointer) checkpoint(ctx context.Context) error {
 // a RESTART that readers kept waiting.
 const maxHoldOff = 16
 
-// run runs PRAGMA wal_checkpoint(mode) on q and reports whether it was kept
-// from finishing (busy) and the log's length in pages.
-func (cp *checkpointer) run(ctx context.Context, q interface {
+// walCheckpoint runs PRAGMA wal_checkpoint(mode) on q and reports whether it
+// was kept from finishing (busy) and the log's length in pages.
+func walCheckpoint(ctx context.Context, q interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
 }, mode string) (busy, logFrames int, err error) {
 	var copied int

@@ -158,7 +158,8 @@ func dataVersion(ctx context.Context, q querier) (int64, error) {
 
 // statementVerdict reads what query may change (see itemCache).
 func statementVerdict(query string) verdict {
-	words := strings.Fields(strings.ToLower(query))
+	lower := strings.ToLower(query)
+	words := strings.Fields(lower)
 	if len(words) == 0 {
 		return forgetItems
 	}
@@ -178,7 +179,7 @@ func statementVerdict(query string) verdict {
 		}
 		switch tableName(words[i+1]) {
 		case "drive_files", "organizations", "users":
-			if strings.Contains(strings.ToLower(query), "on conflict") {
+			if strings.Contains(lower, "on conflict") {
 				return forgetItems // an upsert updates
 			}
 		}

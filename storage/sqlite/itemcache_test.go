@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -156,6 +157,15 @@ func TestItemCacheFollowsChanges(t *testing.T) {
 		{name: "the owner renamed", found: true, check: "Ann One",
 			change: func(t *testing.T, db *DB, s DriveStore) {
 				if _, err := db.Exec(ctx, `UPDATE users SET first_name = 'Ann' WHERE id = 'u1'`); err != nil {
+					t.Fatal(err)
+				}
+			}},
+		{name: "the writer's connection renames the folder outside a transaction", found: false,
+			change: func(t *testing.T, db *DB, s DriveStore) {
+				if err := db.cm.onConn(ctx, func(conn *sql.Conn) error {
+					_, err := conn.ExecContext(ctx, `UPDATE drive_files SET name = 'x', name_key = 'x' WHERE id = 'd2'`)
+					return err
+				}); err != nil {
 					t.Fatal(err)
 				}
 			}},

@@ -320,41 +320,35 @@ func TestConnectionPragmas(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	read := func(conn interface {
+	type querier interface {
 		QueryRowContext(context.Context, string, ...any) *sql.Row
-	}, pragma string) int {
-		var v int
-		if err := conn.QueryRowContext(ctx, "PRAGMA "+pragma).Scan(&v); err != nil {
-			t.Fatalf("PRAGMA %s: %v", pragma, err)
-		}
-		return v
 	}
+	direct := func(db *sql.DB) func(func(querier)) { return func(fn func(querier)) { fn(db) } }
 	for _, c := range []struct {
 		conn         string
-		db           *sql.DB
+		on           func(func(querier)) // runs its argument with the connection
 		busy, autoCk int
 	}{
-		{"the writer", db.w, 10000, 0},
-		{"a reader", db.r, 10000, 1000},
-		{"the checkpointer", db.cp.db, 250, 0},
-	} {
-		if c.conn == "the writer" { // held by the committer
-			if err := db.cm.onConn(ctx, func(conn *sql.Conn) error {
-				if b, a := read(conn, "busy_timeout"), read(conn, "wal_autocheckpoint"); b != c.busy || a != c.autoCk {
-					t.Errorf("%s: busy_timeout %d, wal_autocheckpoint %d; want %d and %d", c.conn, b, a, c.busy, c.autoCk)
-				}
-				return nil
-			}); err != nil {
-				t.Fatal(err)
+		{"the writer", func(fn func(querier)) { // held by the committer
+			if err := db.cm.onConn(ctx, func(conn *sql.Conn) error { fn(conn); return nil }); err != nil {
+				t.Error(err)
 			}
-			continue
-		}
-		if b, a := read(c.db, "busy_timeout"), read(c.db, "wal_autocheckpoint"); b != c.busy || a != c.autoCk {
-			t.Errorf("%s: busy_timeout %d, wal_autocheckpoint %d; want %d and %d", c.conn, b, a, c.busy, c.autoCk)
-		}
-		if s := read(c.db, "synchronous"); s != 2 {
-			t.Errorf("%s: synchronous %d, want 2 (FULL)", c.conn, s)
-		}
+		}, 10000, 0},
+		{"a reader", direct(db.r), 10000, 1000},
+		{"the checkpointer", direct(db.cp.db), 250, 0},
+	} {
+		c.on(func(q querier) {
+			var busy, autoCk, sync int
+			for pragma, v := range map[string]*int{"busy_timeout": &busy, "wal_autocheckpoint": &autoCk, "synchronous": &sync} {
+				if err := q.QueryRowContext(ctx, "PRAGMA "+pragma).Scan(v); err != nil {
+					t.Errorf("%s: PRAGMA %s: %v", c.conn, pragma, err)
+				}
+			}
+			if busy != c.busy || autoCk != c.autoCk || sync != 2 {
+				t.Errorf("%s: busy_timeout %d, wal_autocheckpoint %d, synchronous %d; want %d, %d and 2 (FULL)",
+					c.conn, busy, autoCk, sync, c.busy, c.autoCk)
+			}
+		})
 	}
 }
 
