@@ -7,6 +7,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -165,8 +166,11 @@ func New(cfg Config) *Server {
 	return s
 }
 
-// Handler returns the server's http.Handler.
-func (s *Server) Handler() http.Handler { return ioDeadlines(s.limits.IOIdleTimeout, s.engine) }
+// Handler returns the server's http.Handler. Serve it with ConnContext as the
+// http.Server's, so that busy connections take turns (see fairTurns).
+func (s *Server) Handler() http.Handler {
+	return fairTurns(backToBack, runtime.Gosched, ioDeadlines(s.limits.IOIdleTimeout, s.engine))
+}
 
 // Routes lists the router's routes (for tests that account for every door).
 func (s *Server) Routes() gin.RoutesInfo { return s.engine.Routes() }

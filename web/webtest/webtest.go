@@ -105,6 +105,7 @@ func Start(t testing.TB, dir string, opts ...Option) *Server {
 	}
 	m.StartSearch(context.Background())
 	ts.Config.Handler = m.Server.Handler()
+	ts.Config.ConnContext = m.Server.ConnContext
 	ts.Start()
 	s := &Server{Server: ts, Main: m, Clock: clock, Data: dir, t: t}
 	t.Cleanup(s.Stop)

@@ -263,6 +263,7 @@ func (m *Main) Listen() (net.Addr, error) {
 	m.listener = l
 	m.http = &http.Server{
 		Handler:           m.Server.Handler(),
+		ConnContext:       m.Server.ConnContext,
 		ReadHeaderTimeout: m.Config.HTTP.ReadHeaderTimeout,
 		IdleTimeout:       m.Config.HTTP.IdleTimeout,
 		MaxHeaderBytes:    m.Config.HTTP.MaxHeaderBytes,
