@@ -17,9 +17,36 @@ import (
 // Every request but the probes and /metrics leaves one access log line with
 // its method, path, status, size, duration, request id and, when signed in,
 // organisation and user; the probes are counted in the metrics only.
+//
+// With a handler that takes whole text lines (the server's own), the line is
+// formatted by the access log and handed over, and no slog record is made.
 func TestAccessLogLine(t *testing.T) {
-	var logs bytes.Buffer
-	s := &Server{log: slog.New(slog.NewTextHandler(&logs, nil)), metrics: newMetrics(prometheus.NewRegistry())}
+	t.Run("slog record", func(t *testing.T) {
+		var logs bytes.Buffer
+		testAccessLogLine(t, slog.NewTextHandler(&logs, nil), &logs)
+	})
+	t.Run("text line", func(t *testing.T) {
+		var lines, records bytes.Buffer
+		testAccessLogLine(t, lineHandler{slog.NewTextHandler(&records, nil), &lines}, &lines)
+		if records.Len() != 0 {
+			t.Fatalf("slog records were written: %s", records.String())
+		}
+	})
+}
+
+// lineHandler is a log handler that takes whole text lines into lines.
+type lineHandler struct {
+	slog.Handler
+	lines *bytes.Buffer
+}
+
+func (h lineHandler) WriteTextLine(line []byte) bool {
+	h.lines.Write(line)
+	return true
+}
+
+func testAccessLogLine(t *testing.T, h slog.Handler, logs *bytes.Buffer) {
+	s := &Server{log: slog.New(h), metrics: newMetrics(prometheus.NewRegistry())}
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
 	e.Use(s.requestID, s.accessLog)

@@ -74,11 +74,12 @@ func benchMain(b *testing.B, search bool) (*wire.Main, wire.BootstrapOutput) {
 		b.Fatal(err)
 	}
 	cfg.Data = b.TempDir()
-	m, err := wire.Open(ctx, cfg, wire.NewLogger(cfg, io.Discard), wire.Serving())
+	log, flushLog := wire.NewServeLogger(cfg, io.Discard)
+	m, err := wire.Open(ctx, cfg, log, wire.Serving())
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { m.Close() })
+	b.Cleanup(func() { m.Close(); flushLog() })
 	if search {
 		m.StartSearch(ctx) // stopped by Close
 	}

@@ -25,7 +25,7 @@ const (
 func NewServeLogger(cfg Config, w io.Writer) (*slog.Logger, func()) {
 	b := &logBuffer{w: w}
 	l := NewLogger(cfg, b)
-	return slog.New(flushOnWarn{l.Handler(), b}), b.Flush
+	return slog.New(flushOnWarn{l.Handler(), b, cfg.Log.Format != "json"}), b.Flush
 }
 
 // logBuffer gathers log lines for w.
@@ -75,6 +75,20 @@ func (b *logBuffer) flushLocked() {
 type flushOnWarn struct {
 	slog.Handler
 	out *logBuffer
+	// text: the handler is NewLogger's slog.TextHandler, with no attributes or
+	// groups added, so lines formatted as it does may go straight to out.
+	text bool
+}
+
+// WriteTextLine writes a line already in slog.TextHandler's format (the
+// access log's, at level info), and reports false when the handler writes
+// another format.
+func (h flushOnWarn) WriteTextLine(line []byte) bool {
+	if !h.text {
+		return false
+	}
+	_, _ = h.out.Write(line)
+	return true
 }
 
 func (h flushOnWarn) Handle(ctx context.Context, r slog.Record) error {
@@ -86,9 +100,9 @@ func (h flushOnWarn) Handle(ctx context.Context, r slog.Record) error {
 }
 
 func (h flushOnWarn) WithAttrs(as []slog.Attr) slog.Handler {
-	return flushOnWarn{h.Handler.WithAttrs(as), h.out}
+	return flushOnWarn{h.Handler.WithAttrs(as), h.out, false}
 }
 
 func (h flushOnWarn) WithGroup(name string) slog.Handler {
-	return flushOnWarn{h.Handler.WithGroup(name), h.out}
+	return flushOnWarn{h.Handler.WithGroup(name), h.out, false}
 }
