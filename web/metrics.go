@@ -2,10 +2,13 @@ package web
 
 import (
 	"crypto/subtle"
+	"maps"
 	"math"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -20,7 +23,27 @@ type metrics struct {
 	reg      *prometheus.Registry
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+
+	// series holds each method, route and status's two series, found once:
+	// asking the vectors for them on every request (hashing and checking the
+	// labels, a lock each) cost more than counting. Copied on write: a new
+	// combination is rare, a request's lookup takes no lock.
+	series   atomic.Pointer[map[seriesKey]requestSeries]
+	seriesMu sync.Mutex // held while series is copied
 }
+
+type seriesKey struct {
+	method, route string
+	status        int
+}
+
+type requestSeries struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
+}
+
+// maxSeriesCached bounds series; past it a request asks the vectors.
+const maxSeriesCached = 4096
 
 func newMetrics(reg *prometheus.Registry) *metrics {
 	m := &metrics{
@@ -81,8 +104,54 @@ func (m *metrics) writes(stats func() app.WriteStats) {
 }
 
 func (m *metrics) observe(method, route string, status int, d time.Duration) {
-	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
-	m.duration.WithLabelValues(method, route).Observe(d.Seconds())
+	method = methodLabel(method)
+	k := seriesKey{method, route, status}
+	var rs requestSeries
+	cached, ok := m.seriesFor(k)
+	if ok {
+		rs = cached
+	} else {
+		rs = requestSeries{m.requests.WithLabelValues(method, route, strconv.Itoa(status)), m.duration.WithLabelValues(method, route)}
+		m.cacheSeries(k, rs)
+	}
+	rs.requests.Inc()
+	rs.duration.Observe(d.Seconds())
+}
+
+func (m *metrics) seriesFor(k seriesKey) (requestSeries, bool) {
+	if c := m.series.Load(); c != nil {
+		rs, ok := (*c)[k]
+		return rs, ok
+	}
+	return requestSeries{}, false
+}
+
+func (m *metrics) cacheSeries(k seriesKey, rs requestSeries) {
+	m.seriesMu.Lock()
+	defer m.seriesMu.Unlock()
+	var next map[seriesKey]requestSeries
+	if c := m.series.Load(); c != nil {
+		if _, ok := (*c)[k]; ok || len(*c) >= maxSeriesCached {
+			return
+		}
+		next = maps.Clone(*c)
+	} else {
+		next = map[seriesKey]requestSeries{}
+	}
+	next[k] = rs
+	m.series.Store(&next)
+}
+
+// methodLabel is a request's method as the metrics name it: one of the methods
+// Atrium serves, or "other", so that methods a client makes up do not each
+// start series of their own.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions,
+		"PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK", "REPORT", "MKCALENDAR":
+		return method
+	}
+	return "other"
 }
 
 func (m *metrics) handler() http.Handler {
