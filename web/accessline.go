@@ -26,8 +26,11 @@ type textLineWriter interface {
 	WriteTextLine(line []byte) bool
 }
 
-// linePool holds line buffers (pointers, so that Put does not allocate).
+// linePool holds line buffers (pointers, so that Put does not allocate); one
+// grown past maxPooledLine by a long path is not kept.
 var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
+
+const maxPooledLine = 16 << 10
 
 // appendTextLine appends the line slog.TextHandler (no options) writes for a
 // record of level, msg and attrs at t; ok is false when an attribute's kind is

@@ -109,8 +109,10 @@ func (s *Server) accessLog(c *gin.Context) {
 		if ok {
 			ok = lw.WriteTextLine(line)
 		}
-		*buf = line
-		linePool.Put(buf)
+		if cap(line) <= maxPooledLine {
+			*buf = line
+			linePool.Put(buf)
+		}
 		if ok {
 			return
 		}
