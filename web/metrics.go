@@ -106,11 +106,8 @@ func (m *metrics) writes(stats func() app.WriteStats) {
 func (m *metrics) observe(method, route string, status int, d time.Duration) {
 	method = methodLabel(method)
 	k := seriesKey{method, route, status}
-	var rs requestSeries
-	cached, ok := m.seriesFor(k)
-	if ok {
-		rs = cached
-	} else {
+	rs, ok := m.seriesFor(k)
+	if !ok {
 		rs = requestSeries{m.requests.WithLabelValues(method, route, strconv.Itoa(status)), m.duration.WithLabelValues(method, route)}
 		m.cacheSeries(k, rs)
 	}
