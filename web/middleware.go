@@ -79,8 +79,10 @@ func (s *Server) recoverer(c *gin.Context) {
 func (s *Server) accessLog(c *gin.Context) {
 	start := time.Now()
 	c.Next()
-	end := time.Now()
-	d := end.Sub(start)
+	// The end from the monotonic clock alone (time.Since reads only it), half
+	// the cost of a time.Now; a request's line is at most a wall clock step off.
+	d := time.Since(start)
+	end := start.Add(d)
 	route := c.FullPath()
 	if route == "" {
 		route = "unmatched"

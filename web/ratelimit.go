@@ -35,7 +35,7 @@ import (
 // most the window) after its latest failure; without one, until the oldest of
 // its last max failures leaves the window.
 type failLimiter struct {
-	mu      sync.Mutex
+	mu      sync.RWMutex
 	max     int
 	window  time.Duration
 	backoff time.Duration
@@ -86,6 +86,17 @@ func (l *failLimiter) delay(n int) time.Duration {
 // blocked returns how long until any of keys may try again; 0 when none is blocked.
 func (l *failLimiter) blocked(keys ...string) time.Duration {
 	if l == nil {
+		return 0
+	}
+	// Every request asks; almost every key has fewer than max failures,
+	// old or new, and then waits for nothing: no clock and no write lock.
+	l.mu.RLock()
+	few := true
+	for _, k := range keys {
+		few = few && len(l.fails[k]) < l.max
+	}
+	l.mu.RUnlock()
+	if few {
 		return 0
 	}
 	l.mu.Lock()
