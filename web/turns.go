@@ -19,14 +19,20 @@ import (
 // (a runtime trace of 64 busy connections on two cores: 1% of goroutines
 // waited over 19 ms to run, the longest 56 ms, while a request takes 40 us).
 // So a request that arrives within backToBack of the end of its connection's
-// previous one first yields, and is served in its turn behind the goroutines
-// already waiting. A connection that waited for its request (it parked, and
-// was queued when the request came) does not yield again.
+// previous one, which itself took less than backToBack, first yields, and is
+// served in its turn behind the goroutines already waiting. A connection that
+// waited for its request (it parked, and was queued when the request came)
+// does not yield, nor one whose last request took longer: it waited for
+// something (a write's commit, the disk) and gave the processor away then.
+// Yielding there too only queued small uploads behind the search indexer's
+// batches (30,000 WebDAV PUTs: p99 15-24 ms against 5-19 ms before turns and
+// 4-5 ms with this rule).
 const backToBack = 200 * time.Microsecond
 
 // connTurns is one connection's record for fairTurns.
 type connTurns struct {
 	last atomic.Int64 // when its last request ended (turnClock); 0 before the first
+	took atomic.Int64 // how long its last request took (turnClock's unit)
 }
 
 type connTurnsKey struct{}
@@ -46,7 +52,8 @@ var turnEpoch = time.Now()
 func turnClock() int64 { return int64(time.Since(turnEpoch)) + 1 }
 
 // fairTurns serves each request through next, first calling yield when it
-// arrived within window of the end of its connection's previous request.
+// arrived within window of the end of its connection's previous request and
+// that request took less than window.
 func fairTurns(window time.Duration, yield func(), next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t, _ := r.Context().Value(connTurnsKey{}).(*connTurns)
@@ -54,10 +61,14 @@ func fairTurns(window time.Duration, yield func(), next http.Handler) http.Handl
 			next.ServeHTTP(w, r)
 			return
 		}
-		if last := t.last.Load(); last != 0 && turnClock()-last < int64(window) {
+		start := turnClock()
+		if last := t.last.Load(); last != 0 && start-last < int64(window) && t.took.Load() < int64(window) {
 			yield()
+			start = turnClock() // its own time, not its wait for a turn
 		}
 		next.ServeHTTP(w, r)
-		t.last.Store(turnClock())
+		end := turnClock()
+		t.took.Store(end - start)
+		t.last.Store(end)
 	})
 }

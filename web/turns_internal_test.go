@@ -9,16 +9,18 @@ import (
 	"time"
 )
 
-// A request that arrives right after its connection's previous one yields
-// before it is served; a connection's first request, one after a pause, and
-// one on another connection do not, and a server without the connection
-// record (no ConnContext) never does. Real HTTP over loopback, each client
-// with its own keep-alive connection.
+// A request that arrives right after its connection's previous one, itself
+// quick, yields before it is served; a connection's first request, one after a
+// pause, one after a request that took longer than the window, and one on
+// another connection do not, and a server without the connection record (no
+// ConnContext) never does. Real HTTP over loopback, each client with its own
+// keep-alive connection.
 func TestFairTurnsYieldBackToBack(t *testing.T) {
 	t.Parallel()
 	type step struct {
 		client int           // which client (each has one connection)
 		pause  time.Duration // before the request
+		slow   time.Duration // how long the handler takes
 	}
 	cases := []struct {
 		name        string
@@ -27,13 +29,15 @@ func TestFairTurnsYieldBackToBack(t *testing.T) {
 		steps       []step
 		yields      int64
 	}{
-		{"a connection's first request", time.Minute, true, []step{{0, 0}}, 0},
-		{"requests back to back on one connection", time.Minute, true, []step{{0, 0}, {0, 0}, {0, 0}}, 2},
-		{"a request after a pause longer than the window", 20 * time.Millisecond, true, []step{{0, 0}, {0, 60 * time.Millisecond}}, 0},
-		{"a pause, then back to back again", 20 * time.Millisecond, true, []step{{0, 0}, {0, 60 * time.Millisecond}, {0, 0}}, 1},
-		{"the first request of another connection", time.Minute, true, []step{{0, 0}, {1, 0}}, 0},
-		{"two connections, each back to back", time.Minute, true, []step{{0, 0}, {1, 0}, {0, 0}, {1, 0}}, 2},
-		{"a server without the connection record", time.Minute, false, []step{{0, 0}, {0, 0}, {0, 0}}, 0},
+		{"a connection's first request", time.Minute, true, []step{{0, 0, 0}}, 0},
+		{"requests back to back on one connection", time.Minute, true, []step{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}, 2},
+		{"a request after a pause longer than the window", 20 * time.Millisecond, true, []step{{0, 0, 0}, {0, 60 * time.Millisecond, 0}}, 0},
+		{"a pause, then back to back again", 20 * time.Millisecond, true, []step{{0, 0, 0}, {0, 60 * time.Millisecond, 0}, {0, 0, 0}}, 1},
+		{"the first request of another connection", time.Minute, true, []step{{0, 0, 0}, {1, 0, 0}}, 0},
+		{"two connections, each back to back", time.Minute, true, []step{{0, 0, 0}, {1, 0, 0}, {0, 0, 0}, {1, 0, 0}}, 2},
+		{"a server without the connection record", time.Minute, false, []step{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}, 0},
+		{"right after a request that took longer than the window", 20 * time.Millisecond, true, []step{{0, 0, 60 * time.Millisecond}, {0, 0, 0}}, 0},
+		{"a slow request, then quick ones back to back", 20 * time.Millisecond, true, []step{{0, 0, 60 * time.Millisecond}, {0, 0, 0}, {0, 0, 0}}, 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -42,6 +46,9 @@ func TestFairTurnsYieldBackToBack(t *testing.T) {
 			var s Server
 			ts := httptest.NewUnstartedServer(fairTurns(tc.window, func() { yields.Add(1) }, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				served.Add(1)
+				if d, err := time.ParseDuration(r.Header.Get("Slow")); err == nil {
+					time.Sleep(d)
+				}
 				_, _ = io.WriteString(w, "ok")
 			})))
 			if tc.connContext {
@@ -55,7 +62,12 @@ func TestFairTurnsYieldBackToBack(t *testing.T) {
 			}
 			for i, st := range tc.steps {
 				time.Sleep(st.pause)
-				res, err := clients[st.client].Get(ts.URL)
+				req, err := http.NewRequest(http.MethodGet, ts.URL, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Header.Set("Slow", st.slow.String())
+				res, err := clients[st.client].Do(req)
 				if err != nil {
 					t.Fatalf("request %d: %v", i, err)
 				}
