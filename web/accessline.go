@@ -32,6 +32,19 @@ var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b 
 
 const maxPooledLine = 16 << 10
 
+// writeTextLine formats an access log line of attrs at t in a pooled buffer
+// and hands it to lw; false when either declines (the caller logs a record).
+func writeTextLine(lw textLineWriter, t time.Time, attrs []slog.Attr) bool {
+	buf := linePool.Get().(*[]byte)
+	line, ok := appendTextLine((*buf)[:0], t, slog.LevelInfo, "request", attrs)
+	ok = ok && lw.WriteTextLine(line)
+	if cap(line) <= maxPooledLine {
+		*buf = line
+		linePool.Put(buf)
+	}
+	return ok
+}
+
 // appendTextLine appends the line slog.TextHandler (no options) writes for a
 // record of level, msg and attrs at t; ok is false when an attribute's kind is
 // not one it formats (string, int64, float64).

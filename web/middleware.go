@@ -105,19 +105,8 @@ func (s *Server) accessLog(c *gin.Context) {
 	if !h.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
-	if lw, ok := h.(textLineWriter); ok {
-		buf := linePool.Get().(*[]byte)
-		line, ok := appendTextLine((*buf)[:0], end, slog.LevelInfo, "request", a)
-		if ok {
-			ok = lw.WriteTextLine(line)
-		}
-		if cap(line) <= maxPooledLine {
-			*buf = line
-			linePool.Put(buf)
-		}
-		if ok {
-			return
-		}
+	if lw, ok := h.(textLineWriter); ok && writeTextLine(lw, end, a) {
+		return
 	}
 	// A record of our own rather than LogAttrs: the line's source is always
 	// here, and LogAttrs's runtime.Callers for it was a seventh of its cost.

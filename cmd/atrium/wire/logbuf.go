@@ -24,8 +24,9 @@ const (
 // writes out what is gathered (call it when the server stops).
 func NewServeLogger(cfg Config, w io.Writer) (*slog.Logger, func()) {
 	b := &logBuffer{w: w}
-	l := NewLogger(cfg, b)
-	return slog.New(flushOnWarn{l.Handler(), b, cfg.Log.Format != "json"}), b.Flush
+	h := NewLogger(cfg, b).Handler()
+	_, text := h.(*slog.TextHandler)
+	return slog.New(flushOnWarn{h, b, text}), b.Flush
 }
 
 // logBuffer gathers log lines for w.
