@@ -64,15 +64,18 @@ func (p *Principal) RequireUser() error {
 	return nil
 }
 
-type principalKey struct{}
+// PrincipalKey is the context key of the principal. WithPrincipal adds one to
+// a context; a door's own request context may also answer it (a *Principal),
+// once it has authenticated the request.
+type PrincipalKey struct{}
 
 // WithPrincipal returns a context carrying p.
 func WithPrincipal(ctx context.Context, p *Principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
+	return context.WithValue(ctx, PrincipalKey{}, p)
 }
 
 // PrincipalFrom returns the principal of ctx, or nil.
 func PrincipalFrom(ctx context.Context) *Principal {
-	p, _ := ctx.Value(principalKey{}).(*Principal)
+	p, _ := ctx.Value(PrincipalKey{}).(*Principal)
 	return p
 }

@@ -237,17 +237,16 @@ func ioDeadlines(idle time.Duration, next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rc := http.NewResponseController(w)
 		now := time.Now()
-		_ = rc.SetWriteDeadline(now.Add(idle))
 		every := min(refresh, idle/4)
+		iw := &idleWriter{ResponseWriter: w, rc: connDeadlines{w}, idle: idle, every: every, set: now}
+		_ = iw.rc.SetWriteDeadline(now.Add(idle))
 		if r.Body != nil && r.Body != http.NoBody {
 			// A shallow copy: the server must still see its own body type on
 			// the original request, to know whether the body was left unread.
 			r = r.WithContext(r.Context())
-			r.Body = &idleReader{ReadCloser: r.Body, rc: rc, idle: idle, every: every}
+			r.Body = &idleReader{ReadCloser: r.Body, rc: iw.rc, idle: idle, every: every}
 		}
-		iw := &idleWriter{ResponseWriter: w, rc: rc, idle: idle, every: every, set: now}
 		next.ServeHTTP(iw, r)
 		// The server writes what is still buffered (or a status-only
 		// response) after the handler returns: the client has the idle
@@ -261,9 +260,40 @@ func ioDeadlines(idle time.Duration, next http.Handler) http.Handler {
 // than it protects.
 const refresh = time.Second
 
+// connDeadlines sets a response's connection deadlines as
+// http.ResponseController does (through writers that unwrap), without its
+// allocation a request.
+type connDeadlines struct{ rw http.ResponseWriter }
+
+func (c connDeadlines) SetReadDeadline(t time.Time) error {
+	for rw := c.rw; ; {
+		switch w := rw.(type) {
+		case interface{ SetReadDeadline(time.Time) error }:
+			return w.SetReadDeadline(t)
+		case interface{ Unwrap() http.ResponseWriter }:
+			rw = w.Unwrap()
+		default:
+			return http.ErrNotSupported
+		}
+	}
+}
+
+func (c connDeadlines) SetWriteDeadline(t time.Time) error {
+	for rw := c.rw; ; {
+		switch w := rw.(type) {
+		case interface{ SetWriteDeadline(time.Time) error }:
+			return w.SetWriteDeadline(t)
+		case interface{ Unwrap() http.ResponseWriter }:
+			rw = w.Unwrap()
+		default:
+			return http.ErrNotSupported
+		}
+	}
+}
+
 type idleReader struct {
 	io.ReadCloser
-	rc    *http.ResponseController
+	rc    connDeadlines
 	idle  time.Duration
 	every time.Duration
 	set   time.Time
@@ -300,7 +330,7 @@ var errBodyStalled = errors.New("request body stalled past the idle timeout")
 
 type idleWriter struct {
 	http.ResponseWriter
-	rc    *http.ResponseController
+	rc    connDeadlines
 	idle  time.Duration
 	every time.Duration
 	set   time.Time

@@ -99,7 +99,7 @@ func TestKnownClients(t *testing.T) {
 	swept.add("10.0.0.3", "account:bob@example.test")
 	now = start.Add(ttl + time.Hour)
 	swept.add("10.0.0.4", "account:carol@example.test")
-	if _, ok := swept.seen["10.0.0.3|account:bob@example.test"]; ok || len(swept.seen) != 1 {
+	if _, ok := swept.seen[clientAccount{"10.0.0.3", "account:bob@example.test"}]; ok || len(swept.seen) != 1 {
 		t.Fatalf("after the sweep: %v", swept.seen)
 	}
 	if newKnownClients(0, nil) != nil {

@@ -169,9 +169,13 @@ type knownClients struct {
 	mu    sync.RWMutex
 	ttl   time.Duration
 	now   func() time.Time
-	seen  map[string]time.Time
+	seen  map[clientAccount]time.Time
 	sweep time.Time
 }
+
+// clientAccount is an account at a client address: a struct key, so that no
+// request builds a string to look itself up.
+type clientAccount struct{ ip, account string }
 
 // knownRefresh is how old a remembered success may be before the next one
 // from the same client is written down again: every authenticated request
@@ -186,7 +190,7 @@ func newKnownClients(ttl time.Duration, now func() time.Time) *knownClients {
 	if now == nil {
 		now = time.Now
 	}
-	return &knownClients{ttl: ttl, now: now, seen: map[string]time.Time{}}
+	return &knownClients{ttl: ttl, now: now, seen: map[clientAccount]time.Time{}}
 }
 
 // add records a success of account from ip.
@@ -194,7 +198,7 @@ func (k *knownClients) add(ip, account string) {
 	if k == nil {
 		return
 	}
-	key := ip + "|" + account
+	key := clientAccount{ip, account}
 	now := k.now()
 	k.mu.RLock()
 	t, ok := k.seen[key]
@@ -222,7 +226,7 @@ func (k *knownClients) has(ip, account string) bool {
 	}
 	k.mu.RLock()
 	defer k.mu.RUnlock()
-	t, ok := k.seen[ip+"|"+account]
+	t, ok := k.seen[clientAccount{ip, account}]
 	return ok && k.now().Sub(t) < k.ttl
 }
 

@@ -34,6 +34,18 @@ func (c *authCache) get(key string, now time.Time) (*app.Principal, bool) {
 	c.mu.RLock()
 	e, ok := c.m[key]
 	c.mu.RUnlock()
+	return c.valid(e, ok, now)
+}
+
+// getHash is get by a secret's hash, without copying it into a string.
+func (c *authCache) getHash(h []byte, now time.Time) (*app.Principal, bool) {
+	c.mu.RLock()
+	e, ok := c.m[string(h)]
+	c.mu.RUnlock()
+	return c.valid(e, ok, now)
+}
+
+func (c *authCache) valid(e authEntry, ok bool, now time.Time) (*app.Principal, bool) {
 	if !ok || e.gen != c.gen.Load() || now.Sub(e.at) > authCacheTTL || now.Before(e.at) {
 		return nil, false
 	}
@@ -72,10 +84,16 @@ type profileEntry struct {
 type profileCache struct {
 	gen *atomic.Uint64
 	mu  sync.RWMutex
-	m   map[string]profileEntry
+	m   map[profileKey]profileEntry
 }
 
-func (c *profileCache) get(key string, now time.Time) (profile, bool) {
+// profileKey names a cached answer: a struct, so that a lookup builds no string.
+type profileKey struct {
+	twoFactor bool // TwoFactorOn's entry of user, else Profile's of org and user
+	org, user string
+}
+
+func (c *profileCache) get(key profileKey, now time.Time) (profile, bool) {
 	c.mu.RLock()
 	e, ok := c.m[key]
 	c.mu.RUnlock()
@@ -85,11 +103,11 @@ func (c *profileCache) get(key string, now time.Time) (profile, bool) {
 	return e.p, true
 }
 
-func (c *profileCache) put(key string, p profile, gen uint64, now time.Time) {
+func (c *profileCache) put(key profileKey, p profile, gen uint64, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= authCacheSize {
-		c.m = make(map[string]profileEntry)
+		c.m = make(map[profileKey]profileEntry)
 	}
 	c.m[key] = profileEntry{p: p, at: now, gen: gen}
 }

@@ -385,7 +385,7 @@ var errBadCredential = app.Errorf(app.EUnauthorized, "The credential is not vali
 func (s *Service) fromSecret(ctx context.Context, kind, secret string) (*app.Principal, error) {
 	h := s.hash(secret)
 	now := s.clock.Now()
-	if p, ok := s.cache.get(string(h), now); ok {
+	if p, ok := s.cache.getHash(h, now); ok {
 		return p, nil
 	}
 	gen := s.cache.gen.Load()
@@ -542,7 +542,7 @@ func (s *Service) SetUserStatus(ctx context.Context, actorID, userID, status str
 // dropped with it on any change to a user or organisation (CredentialsChanged).
 func (s *Service) Profile(ctx context.Context, p *app.Principal) (Organization, *User, error) {
 	now := s.clock.Now()
-	key := "profile\x00" + p.OrgID + "\x00" + p.UserID
+	key := profileKey{org: p.OrgID, user: p.UserID}
 	if pr, ok := s.profiles.get(key, now); ok {
 		var u *User
 		if pr.user != nil {

@@ -96,7 +96,7 @@ var (
 // TwoFactorOn reports whether a user has two-factor sign-in on.
 func (s *Service) TwoFactorOn(ctx context.Context, userID string) (bool, error) {
 	now := s.clock.Now()
-	key := "twofactor\x00" + userID
+	key := profileKey{twoFactor: true, user: userID}
 	if pr, ok := s.profiles.get(key, now); ok {
 		return pr.twoFactor, nil
 	}
