@@ -237,10 +237,16 @@ func ioDeadlines(idle time.Duration, next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		now := time.Now()
 		every := min(refresh, idle/4)
-		iw := &idleWriter{ResponseWriter: w, rc: connDeadlines{w}, idle: idle, every: every, set: now}
-		_ = iw.rc.SetWriteDeadline(now.Add(idle))
+		iw := &idleWriter{ResponseWriter: w, rc: connDeadlines{w}, idle: idle, every: every}
+		// An HTTP/1 connection's write deadline outlives its request: when
+		// the connection's last request set it less than every ago, it stands
+		// (as the deadline of a long response moves only every so often).
+		rec := connRecordOf(r)
+		if rec != nil && r.ProtoMajor == 1 {
+			iw.set = rec.writeSet
+		}
+		iw.touch()
 		if r.Body != nil && r.Body != http.NoBody {
 			// A shallow copy: the server must still see its own body type on
 			// the original request, to know whether the body was left unread.
@@ -252,6 +258,9 @@ func ioDeadlines(idle time.Duration, next http.Handler) http.Handler {
 		// response) after the handler returns: the client has the idle
 		// timeout from now to take it, however long the handler worked.
 		iw.touch()
+		if rec != nil && r.ProtoMajor == 1 {
+			rec.writeSet = iw.set
+		}
 	})
 }
 
@@ -337,7 +346,7 @@ type idleWriter struct {
 }
 
 func (w *idleWriter) touch() {
-	if time.Since(w.set) > w.every { // the monotonic clock alone: half the cost of time.Now
+	if w.set.IsZero() || time.Since(w.set) > w.every { // the monotonic clock alone: half the cost of time.Now
 		now := time.Now()
 		_ = w.rc.SetWriteDeadline(now.Add(w.idle))
 		w.set = now

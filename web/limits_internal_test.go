@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -109,5 +110,72 @@ func TestKnownClients(t *testing.T) {
 	none.add("10.0.0.1", "x")
 	if none.has("10.0.0.1", "x") {
 		t.Fatal("a nil knownClients knows someone")
+	}
+}
+
+// countDeadlines counts the write deadlines a handler sets through it.
+type countDeadlines struct {
+	http.ResponseWriter
+	n *atomic.Int32
+}
+
+func (c countDeadlines) SetWriteDeadline(t time.Time) error {
+	c.n.Add(1)
+	return http.NewResponseController(c.ResponseWriter).SetWriteDeadline(t)
+}
+
+func (c countDeadlines) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// A keep-alive connection's write deadline outlives its request: a request
+// that comes less than a quarter of the idle timeout after the connection's
+// deadline was set leaves it, a later one or another connection's sets its own.
+func TestIdleWriteDeadlinePerConnection(t *testing.T) {
+	t.Parallel()
+	const idle = 400 * time.Millisecond // set again after idle/4
+	var n atomic.Int32
+	h := ioDeadlines(idle, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "ok")
+	}))
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(countDeadlines{w, &n}, r)
+	}))
+	srv.Config.ConnContext = (&Server{}).ConnContext
+	srv.Start()
+	defer srv.Close()
+
+	get := func(c *http.Client) {
+		t.Helper()
+		res, err := c.Get(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || string(b) != "ok" {
+			t.Fatalf("got %d %q", res.StatusCode, b)
+		}
+	}
+	one := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
+	other := &http.Client{Transport: &http.Transport{}}
+	steps := []struct {
+		name   string
+		pause  time.Duration
+		client *http.Client
+		want   int32 // deadlines set by the step
+	}{
+		{"a connection's first request", 0, one, 1},
+		{"the next, right after", 0, one, 0},
+		{"and the next", 0, one, 0},
+		{"another connection", 0, other, 1},
+		{"after a quarter of the idle timeout", idle/4 + 50*time.Millisecond, one, 1},
+		{"right after that", 0, one, 0},
+	}
+	for _, st := range steps {
+		time.Sleep(st.pause)
+		before := n.Load()
+		get(st.client)
+		if got := n.Load() - before; got != st.want {
+			t.Errorf("%s: %d write deadlines set, want %d", st.name, got, st.want)
+		}
 	}
 }

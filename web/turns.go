@@ -29,19 +29,30 @@ import (
 // 4-5 ms with this rule).
 const backToBack = 200 * time.Microsecond
 
-// connTurns is one connection's record for fairTurns.
-type connTurns struct {
+// connRecord is one connection's record, for fairTurns and ioDeadlines.
+type connRecord struct {
 	last atomic.Int64 // when its last request ended (turnClock); 0 before the first
 	took atomic.Int64 // how long its last request took (turnClock's unit)
+
+	// writeSet is when ioDeadlines last set the connection's write deadline
+	// (to writeSet plus the idle timeout); zero before. Only HTTP/1 requests
+	// use it, one at a time.
+	writeSet time.Time
 }
 
-type connTurnsKey struct{}
+type connRecordKey struct{}
 
 // ConnContext is the http.Server's ConnContext: it gives each connection the
-// record fair turns keep. A server without it serves every request without
-// yielding.
+// record fair turns and the I/O deadlines keep. A server without it serves
+// every request without yielding, and sets every request's write deadline.
 func (s *Server) ConnContext(ctx context.Context, _ net.Conn) context.Context {
-	return context.WithValue(ctx, connTurnsKey{}, new(connTurns))
+	return context.WithValue(ctx, connRecordKey{}, new(connRecord))
+}
+
+// connRecordOf is the record of r's connection, or nil.
+func connRecordOf(r *http.Request) *connRecord {
+	rec, _ := r.Context().Value(connRecordKey{}).(*connRecord)
+	return rec
 }
 
 // turnEpoch is where turnClock counts from.
@@ -56,7 +67,7 @@ func turnClock() int64 { return int64(time.Since(turnEpoch)) + 1 }
 // that request took less than window.
 func fairTurns(window time.Duration, yield func(), next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		t, _ := r.Context().Value(connTurnsKey{}).(*connTurns)
+		t := connRecordOf(r)
 		if t == nil {
 			next.ServeHTTP(w, r)
 			return
