@@ -334,8 +334,8 @@ NOTES = {
             "counts fully. The working set is bounded (created contacts, events and files are deleted past a ring of 200; "
             "WebDAV PUTs overwrite 50 names), while the database keeps growing with the audit log, outbox, versions and "
             "webhook deliveries (three subscriptions to a loopback receiver get every write). "
-            "RSS is the median of one sample a second over the window; it includes SQLite's page caches (8 MiB for the "
-            "writer and for each of the 4 readers), which fill as the database grows until they are full; the anon and "
+            "RSS is the median of one sample a second over the window; it includes SQLite's page caches (2 MiB for the "
+            "writer, 8 MiB for each of the 4 readers), which fill as the database grows until they are full; the anon and "
             "heap columns tell them apart from the Go heap. The last column names the operations of each window's slowest 1%. "
             "The write log is checkpointed in the background, not in the commit that fills it; the remaining spikes "
             "(commits of 100-200 ms, logged by the server as slow write transactions) are fsync stalls of this VM's disk.",

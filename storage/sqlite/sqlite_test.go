@@ -325,28 +325,28 @@ func TestConnectionPragmas(t *testing.T) {
 	}
 	direct := func(db *sql.DB) func(func(querier)) { return func(fn func(querier)) { fn(db) } }
 	for _, c := range []struct {
-		conn         string
-		on           func(func(querier)) // runs its argument with the connection
-		busy, autoCk int
+		conn                string
+		on                  func(func(querier)) // runs its argument with the connection
+		busy, autoCk, cache int
 	}{
 		{"the writer", func(fn func(querier)) { // held by the committer
 			if err := db.cm.onConn(ctx, func(conn *sql.Conn) error { fn(conn); return nil }); err != nil {
 				t.Error(err)
 			}
-		}, 10000, 0},
-		{"a reader", direct(db.r), 10000, 1000},
-		{"the checkpointer", direct(db.cp.db), 250, 0},
+		}, 10000, 0, -2000}, // a small cache: writerCacheSize
+		{"a reader", direct(db.r), 10000, 1000, -8000},
+		{"the checkpointer", direct(db.cp.db), 250, 0, -8000},
 	} {
 		c.on(func(q querier) {
-			var busy, autoCk, sync int
-			for pragma, v := range map[string]*int{"busy_timeout": &busy, "wal_autocheckpoint": &autoCk, "synchronous": &sync} {
+			var busy, autoCk, sync, cache int
+			for pragma, v := range map[string]*int{"busy_timeout": &busy, "wal_autocheckpoint": &autoCk, "synchronous": &sync, "cache_size": &cache} {
 				if err := q.QueryRowContext(ctx, "PRAGMA "+pragma).Scan(v); err != nil {
 					t.Errorf("%s: PRAGMA %s: %v", c.conn, pragma, err)
 				}
 			}
-			if busy != c.busy || autoCk != c.autoCk || sync != 2 {
-				t.Errorf("%s: busy_timeout %d, wal_autocheckpoint %d, synchronous %d; want %d, %d and 2 (FULL)",
-					c.conn, busy, autoCk, sync, c.busy, c.autoCk)
+			if busy != c.busy || autoCk != c.autoCk || sync != 2 || cache != c.cache {
+				t.Errorf("%s: busy_timeout %d, wal_autocheckpoint %d, synchronous %d, cache_size %d; want %d, %d, 2 (FULL) and %d",
+					c.conn, busy, autoCk, sync, cache, c.busy, c.autoCk, c.cache)
 			}
 		})
 	}
