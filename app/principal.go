@@ -1,6 +1,9 @@
 package app
 
-import "context"
+import (
+	"context"
+	"reflect"
+)
 
 // Credential kinds a principal can come from.
 const (
@@ -33,7 +36,26 @@ type Principal struct {
 	Features []string
 	// QuotaBytes is the storage quota of the caller's organisation's plan.
 	QuotaBytes int64
+
+	// scopeList is Scopes.List() of the set scopeListOf, kept by KeepScopeList.
+	scopeList   []string
+	scopeListOf Scopes
 }
+
+// ScopeList returns p.Scopes.List(): the list KeepScopeList kept, while
+// p.Scopes is still the set it was made of. Callers must not change it.
+func (p *Principal) ScopeList() []string {
+	// The set kept is referenced here, so no other map can take its address.
+	if p.scopeListOf != nil && reflect.ValueOf(p.scopeListOf).UnsafePointer() == reflect.ValueOf(p.Scopes).UnsafePointer() {
+		return p.scopeList
+	}
+	return p.Scopes.List()
+}
+
+// KeepScopeList lists p's scopes once, for a principal that is kept and copied
+// (the credential cache): the copies share the list. A set of scopes is never
+// changed in place; a principal given another set lists that one again.
+func (p *Principal) KeepScopeList() { p.scopeList, p.scopeListOf = p.Scopes.List(), p.Scopes }
 
 // HasFeature reports whether the caller's plan includes feature f.
 func (p *Principal) HasFeature(f string) bool {

@@ -48,3 +48,31 @@ func TestKnownScope(t *testing.T) {
 		t.Error("AllScopes shares its slice with the caller")
 	}
 }
+
+// A principal's kept list is shared by its copies while their scopes are the
+// set it was made of; a copy given another set lists that one.
+func TestPrincipalScopeList(t *testing.T) {
+	t.Parallel()
+	p := &Principal{Scopes: NewScopes(ScopeDriveWrite, ScopeAdmin)}
+	want := []string{ScopeAdmin, ScopeDriveWrite}
+	if got := p.ScopeList(); !slices.Equal(got, want) {
+		t.Fatalf("before KeepScopeList: %v, want %v", got, want)
+	}
+	p.KeepScopeList()
+	cp := *p
+	a, b := p.ScopeList(), cp.ScopeList()
+	if !slices.Equal(a, want) || &a[0] != &b[0] {
+		t.Errorf("a copy does not share the kept list: %v, %v", a, b)
+	}
+	cp.Scopes = NewScopes(ScopeDriveRead)
+	if got := cp.ScopeList(); !slices.Equal(got, []string{ScopeDriveRead}) {
+		t.Errorf("after its scopes changed: %v", got)
+	}
+	if got := p.ScopeList(); !slices.Equal(got, want) {
+		t.Errorf("the original's list: %v", got)
+	}
+	cp.Scopes = nil
+	if got := cp.ScopeList(); len(got) != 0 {
+		t.Errorf("without scopes: %v", got)
+	}
+}

@@ -1,6 +1,7 @@
 package identity
 
 import (
+	"crypto/sha256"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,10 +38,16 @@ func (c *authCache) get(key string, now time.Time) (*app.Principal, bool) {
 	return c.valid(e, ok, now)
 }
 
-// getHash is get by a secret's hash, without copying it into a string.
-func (c *authCache) getHash(h []byte, now time.Time) (*app.Principal, bool) {
+// cacheKey is the cache's key of a bearer secret or app password: its SHA-256.
+// Secrets are long and random, so their plain hash names them; the database
+// finds them by the pepper's HMAC (Service.hash), which costs about twice as
+// much and is computed only when the cache misses.
+func cacheKey(secret string) [sha256.Size]byte { return sha256.Sum256([]byte(secret)) }
+
+// getKey is get by a key of bytes, without copying them into a string.
+func (c *authCache) getKey(key []byte, now time.Time) (*app.Principal, bool) {
 	c.mu.RLock()
-	e, ok := c.m[string(h)]
+	e, ok := c.m[string(key)]
 	c.mu.RUnlock()
 	return c.valid(e, ok, now)
 }
@@ -59,7 +66,9 @@ func (c *authCache) put(key string, p *app.Principal, gen uint64, now time.Time)
 	if c.m == nil || len(c.m) >= authCacheSize {
 		c.m = make(map[string]authEntry)
 	}
-	c.m[key] = authEntry{p: *p, at: now, gen: gen}
+	e := authEntry{p: *p, at: now, gen: gen}
+	e.p.KeepScopeList() // every request's copy shares it
+	c.m[key] = e
 }
 
 // CredentialsChanged empties the authentication cache; call it after any change

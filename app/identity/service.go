@@ -383,12 +383,13 @@ func (s *Service) Authenticate(ctx context.Context, bearer string) (*app.Princip
 var errBadCredential = app.Errorf(app.EUnauthorized, "The credential is not valid.")
 
 func (s *Service) fromSecret(ctx context.Context, kind, secret string) (*app.Principal, error) {
-	h := s.hash(secret)
+	key := cacheKey(secret)
 	now := s.clock.Now()
-	if p, ok := s.cache.getHash(h, now); ok {
+	if p, ok := s.cache.getKey(key[:], now); ok {
 		return p, nil
 	}
 	gen := s.cache.gen.Load()
+	h := s.hash(secret)
 	cred, err := s.store.CredentialByHash(ctx, kind, h)
 	if app.ErrorCode(err) == app.ENotFound {
 		return nil, errBadCredential
@@ -404,7 +405,7 @@ func (s *Service) fromSecret(ctx context.Context, kind, secret string) (*app.Pri
 		s.touch(ctx, cred, now)
 	}
 	if err == nil && (cred.ExpiresAt == nil || cred.ExpiresAt.Sub(now) > authCacheTTL) {
-		s.cache.put(string(h), p, gen, now)
+		s.cache.put(string(key[:]), p, gen, now)
 	}
 	return p, err
 }
@@ -424,14 +425,16 @@ func (s *Service) touch(ctx context.Context, cred Credential, now time.Time) {
 // AuthenticateBasic resolves an e-mail address and app password (HTTP Basic on the
 // DAV doors). Account passwords are not accepted there.
 func (s *Service) AuthenticateBasic(ctx context.Context, email, password string) (*app.Principal, error) {
-	h := s.hash(normalizeAppPassword(password))
+	norm := normalizeAppPassword(password)
 	email = strings.TrimSpace(email)
 	now := s.clock.Now()
-	key := "basic\x00" + email + "\x00" + string(h)
+	sum := cacheKey(norm)
+	key := "basic\x00" + email + "\x00" + string(sum[:])
 	if p, ok := s.cache.get(key, now); ok {
 		return p, nil
 	}
 	gen := s.cache.gen.Load()
+	h := s.hash(norm)
 	cred, err := s.store.AppPasswordCredential(ctx, email, h)
 	if app.ErrorCode(err) == app.ENotFound {
 		if p := strings.TrimSpace(password); strings.HasPrefix(p, PATPrefix) || strings.HasPrefix(p, SPTokenPrefix) {

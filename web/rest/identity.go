@@ -41,7 +41,7 @@ func registerIdentity(api huma.API, d Deps) {
 			if err != nil {
 				return nil, err
 			}
-			m := Me{Credential: p.Credential, User: u, Organization: o, Scopes: p.Scopes.List(), Features: p.Features, ServicePrincipalID: p.ServicePrincipalID}
+			m := Me{Credential: p.Credential, User: u, Organization: o, Scopes: p.ScopeList(), Features: p.Features, ServicePrincipalID: p.ServicePrincipalID}
 			if u != nil {
 				if m.TwoFactor, err = d.Identity.TwoFactorOn(ctx, u.ID); err != nil {
 					return nil, err
