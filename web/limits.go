@@ -274,29 +274,23 @@ const refresh = time.Second
 // allocation a request.
 type connDeadlines struct{ rw http.ResponseWriter }
 
-func (c connDeadlines) SetReadDeadline(t time.Time) error {
-	for rw := c.rw; ; {
-		switch w := rw.(type) {
-		case interface{ SetReadDeadline(time.Time) error }:
-			return w.SetReadDeadline(t)
-		case interface{ Unwrap() http.ResponseWriter }:
-			rw = w.Unwrap()
-		default:
-			return http.ErrNotSupported
-		}
-	}
-}
+func (c connDeadlines) SetReadDeadline(t time.Time) error { return c.set(t, false) }
 
-func (c connDeadlines) SetWriteDeadline(t time.Time) error {
+func (c connDeadlines) SetWriteDeadline(t time.Time) error { return c.set(t, true) }
+
+func (c connDeadlines) set(t time.Time, write bool) error {
 	for rw := c.rw; ; {
-		switch w := rw.(type) {
-		case interface{ SetWriteDeadline(time.Time) error }:
-			return w.SetWriteDeadline(t)
-		case interface{ Unwrap() http.ResponseWriter }:
-			rw = w.Unwrap()
-		default:
+		if d, ok := rw.(interface{ SetWriteDeadline(time.Time) error }); ok && write {
+			return d.SetWriteDeadline(t)
+		}
+		if d, ok := rw.(interface{ SetReadDeadline(time.Time) error }); ok && !write {
+			return d.SetReadDeadline(t)
+		}
+		u, ok := rw.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
 			return http.ErrNotSupported
 		}
+		rw = u.Unwrap()
 	}
 }
 
