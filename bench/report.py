@@ -4,6 +4,7 @@ bench/out/: python3 bench/report.py OUT_DIR MARKDOWN "STEPS" INDEX_DOCS.
 
 Every figure is parsed from an output; a step that did not run, failed, or
 printed no figure says so in its table."""
+import datetime
 import os
 import re
 import sys
@@ -24,6 +25,16 @@ def status(name):
     if s is None:
         return None
     return dict(kv.split("=", 1) for kv in s.split() if "=" in kv)
+
+
+def output_predates_run(name):
+    """Whether step name's output was written before the last run (machine.txt's date) began."""
+    try:
+        written = os.path.getmtime(os.path.join(out_dir, name + ".status"))
+        began = datetime.datetime.strptime(machine.get("date", ""), "%Y-%m-%d %H:%M UTC")
+    except (OSError, ValueError):
+        return False
+    return written < began.replace(tzinfo=datetime.timezone.utc).timestamp()
 
 
 machine = {}
@@ -533,9 +544,15 @@ for step, title in AREAS:
         md.append("")
         continue
     if previous_machine is not None:
-        md.append(f"Run on its own on {machine.get('date', '?')} (commit {machine.get('commit', '?')}, load at the start "
-                  f"{machine.get('load_start', '?')}, at the end {machine.get('load_end', '?')}); the machine table above is the "
-                  "previous full report's.")
+        kept = [l for l in previous.get(step, []) if l.startswith("Run on its own on ")]
+        if kept and output_predates_run(step):
+            # Re-rendered by hand (KEEP_PREVIOUS, ONLY) from an output of an
+            # earlier run than the last one: that run's line, not the last's.
+            md.append(kept[0])
+        else:
+            md.append(f"Run on its own on {machine.get('date', '?')} (commit {machine.get('commit', '?')}, load at the start "
+                      f"{machine.get('load_start', '?')}, at the end {machine.get('load_end', '?')}); the machine table above is the "
+                      "previous full report's.")
         md.append("")
     md.append(f"Ran {st.get('seconds', '?')} s; load at its end {st.get('load', '?').replace(',', ', ')}; raw output `bench/out/{step}.txt`.")
     md.append("")
