@@ -28,31 +28,20 @@ type authEntry struct {
 type authCache struct {
 	gen atomic.Uint64
 	mu  sync.RWMutex
-	m   map[string]authEntry
+	m   map[[sha256.Size]byte]authEntry
 }
 
-func (c *authCache) get(key string, now time.Time) (*app.Principal, bool) {
+// cacheKey is the cache's key of a bearer secret, or of an e-mail address and
+// app password: their SHA-256. Secrets are long and random, so their plain
+// hash names them; the database finds them by the pepper's HMAC (Service.hash),
+// which costs about twice as much and is computed only when the cache misses.
+func cacheKey(secret string) [sha256.Size]byte { return sha256.Sum256([]byte(secret)) }
+
+// get returns the principal cached under key while it is valid.
+func (c *authCache) get(key [sha256.Size]byte, now time.Time) (*app.Principal, bool) {
 	c.mu.RLock()
 	e, ok := c.m[key]
 	c.mu.RUnlock()
-	return c.valid(e, ok, now)
-}
-
-// cacheKey is the cache's key of a bearer secret or app password: its SHA-256.
-// Secrets are long and random, so their plain hash names them; the database
-// finds them by the pepper's HMAC (Service.hash), which costs about twice as
-// much and is computed only when the cache misses.
-func cacheKey(secret string) [sha256.Size]byte { return sha256.Sum256([]byte(secret)) }
-
-// getKey is get by a key of bytes, without copying them into a string.
-func (c *authCache) getKey(key []byte, now time.Time) (*app.Principal, bool) {
-	c.mu.RLock()
-	e, ok := c.m[string(key)]
-	c.mu.RUnlock()
-	return c.valid(e, ok, now)
-}
-
-func (c *authCache) valid(e authEntry, ok bool, now time.Time) (*app.Principal, bool) {
 	if !ok || e.gen != c.gen.Load() || now.Sub(e.at) > authCacheTTL || now.Before(e.at) {
 		return nil, false
 	}
@@ -60,11 +49,11 @@ func (c *authCache) valid(e authEntry, ok bool, now time.Time) (*app.Principal, 
 	return &p, true
 }
 
-func (c *authCache) put(key string, p *app.Principal, gen uint64, now time.Time) {
+func (c *authCache) put(key [sha256.Size]byte, p *app.Principal, gen uint64, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= authCacheSize {
-		c.m = make(map[string]authEntry)
+		c.m = make(map[[sha256.Size]byte]authEntry)
 	}
 	e := authEntry{p: *p, at: now, gen: gen}
 	e.p.KeepScopeList() // every request's copy shares it

@@ -385,7 +385,7 @@ var errBadCredential = app.Errorf(app.EUnauthorized, "The credential is not vali
 func (s *Service) fromSecret(ctx context.Context, kind, secret string) (*app.Principal, error) {
 	key := cacheKey(secret)
 	now := s.clock.Now()
-	if p, ok := s.cache.getKey(key[:], now); ok {
+	if p, ok := s.cache.get(key, now); ok {
 		return p, nil
 	}
 	gen := s.cache.gen.Load()
@@ -405,7 +405,7 @@ func (s *Service) fromSecret(ctx context.Context, kind, secret string) (*app.Pri
 		s.touch(ctx, cred, now)
 	}
 	if err == nil && (cred.ExpiresAt == nil || cred.ExpiresAt.Sub(now) > authCacheTTL) {
-		s.cache.put(string(key[:]), p, gen, now)
+		s.cache.put(key, p, gen, now)
 	}
 	return p, err
 }
@@ -428,8 +428,7 @@ func (s *Service) AuthenticateBasic(ctx context.Context, email, password string)
 	norm := normalizeAppPassword(password)
 	email = strings.TrimSpace(email)
 	now := s.clock.Now()
-	sum := cacheKey(norm)
-	key := "basic\x00" + email + "\x00" + string(sum[:])
+	key := cacheKey("basic\x00" + email + "\x00" + norm) // not a bearer secret's: it starts with "basic"
 	if p, ok := s.cache.get(key, now); ok {
 		return p, nil
 	}
