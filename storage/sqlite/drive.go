@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -323,7 +322,7 @@ func (s DriveStore) File(ctx context.Context, id string) (drive.File, error) {
 		return f, mapErr(err, "drive item")
 	}
 	if items != nil && f.IsFolder {
-		items.put(ctx, s.read(ctx), idKey(id), f, []string{id})
+		items.put(idKey(id), f, []string{id})
 	}
 	return f, nil
 }
@@ -390,7 +389,7 @@ func (s DriveStore) LiveItemAt(ctx context.Context, ownerID string, nameKeys []s
 		return f, mapErr(err, "drive item")
 	}
 	if items != nil && f.IsFolder {
-		items.put(ctx, s.read(ctx), key, f, append(chain, f.ID))
+		items.put(key, f, append(chain, f.ID))
 	}
 	return f, nil
 }
@@ -705,29 +704,6 @@ func (s DriveStore) ExpiredUploads(ctx context.Context, t time.Time, limit int) 
 		out = append(out, u)
 	}
 	return out, mapErr(rows.Err(), "uploads")
-}
-
-// AddUsage adjusts the counters of an owner's mime group.
-func (s DriveStore) AddUsage(ctx context.Context, orgID, ownerID, group string, bytes, count int64) error {
-	if bytes == 0 && count == 0 {
-		return nil
-	}
-	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO drive_usage (organization_id, owner_id, mime_group, bytes, file_count)
-		VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET bytes = bytes + excluded.bytes, file_count = file_count + excluded.file_count`,
-		orgID, ownerID, group, bytes, count)
-	return mapErr(err, "drive usage")
-}
-
-// OrgUsage returns the organisation's stored bytes and file count: its row
-// of drive_org_usage, which triggers keep equal to the sum of its drive_usage
-// counters (migration 00025). Every write's quota check reads it.
-func (s DriveStore) OrgUsage(ctx context.Context, orgID string) (int64, int64, error) {
-	var b, c int64
-	err := s.read(ctx).QueryRowContext(ctx, `SELECT bytes, file_count FROM drive_org_usage WHERE organization_id = ?`, orgID).Scan(&b, &c)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, 0, nil
-	}
-	return b, c, mapErr(err, "drive usage")
 }
 
 // OwnerUsage returns an owner's counters by mime group.

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -141,5 +142,99 @@ func BenchmarkDriveOrgUsage(b *testing.B) {
 				b.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestDriveUsagePending: in a group commit the writes' changes of the usage
+// counters are kept and written once, before the commit, yet every write of
+// the group sees them: the quota's OrgUsage adds them, a statement naming the
+// counters finds them written, and a write that fails takes only its own
+// changes with it, even after it wrote the others' (its savepoint undoes
+// that, and they are kept again).
+func TestDriveUsagePending(t *testing.T) {
+	ctx := context.Background()
+	db, _ := contactsDB(t)
+	s := DriveStore{DB: db}
+	db.cm.joinFor = 0 // the held transaction takes nobody in
+	document := func(ctx context.Context) (int64, int64, error) {
+		gs, err := s.OwnerUsage(ctx, "oa", "u1")
+		for _, g := range gs {
+			if g.MimeGroup == "document" {
+				return g.Bytes, g.Count, err
+			}
+		}
+		return 0, 0, err
+	}
+	pending := func(ctx context.Context) int { return len(ctx.Value(txKey{}).(*txState).w.usage.deltas) }
+	jobs := []struct {
+		name string
+		fn   func(ctx context.Context) error
+		fail bool
+	}{
+		{"kept, not written, and counted by the quota", func(ctx context.Context) error {
+			if err := s.AddUsage(ctx, "oa", "u1", "document", 100, 1); err != nil {
+				return err
+			}
+			if n := pending(ctx); n != 1 {
+				return fmt.Errorf("%d changes pending, want 1", n)
+			}
+			if b, c, err := s.OrgUsage(ctx, "oa"); err != nil || b != 100 || c != 1 {
+				return fmt.Errorf("OrgUsage %d bytes %d files (%v), want 100 and 1", b, c, err)
+			}
+			return nil
+		}, false},
+		{"writes the others' changes to read the counters, then fails", func(ctx context.Context) error {
+			if b, c, err := document(ctx); err != nil || b != 100 || c != 1 {
+				return fmt.Errorf("counter %d bytes %d files (%v), want 100 and 1", b, c, err)
+			}
+			if err := s.AddUsage(ctx, "oa", "u1", "document", 200, 1); err != nil {
+				return err
+			}
+			return errors.New("refused")
+		}, true},
+		{"reads the counters after its own change", func(ctx context.Context) error {
+			if err := s.AddUsage(ctx, "oa", "u1", "document", 300, 1); err != nil {
+				return err
+			}
+			if b, c, err := document(ctx); err != nil || b != 400 || c != 2 {
+				return fmt.Errorf("counter %d bytes %d files (%v), want 400 and 2", b, c, err)
+			}
+			return nil
+		}, false},
+		{"kept until the commit", func(ctx context.Context) error {
+			if err := s.AddUsage(ctx, "oa", "u1", "document", 7, 1); err != nil {
+				return err
+			}
+			if b, c, err := s.OrgUsage(ctx, "oa"); err != nil || b != 407 || c != 3 {
+				return fmt.Errorf("OrgUsage %d bytes %d files (%v), want 407 and 3", b, c, err)
+			}
+			return nil
+		}, false},
+	}
+	release := make(chan struct{})
+	held := holdWriter(ctx, db, "", release)
+	errs := make([]chan error, len(jobs))
+	for i, j := range jobs {
+		errs[i] = make(chan error, 1)
+		go func() { errs[i] <- db.InTx(ctx, j.fn) }()
+		queued(t, db, i+1, release) // one after the other: the group's order
+	}
+	close(release)
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	for i, j := range jobs {
+		if err := <-errs[i]; (err != nil) != j.fail {
+			t.Errorf("%s: %v", j.name, err)
+		}
+	}
+	if b, c, err := document(ctx); err != nil || b != 407 || c != 3 {
+		t.Errorf("committed counter %d bytes %d files (%v), want 407 and 3", b, c, err)
+	}
+	if b, c, err := s.OrgUsage(ctx, "oa"); err != nil || b != 407 || c != 3 {
+		t.Errorf("committed OrgUsage %d bytes %d files (%v), want 407 and 3", b, c, err)
+	}
+	if n := len(db.cm.w.usage.deltas); n != 0 {
+		t.Errorf("%d changes pending after the commit", n)
 	}
 }

@@ -222,7 +222,10 @@ func (c *committer) commit(group []*txJob) {
 	// rollback ends the transaction without its changes. An error of SQLite's
 	// that rolled the transaction back already makes ROLLBACK fail: the
 	// connection is out of a transaction either way.
-	rollback := func() { _ = w.exec("ROLLBACK") }
+	rollback := func() {
+		_ = w.exec("ROLLBACK")
+		w.usage.discard()
+	}
 	err := w.exec("BEGIN IMMEDIATE")
 	if err != nil && strings.Contains(err.Error(), "within a transaction") {
 		// A transaction left open (a ROLLBACK that failed) would refuse
@@ -234,7 +237,7 @@ func (c *committer) commit(group []*txJob) {
 		fail(fmt.Errorf("begin transaction: %w", err))
 		return
 	}
-	w.items.begun(context.Background(), w.stmts)
+	w.items.begun()
 	st := &txState{w: w}
 	// A lone job runs without a savepoint: when it fails, the transaction
 	// is rolled back whole. Jobs that join later run in savepoints.
@@ -255,8 +258,10 @@ func (c *committer) commit(group []*txJob) {
 					results[i].err = fmt.Errorf("begin transaction: savepoint: %w", err)
 					continue
 				}
+				usage := w.usage.mark()
 				results[i] = runJob(j, st)
 				if results[i].err != nil || results[i].panic != nil {
+					w.usage.restore(usage)
 					if err := w.exec("ROLLBACK TO grp"); err != nil {
 						// The transaction is broken: nothing of the group commits.
 						rollback()
@@ -281,6 +286,12 @@ func (c *committer) commit(group []*txJob) {
 		rollback()
 		return
 	}
+	// The group's changes of the usage counters, written once for it.
+	if err := w.usage.flush(context.Background(), w.stmts); err != nil {
+		rollback()
+		fail(fmt.Errorf("commit: %w", err))
+		return
+	}
 	// The lock hint may go once a commit that deleted locks leaves none. It
 	// is read here, after the group's last statement, and cleared only when
 	// the commit holds; a lock taken by a later transaction sets it again
@@ -294,6 +305,7 @@ func (c *committer) commit(group []*txJob) {
 		fail(fmt.Errorf("commit: %w", err))
 		return
 	}
+	w.items.committed()
 	if clearLocks {
 		db.driveLocks.Store(false)
 	}

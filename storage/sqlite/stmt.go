@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"sync"
 )
 
@@ -123,8 +124,9 @@ func (s *stmtDB) close() {
 // use, inside a transaction or not.
 type writerConn struct {
 	conn  *sql.Conn
-	stmts *stmtDB   // the transaction's queries (read and write in a transaction)
-	items itemCache // the folders LiveItemAt found, while nothing changed them
+	stmts *stmtDB      // the transaction's queries (read and write in a transaction)
+	items itemCache    // the folders LiveItemAt found, while nothing changed them
+	usage pendingUsage // the transaction's changes of the usage counters, not yet written
 }
 
 func newWriterConn(ctx context.Context, w *sql.DB) (*writerConn, error) {
@@ -133,8 +135,35 @@ func newWriterConn(ctx context.Context, w *sql.DB) (*writerConn, error) {
 		return nil, err
 	}
 	wc := &writerConn{conn: conn, stmts: newStmtDB(conn)}
-	wc.stmts.onStatement = wc.items.statement
+	wc.stmts.onStatement = wc.onStatement
+	wc.items.dataVersion = wc.dataVersion
 	return wc, nil
+}
+
+// onStatement is told of each statement before it runs.
+func (w *writerConn) onStatement(query string, args []any) {
+	w.flushUsageFirst(query)
+	w.items.statement(query, args)
+}
+
+// dataVersion returns the pager's data version of the writer's database
+// (SQLITE_FCNTL_DATA_VERSION), which changes with every change of it: the
+// connection's own commits, and those of other connections it finds when a
+// transaction begins.
+func (w *writerConn) dataVersion() (uint32, error) {
+	var v uint32
+	err := w.conn.Raw(func(dc any) error {
+		fc, ok := dc.(interface {
+			FileControlDataVersion(dbName string) (uint32, error)
+		})
+		if !ok {
+			return fmt.Errorf("data version: the driver's connection (%T) has no file control for it", dc)
+		}
+		var err error
+		v, err = fc.FileControlDataVersion("main")
+		return err
+	})
+	return v, err
 }
 
 // exec runs a statement of transaction control (BEGIN, COMMIT, SAVEPOINT...).
