@@ -312,6 +312,82 @@ func TestGroupCommitJoin(t *testing.T) {
 	}
 }
 
+// TestGroupCommitFailuresFirst: the jobs of a group that run before any of
+// them succeeded have no savepoint; when one fails (an error, a panic, a
+// statement refused) the transaction is rolled back and begun again, and
+// the group goes on: only the jobs that succeeded commit, together.
+func TestGroupCommitFailuresFirst(t *testing.T) {
+	ctx := context.Background()
+	db := gcTestDB(t)
+	db.cm.joinFor = 0 // the held transaction takes nobody in
+	before := db.WriteStats()
+	insert := func(ctx context.Context, k string) error {
+		_, err := db.Exec(ctx, `INSERT INTO gc_test (k, v) VALUES (?, 1)`, k)
+		return err
+	}
+	jobs := []struct {
+		key  string
+		then func(ctx context.Context) error
+		want string // the error (or panic) the caller sees; "" when it commits
+	}{
+		{"f0", func(context.Context) error { return errors.New("refused") }, "refused"},
+		{"f1", func(context.Context) error { panic("boom") }, "boom"},
+		{"f2", func(ctx context.Context) error { return insert(ctx, "f2") }, "UNIQUE"},
+		{"s3", func(context.Context) error { return nil }, ""},
+		{"f4", func(context.Context) error { return errors.New("refused") }, "refused"},
+		{"s5", func(context.Context) error { return nil }, ""},
+	}
+	release := make(chan struct{})
+	held := holdWriter(ctx, db, "", release)
+	got := make([]chan string, len(jobs))
+	for i, j := range jobs {
+		got[i] = make(chan string, 1)
+		go func() {
+			defer func() {
+				if p := recover(); p != nil {
+					got[i] <- fmt.Sprint(p)
+				}
+			}()
+			err := db.InTx(ctx, func(ctx context.Context) error {
+				if err := insert(ctx, j.key); err != nil {
+					return err
+				}
+				return j.then(ctx)
+			})
+			if err != nil {
+				got[i] <- err.Error()
+				return
+			}
+			got[i] <- ""
+		}()
+		queued(t, db, i+1, release) // one after the other: the group's order
+	}
+	close(release)
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for i, j := range jobs {
+		if g := <-got[i]; (j.want == "") != (g == "") || !strings.Contains(g, j.want) {
+			t.Errorf("%s: %q, want %q", j.key, g, j.want)
+		}
+		var n int
+		if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM gc_test WHERE k = ?`, j.key).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			kept = append(kept, j.key)
+		}
+	}
+	if k := strings.Join(kept, ","); k != "s3,s5" {
+		t.Errorf("rows %s, want s3,s5", k)
+	}
+	after := db.WriteStats()
+	if tx, commits := after.Transactions-before.Transactions, after.Commits-before.Commits; tx != uint64(len(jobs))+1 || commits != 2 {
+		t.Errorf("write stats: %d transactions in %d commits, want %d in 2", tx, commits, len(jobs)+1)
+	}
+}
+
 // The writer's one connection is the committer's: a statement outside a
 // transaction runs as a transaction of its own (an Exec when called, a
 // QueryRow when its row is scanned), a query of many rows on the writer
