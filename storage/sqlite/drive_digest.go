@@ -2,13 +2,21 @@ package sqlite
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"atrium/app/drive"
 )
 
 // AddDigests records the SHA-1 and MD5 of a content; an existing row stays.
+// In a transaction, the digests of the small content the transaction just
+// put (SmallBlobs.Put) go into its row instead.
 func (s DriveStore) AddDigests(ctx context.Context, contentHash string, d drive.Digests) error {
+	if st, ok := ctx.Value(txKey{}).(*txState); ok && st.w.small.set {
+		if h, ok := strings.CutPrefix(contentHash, "sha256:"); ok && h == st.w.small.hash {
+			return st.w.small.write(ctx, st.w.stmts, d)
+		}
+	}
 	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO drive_digests (content_hash, sha1, md5) VALUES (?, ?, ?)
 		ON CONFLICT DO NOTHING`, contentHash, d.SHA1, d.MD5)
 	return mapErr(err, "content digests")
@@ -20,8 +28,11 @@ func (s DriveStore) Digests(ctx context.Context, contentHashes []string) (map[st
 	if len(contentHashes) == 0 {
 		return out, nil
 	}
-	rows, err := s.read(ctx).QueryContext(ctx, `SELECT d.content_hash, d.sha1, d.md5 FROM json_each(?) j
-		JOIN drive_digests d ON d.content_hash = j.value`, distinctJSONIDs(contentHashes))
+	// A small content's may be in its row (migration 00026).
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT j.value, ifnull(d.sha1, b.sha1), ifnull(d.md5, b.md5) FROM json_each(?) j
+		LEFT JOIN drive_digests d ON d.content_hash = j.value
+		LEFT JOIN drive_small_blobs b ON d.content_hash IS NULL AND b.hash = substr(j.value, 8) AND j.value LIKE 'sha256:%'
+		WHERE ifnull(d.sha1, b.sha1) IS NOT NULL AND ifnull(d.md5, b.md5) IS NOT NULL`, distinctJSONIDs(contentHashes))
 	if err != nil {
 		return nil, mapErr(err, "content digests")
 	}
@@ -47,7 +58,9 @@ func (s DriveStore) DeleteDigests(ctx context.Context, contentHash string) error
 // and returns the content hashes among them without digests and the last id
 // looked at ("" when none was).
 func (s DriveStore) VersionsWithoutDigests(ctx context.Context, afterID string, limit int) ([]string, string, error) {
-	rows, err := s.read(ctx).QueryContext(ctx, `SELECT v.id, v.content_hash, d.content_hash IS NULL FROM drive_versions v
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT v.id, v.content_hash, d.content_hash IS NULL AND NOT EXISTS (
+			SELECT 1 FROM drive_small_blobs b WHERE b.hash = substr(v.content_hash, 8) AND b.sha1 IS NOT NULL AND b.md5 IS NOT NULL)
+		FROM drive_versions v
 		LEFT JOIN drive_digests d ON d.content_hash = v.content_hash
 		WHERE v.id > ? ORDER BY v.id LIMIT ?`, afterID, limit)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"atrium/app/drive"
 )
 
 // SmallBlobs keeps small contents in the database, named like the blob
@@ -18,14 +20,67 @@ type SmallBlobs struct{ *DB }
 var ErrNoSmallBlob = errors.New("no such small blob")
 
 // Put stores data under hash, written at at; an existing row stays (the same
-// hash is the same bytes). Inside a transaction (InTx) it commits with it.
+// hash is the same bytes). Inside a transaction (InTx) it commits with it:
+// the row is written with the writer's next statement, or by the
+// transaction's AddDigests of the same content, which then writes the
+// digests into the row (pendingSmall).
 func (s SmallBlobs) Put(ctx context.Context, hash string, data []byte, at time.Time) error {
 	if data == nil {
 		data = []byte{} // NOT NULL: the empty content is an empty blob
 	}
-	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO drive_small_blobs (hash, data, created_at) VALUES (?, ?, ?)
-		ON CONFLICT DO NOTHING`, hash, data, ms(at))
+	if st, ok := ctx.Value(txKey{}).(*txState); ok {
+		w := st.w
+		if err := w.small.flush(ctx, w.stmts); err != nil {
+			return err
+		}
+		w.small = pendingSmall{hash: hash, data: data, at: at, set: true}
+		return nil
+	}
+	return putSmall(ctx, s.write(ctx), hash, data, at, drive.Digests{})
+}
+
+// putSmallQuery writes a small content, with its digests when they are
+// known; a row of the same content that lacks them takes them.
+const putSmallQuery = `INSERT INTO drive_small_blobs (hash, data, created_at, sha1, md5) VALUES (?, ?, ?, ?, ?)
+	ON CONFLICT (hash) DO UPDATE SET sha1 = excluded.sha1, md5 = excluded.md5
+	WHERE sha1 IS NULL AND excluded.sha1 IS NOT NULL AND excluded.md5 IS NOT NULL`
+
+func putSmall(ctx context.Context, q querier, hash string, data []byte, at time.Time, d drive.Digests) error {
+	_, err := q.ExecContext(ctx, putSmallQuery, hash, data, ms(at), emptyNull(d.SHA1), emptyNull(d.MD5))
 	return mapErr(err, "small blob")
+}
+
+// pendingSmall is a small content Put in the writer's transaction and not
+// written yet. A write that stores a small content records its digests next
+// (AddDigests), and they go into the content's row: one statement, and no
+// row of drive_digests, a table keyed by a random hash whose row cost a
+// small write about 1.7 pages of the log. Any other statement of the writer
+// first writes the content without them (writerConn.onStatement), so at most
+// one is pending, and never past the statement that follows its Put.
+type pendingSmall struct {
+	hash string
+	data []byte
+	at   time.Time
+	set  bool
+	// flushing: its own statement runs
+	flushing bool
+}
+
+// flush writes the pending content, if any, without digests.
+func (p *pendingSmall) flush(ctx context.Context, w *stmtDB) error {
+	return p.write(ctx, w, drive.Digests{})
+}
+
+// write writes the pending content, if any, with digests d (zero: unknown).
+func (p *pendingSmall) write(ctx context.Context, w *stmtDB, d drive.Digests) error {
+	if !p.set || p.flushing {
+		return nil
+	}
+	hash, data, at := p.hash, p.data, p.at
+	p.flushing = true
+	err := putSmall(ctx, w, hash, data, at, d)
+	*p = pendingSmall{}
+	return err
 }
 
 // Data returns the bytes stored under hash (ErrNoSmallBlob: none).

@@ -1,12 +1,15 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"atrium/app/drive"
 )
 
 // Small contents commit with the transaction they are put in, or not at all;
@@ -93,5 +96,199 @@ func TestSmallBlobs(t *testing.T) {
 	n := 0
 	if err := sb.Walk(ctx, func(string, time.Time) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
 		t.Errorf("Walk returns fn's error: %v after %d", err, n)
+	}
+}
+
+// A small content's digests, recorded right after it is put in one
+// transaction (as every write of a small file does), go into its row rather
+// than into drive_digests; recorded later, or for a row already stored, they
+// are found all the same: Digests reads both, and maintenance
+// (VersionsWithoutDigests) asks for neither. A write that fails after its
+// put leaves neither row.
+func TestSmallBlobDigests(t *testing.T) {
+	ctx := context.Background()
+	db, _ := contactsDB(t)
+	sb, ds := SmallBlobs{db}, DriveStore{DB: db}
+	at := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	hash := func(i int) string { return fmt.Sprintf("%064x", i) }
+	dg := func(i int) drive.Digests {
+		return drive.Digests{SHA1: fmt.Sprintf("%040x", i), MD5: fmt.Sprintf("%032x", i)}
+	}
+	where := func(i int) string {
+		t.Helper()
+		var inRow, inTable int
+		if err := db.r.QueryRowContext(ctx, `SELECT
+				(SELECT count(*) FROM drive_small_blobs WHERE hash = ?1 AND sha1 IS NOT NULL),
+				(SELECT count(*) FROM drive_digests WHERE content_hash = 'sha256:' || ?1)`, hash(i)).Scan(&inRow, &inTable); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("row %d, drive_digests %d", inRow, inTable)
+	}
+	tx := func(fn func(ctx context.Context) error) error { return db.InTx(ctx, fn) }
+	refused := errors.New("refused")
+	cases := []struct {
+		name  string
+		i     int
+		write func(ctx context.Context) error
+		want  string // where the digests are
+		err   error
+	}{
+		{"recorded right after the put", 1, func(ctx context.Context) error {
+			if err := sb.Put(ctx, hash(1), []byte("one"), at); err != nil {
+				return err
+			}
+			return ds.AddDigests(ctx, "sha256:"+hash(1), dg(1))
+		}, "row 1, drive_digests 0", nil},
+		{"another statement in between", 2, func(ctx context.Context) error {
+			if err := sb.Put(ctx, hash(2), []byte("two"), at); err != nil {
+				return err
+			}
+			if _, _, err := ds.OrgUsage(ctx, "oa"); err != nil {
+				return err
+			}
+			return ds.AddDigests(ctx, "sha256:"+hash(2), dg(2))
+		}, "row 0, drive_digests 1", nil},
+		{"another content's digests", 3, func(ctx context.Context) error {
+			if err := sb.Put(ctx, hash(3), []byte("three"), at); err != nil {
+				return err
+			}
+			if err := ds.AddDigests(ctx, "sha256:"+hash(30), dg(30)); err != nil {
+				return err
+			}
+			return ds.AddDigests(ctx, "sha256:"+hash(3), dg(3))
+		}, "row 0, drive_digests 1", nil},
+		{"the same content again, its row without digests", 4, func(ctx context.Context) error {
+			if err := sb.Put(ctx, hash(4), []byte("four"), at); err != nil {
+				return err
+			}
+			return ds.AddDigests(ctx, "sha256:"+hash(4), dg(4))
+		}, "row 1, drive_digests 0", nil},
+		{"a write that fails after its put", 5, func(ctx context.Context) error {
+			if err := sb.Put(ctx, hash(5), []byte("five"), at); err != nil {
+				return err
+			}
+			if err := ds.AddDigests(ctx, "sha256:"+hash(5), dg(5)); err != nil {
+				return err
+			}
+			return refused
+		}, "row 0, drive_digests 0", refused},
+		{"a write that fails right after its put", 6, func(ctx context.Context) error {
+			if err := sb.Put(ctx, hash(6), []byte("six"), at); err != nil {
+				return err
+			}
+			return refused
+		}, "row 0, drive_digests 0", refused},
+		{"a put that nothing follows", 7, func(ctx context.Context) error {
+			return sb.Put(ctx, hash(7), []byte("seven"), at)
+		}, "row 0, drive_digests 0", nil},
+	}
+	// Content 4 is stored before, without digests (outside a transaction).
+	if err := sb.Put(ctx, hash(4), []byte("four"), at); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		if err := tx(c.write); !errors.Is(err, c.err) {
+			t.Fatalf("%s: %v, want %v", c.name, err, c.err)
+		}
+		if got := where(c.i); got != c.want {
+			t.Errorf("%s: digests in %s, want %s", c.name, got, c.want)
+		}
+		stored, err := sb.Exists(ctx, hash(c.i))
+		if err != nil || stored != (c.err == nil) {
+			t.Errorf("%s: content stored %v (%v), want %v", c.name, stored, err, c.err == nil)
+		}
+	}
+	var hashes []string
+	for _, i := range []int{1, 2, 3, 4, 5, 7, 30} {
+		hashes = append(hashes, "sha256:"+hash(i))
+	}
+	got, err := ds.Digests(ctx, hashes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{1, 2, 3, 4, 30} {
+		if d := got["sha256:"+hash(i)]; d != dg(i) {
+			t.Errorf("Digests of %d: %+v, want %+v", i, d, dg(i))
+		}
+	}
+	for _, i := range []int{5, 7} {
+		if d, ok := got["sha256:"+hash(i)]; ok {
+			t.Errorf("Digests of %d: %+v, want none", i, d)
+		}
+	}
+	// Maintenance computes the digests of versions without any: of those
+	// here, only the content stored without them.
+	now := time.Now()
+	folder := drive.File{ID: "df", OrgID: "oa", OwnerID: "u1", Name: "f", IsFolder: true, MimeType: "inode/directory", MimeGroup: "folder",
+		Status: "active", CreatedAt: now, UpdatedAt: now}
+	if err := ds.CreateFile(ctx, folder); err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{1, 2, 4, 7} {
+		id := fmt.Sprintf("f%d", i)
+		f := drive.File{ID: id, OrgID: "oa", OwnerID: "u1", ParentID: &folder.ID, Name: id, MimeType: "text/plain", MimeGroup: "document",
+			Status: "active", ContentHash: "sha256:" + hash(i), Version: 1, CreatedAt: now, UpdatedAt: now}
+		if err := tx(func(ctx context.Context) error {
+			if err := ds.CreateFile(ctx, f); err != nil {
+				return err
+			}
+			return ds.AddVersion(ctx, drive.Version{ID: "v" + id, FileID: id, Version: 1, ContentHash: f.ContentHash, MimeType: f.MimeType, CreatedBy: "u1", CreatedAt: now})
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	missing, _, err := ds.VersionsWithoutDigests(ctx, "", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"sha256:" + hash(7)}; fmt.Sprint(missing) != fmt.Sprint(want) {
+		t.Errorf("versions without digests: %v, want %v", missing, want)
+	}
+}
+
+// TestSmallBlobDigestsMigration: migration 00026 rebuilds drive_small_blobs
+// with the digest columns before the bytes, keeping every content; going
+// down, the digests kept in them move to drive_digests.
+func TestSmallBlobDigestsMigration(t *testing.T) {
+	ctx := context.Background()
+	raw, p := migrationsOn(t)
+	if _, err := p.UpTo(ctx, 25); err != nil {
+		t.Fatal(err)
+	}
+	h := func(i int) string { return fmt.Sprintf("%064x", i) }
+	big := make([]byte, 60<<10)
+	for i := range big {
+		big[i] = byte(i)
+	}
+	if _, err := raw.ExecContext(ctx, `INSERT INTO drive_small_blobs (hash, data, created_at) VALUES (?, x'00', 1), (?, ?, 2)`, h(1), h(2), big); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, 26); err != nil {
+		t.Fatal(err)
+	}
+	var cols string
+	if err := raw.QueryRowContext(ctx, `SELECT group_concat(name, ',') FROM (SELECT name FROM pragma_table_info('drive_small_blobs') ORDER BY cid)`).Scan(&cols); err != nil || cols != "hash,created_at,sha1,md5,data" {
+		t.Fatalf("columns after 00026: %q %v", cols, err)
+	}
+	var data []byte
+	var at int64
+	if err := raw.QueryRowContext(ctx, `SELECT data, created_at FROM drive_small_blobs WHERE hash = ?`, h(2)).Scan(&data, &at); err != nil || !bytes.Equal(data, big) || at != 2 {
+		t.Fatalf("a content after 00026: %d bytes, at %d, %v", len(data), at, err)
+	}
+	if _, err := raw.ExecContext(ctx, `UPDATE drive_small_blobs SET sha1 = 's1', md5 = 'm5' WHERE hash = ?`, h(1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(ctx, 25); err != nil {
+		t.Fatal(err)
+	}
+	var sha1, md5 string
+	if err := raw.QueryRowContext(ctx, `SELECT sha1, md5 FROM drive_digests WHERE content_hash = ?`, "sha256:"+h(1)).Scan(&sha1, &md5); err != nil || sha1 != "s1" || md5 != "m5" {
+		t.Fatalf("after going down: %q %q %v", sha1, md5, err)
+	}
+	if err := raw.QueryRowContext(ctx, `SELECT group_concat(name, ',') FROM (SELECT name FROM pragma_table_info('drive_small_blobs') ORDER BY cid)`).Scan(&cols); err != nil || cols != "hash,data,created_at" {
+		t.Fatalf("columns after going down: %q %v", cols, err)
+	}
+	if err := raw.QueryRowContext(ctx, `SELECT data FROM drive_small_blobs WHERE hash = ?`, h(2)).Scan(&data); err != nil || !bytes.Equal(data, big) {
+		t.Fatalf("a content after going down: %d bytes, %v", len(data), err)
 	}
 }

@@ -48,7 +48,6 @@ type usageDelta struct {
 type pendingUsage struct {
 	deltas   []usageDelta
 	flushing bool // its own statements run: they do not flush again
-	err      error
 }
 
 // add keeps a change.
@@ -72,21 +71,16 @@ func (p *pendingUsage) mark() []usageDelta { return slices.Clone(p.deltas) }
 // savepoint, and with it whatever it added or wrote.
 func (p *pendingUsage) restore(m []usageDelta) {
 	p.deltas = append(p.deltas[:0], m...)
-	p.err = nil
 }
 
 // discard forgets what is pending: the transaction was rolled back.
 func (p *pendingUsage) discard() {
 	p.deltas = p.deltas[:0]
-	p.err = nil
 }
 
 // flush writes what is pending through w, one upsert a counter (zero
 // changes write nothing), in the order the counters were first changed.
 func (p *pendingUsage) flush(ctx context.Context, w *stmtDB) error {
-	if p.err != nil {
-		return p.err
-	}
 	if len(p.deltas) == 0 {
 		return nil
 	}
@@ -108,10 +102,9 @@ func (p *pendingUsage) flush(ctx context.Context, w *stmtDB) error {
 		}
 		if _, err := w.ExecContext(ctx, addUsageQuery, d.key.org, d.key.owner, d.key.group, d.bytes, d.count); err != nil {
 			// What was written is in the transaction; what was not stays
-			// pending, and the transaction cannot commit (commit fails).
+			// pending.
 			p.deltas = append(p.deltas[:0], sums[i:]...)
-			p.err = mapErr(err, "drive usage")
-			return p.err
+			return mapErr(err, "drive usage")
 		}
 	}
 	p.deltas = p.deltas[:0]
@@ -164,8 +157,8 @@ func (w *writerConn) flushUsageFirst(query string) {
 		return
 	}
 	if err := w.usage.flush(context.Background(), w.stmts); err != nil {
-		// The statement runs on what was written; the group fails at its
-		// commit with err.
-		w.usage.err = fmt.Errorf("write the usage counters before %.40q: %w", query, err)
+		// The statement runs on what was written; the transaction does not
+		// commit.
+		w.fail(fmt.Errorf("write the usage counters before %.40q: %w", query, err))
 	}
 }

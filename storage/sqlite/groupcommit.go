@@ -223,8 +223,10 @@ func (c *committer) commit(group []*txJob) {
 	// that rolled the transaction back already makes ROLLBACK fail: the
 	// connection is out of a transaction either way.
 	rollback := func() {
+		w.small = pendingSmall{}
 		_ = w.exec("ROLLBACK")
 		w.usage.discard()
+		w.failed = nil
 	}
 	// begin starts the transaction, on a connection whose transaction a
 	// failed ROLLBACK may have left open.
@@ -275,10 +277,13 @@ func (c *committer) commit(group []*txJob) {
 					results[i].err = fmt.Errorf("begin transaction: savepoint: %w", err)
 					continue
 				}
-				usage := w.usage.mark()
+				usage, failed := w.usage.mark(), w.failed
 				results[i] = runJob(j, st)
 				if results[i].err != nil || results[i].panic != nil {
+					// What the job deferred goes with it.
+					w.small = pendingSmall{}
 					w.usage.restore(usage)
+					w.failed = failed
 					if err := w.exec("ROLLBACK TO grp"); err != nil {
 						// The transaction is broken: nothing of the group commits.
 						rollback()
@@ -303,8 +308,16 @@ func (c *committer) commit(group []*txJob) {
 		rollback()
 		return
 	}
-	// The group's changes of the usage counters, written once for it.
-	if err := w.usage.flush(context.Background(), w.stmts); err != nil {
+	// What the group's writes deferred: a small content still pending, and
+	// the changes of the usage counters, written once for the group.
+	err := w.failed
+	if err == nil {
+		err = w.small.flush(context.Background(), w.stmts)
+	}
+	if err == nil {
+		err = w.usage.flush(context.Background(), w.stmts)
+	}
+	if err != nil {
 		rollback()
 		fail(fmt.Errorf("commit: %w", err))
 		return

@@ -127,6 +127,17 @@ type writerConn struct {
 	stmts *stmtDB      // the transaction's queries (read and write in a transaction)
 	items itemCache    // the folders LiveItemAt found, while nothing changed them
 	usage pendingUsage // the transaction's changes of the usage counters, not yet written
+	small pendingSmall // a small content the transaction put, not yet written
+	// failed is why the transaction must not commit: a write deferred to a
+	// later statement (usage, small) failed there, where no caller hears it.
+	failed error
+}
+
+// fail records that the transaction must not commit; the first reason stays.
+func (w *writerConn) fail(err error) {
+	if w.failed == nil {
+		w.failed = err
+	}
 }
 
 func newWriterConn(ctx context.Context, w *sql.DB) (*writerConn, error) {
@@ -142,6 +153,13 @@ func newWriterConn(ctx context.Context, w *sql.DB) (*writerConn, error) {
 
 // onStatement is told of each statement before it runs.
 func (w *writerConn) onStatement(query string, args []any) {
+	if w.small.set && !w.small.flushing {
+		if err := w.small.flush(context.Background(), w.stmts); err != nil {
+			// The statement runs without the content; the transaction does
+			// not commit.
+			w.fail(fmt.Errorf("write a small content before %.40q: %w", query, err))
+		}
+	}
 	w.flushUsageFirst(query)
 	w.items.statement(query, args)
 }
