@@ -30,6 +30,8 @@ type Digests struct {
 // ("sha256:…").
 type DigestStore interface {
 	// AddDigests records the digests of a content; an existing row stays.
+	// A write records them first in its transaction, right after a small
+	// content's bytes (Blobs.PutSmall): the store may keep them together.
 	AddDigests(ctx context.Context, contentHash string, d Digests) error
 	// Digests returns the digests known of contentHashes, by content hash.
 	Digests(ctx context.Context, contentHashes []string) (map[string]Digests, error)

@@ -151,14 +151,17 @@ func (s *Service) ReceiveUpload(ctx context.Context, ref, contentType string, co
 		return "", app.Errorf(app.EBadRequest, "The upload is incomplete: %d of %d bytes arrived.", c.size, want)
 	}
 	err = s.storeReferenced(ctx, c, nil, func(ctx context.Context) error {
+		// The digests first, right after the bytes, as every write of a
+		// content records them: the store may keep them with a small
+		// content's bytes (a refused upload rolls both back).
+		if err := s.store.AddDigests(ctx, FormatHash(c.hash), dg.sums()); err != nil {
+			return err
+		}
 		if small {
 			var err error
 			if u, err = s.receivable(ctx, ref, contentType, contentLength); err != nil {
 				return err
 			}
-		}
-		if err := s.store.AddDigests(ctx, FormatHash(c.hash), dg.sums()); err != nil {
-			return err
 		}
 		return s.store.SetUploadReceived(ctx, u.ID, FormatHash(c.hash), s.clock.Now())
 	})
