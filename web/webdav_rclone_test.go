@@ -120,19 +120,31 @@ func TestWebDAVOwncloudMtime(t *testing.T) {
 
 // TestWebDAVOwncloudChecksums: oc:checksums carries the SHA-1 and MD5 of the
 // content, computed when it is written by every door that stores whole
-// bodies; contents stored without them get them from maintenance, and a
-// listing never reads blobs.
+// bodies, and by the resumable upload for a small content (its bytes are in
+// hand when it completes); contents stored without them get them from
+// maintenance, and a listing never reads blobs.
 func TestWebDAVOwncloudChecksums(t *testing.T) {
 	t.Parallel()
 	s := webtest.New(t)
 	ann := newDavUser(t, s, "Dav Org", "ann@example.test", "admin")
 	ann.want(201, "MKCOL", "/Docs", nil, nil)
 	ann.want(201, "PUT", "/Docs/a.txt", nil, "alpha")
-	ann.rest.upload("b.txt", ann.rest.list("/api/v1/drive/browse").Items[0].ID, "text/plain", []byte("bravo"))
+	docs := ann.rest.list("/api/v1/drive/browse").Items[0].ID
+	ann.rest.upload("b.txt", docs, "text/plain", []byte("bravo"))
 	ann.want(201, "PUT", "/Docs/empty.txt", nil, "")
+	// A resumable upload's small content, completed by a PATCH and sent
+	// whole with its creation: its bytes are all in hand at the end.
+	tus := tusClient{t: t, s: s, tok: ann.rest.tok}
+	if res := tus.upload("c.txt", docs, []byte("charlie")); res.StatusCode != 204 {
+		t.Fatalf("tus PATCH: %d %s", res.StatusCode, res.Body)
+	}
+	if res := tus.do("POST", "/api/v1/drive/tus/", map[string]string{"Upload-Length": "5", "Content-Type": "application/offset+octet-stream",
+		"Upload-Metadata": tusMeta("filename", "d.txt") + "," + tusMeta("parent_id", docs)}, []byte("delta")); res.StatusCode != 201 {
+		t.Fatalf("tus creation with its bytes: %d %s", res.StatusCode, res.Body)
+	}
 
 	l := ann.want(207, "PROPFIND", "/Docs/", map[string]string{"Depth": "1"}, rcloneProps)
-	for _, c := range []string{"alpha", "bravo", ""} {
+	for _, c := range []string{"alpha", "bravo", "", "charlie", "delta"} {
 		if !strings.Contains(string(l.Body), ocChecksums(c)) {
 			t.Errorf("listing lacks the checksums of %q: %s", c, l.Body)
 		}
@@ -156,8 +168,8 @@ func TestWebDAVOwncloudChecksums(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if done["digests_filled"] != 3 {
-		t.Errorf("digests filled %d, want 3 (%v)", done["digests_filled"], done)
+	if done["digests_filled"] != 5 {
+		t.Errorf("digests filled %d, want 5 (%v)", done["digests_filled"], done)
 	}
 	webtest.Check(t, ann.do("PROPFIND", "/Docs/a.txt", map[string]string{"Depth": "0"}, rcloneProps),
 		webtest.Scenario{Status: 207, Contains: []string{ocChecksums("alpha")}})

@@ -31,7 +31,8 @@ type Digests struct {
 type DigestStore interface {
 	// AddDigests records the digests of a content; an existing row stays.
 	// A write records them first in its transaction, right after a small
-	// content's bytes (Blobs.PutSmall): the store may keep them together.
+	// content's bytes (Blobs.PutSmall, storeReferenced): the store may keep
+	// them together.
 	AddDigests(ctx context.Context, contentHash string, d Digests) error
 	// Digests returns the digests known of contentHashes, by content hash.
 	Digests(ctx context.Context, contentHashes []string) (map[string]Digests, error)
@@ -65,6 +66,12 @@ func (d *digester) Read(p []byte) (int, error) {
 
 func (d *digester) sums() Digests {
 	return Digests{SHA1: hex.EncodeToString(d.sha1.Sum(nil)), MD5: hex.EncodeToString(d.md5.Sum(nil))}
+}
+
+// digestsOf returns the digests of data.
+func digestsOf(data []byte) Digests {
+	s1, m5 := sha1.Sum(data), md5.Sum(data) //nolint:gosec // see the imports
+	return Digests{SHA1: hex.EncodeToString(s1[:]), MD5: hex.EncodeToString(m5[:])}
 }
 
 // ContentDigests returns the digests of the contents of files the caller got

@@ -150,13 +150,7 @@ func (s *Service) ReceiveUpload(ctx context.Context, ref, contentType string, co
 		s.drop(ctx, c)
 		return "", app.Errorf(app.EBadRequest, "The upload is incomplete: %d of %d bytes arrived.", c.size, want)
 	}
-	err = s.storeReferenced(ctx, c, nil, func(ctx context.Context) error {
-		// The digests first, right after the bytes, as every write of a
-		// content records them: the store may keep them with a small
-		// content's bytes (a refused upload rolls both back).
-		if err := s.store.AddDigests(ctx, FormatHash(c.hash), dg.sums()); err != nil {
-			return err
-		}
+	err = s.storeReferenced(ctx, c.withDigests(dg.sums()), nil, func(ctx context.Context) error {
 		if small {
 			var err error
 			if u, err = s.receivable(ctx, ref, contentType, contentLength); err != nil {

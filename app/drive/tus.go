@@ -350,6 +350,9 @@ func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, h
 			return TusUpload{}, fmt.Errorf("tus upload %s: %d bytes given as the small content %s of %d bytes", id, len(small), hash, size)
 		}
 		c.small = small
+		// Its bytes are all here: their digests cost little now, and
+		// maintenance would read them back for them.
+		c = c.withDigests(digestsOf(small))
 	}
 	// A small content's upload is read in the transaction that completes it,
 	// on the writer's cached pages (a reader's cache starts empty after every
@@ -496,7 +499,7 @@ func (s *Service) createWholeTus(ctx context.Context, p *app.Principal, u TusUpl
 		return TusUpload{}, fmt.Errorf("tus upload %s: %d bytes given as the whole small content of %d bytes", u.ID, len(data), u.Length)
 	}
 	sum := sha256.Sum256(data)
-	c := content{hash: hex.EncodeToString(sum[:]), size: u.Length, small: data}
+	c := content{hash: hex.EncodeToString(sum[:]), size: u.Length, small: data}.withDigests(digestsOf(data))
 	// An upload holds no lock: it may end long after it began.
 	err := s.storeReferenced(withoutUserLocks(ctx), c, nil, func(ctx context.Context) error {
 		parent, err := s.parentFolder(ctx, p, u.ParentID, tusParentField)

@@ -34,16 +34,26 @@ func (s *Service) referenced(ctx context.Context, hash string, fn func(ctx conte
 // same lock first: a put that finds the content already stored (and drops its
 // own copy) cannot lose it to the collector before fn commits the reference.
 // An error of put is returned as a *PutError. A small content (c.small) is
-// stored in fn's transaction, before fn runs.
+// stored in fn's transaction, before fn runs; the content's digests, when
+// known (c.digests), are recorded there too, right after its bytes (the
+// store may keep a small content's with them: DigestStore.AddDigests).
 func (s *Service) storeReferenced(ctx context.Context, c content, put func() error, fn func(ctx context.Context) error) error {
 	s.refMu.RLock()
 	defer s.refMu.RUnlock()
+	digested := func(ctx context.Context) error {
+		if c.digests != nil {
+			if err := s.store.AddDigests(ctx, FormatHash(c.hash), *c.digests); err != nil {
+				return err
+			}
+		}
+		return fn(ctx)
+	}
 	if c.small != nil {
 		return s.writeTx(ctx, func(ctx context.Context) error {
 			if err := s.blobs.PutSmall(ctx, c.hash, c.small); err != nil {
 				return err
 			}
-			return fn(ctx)
+			return digested(ctx)
 		})
 	}
 	if put != nil {
@@ -54,7 +64,7 @@ func (s *Service) storeReferenced(ctx context.Context, c content, put func() err
 	if !s.blobs.Exists(ctx, c.hash) {
 		return fmt.Errorf("blob %s vanished before it was referenced", c.hash)
 	}
-	return s.writeTx(ctx, fn)
+	return s.writeTx(ctx, digested)
 }
 
 // content is the bytes of a write as received: already an object of the blob
@@ -64,6 +74,15 @@ type content struct {
 	hash  string // hex SHA-256
 	size  int64
 	small []byte // not nil: the whole content, not stored yet
+	// digests are the content's SHA-1 and MD5 when the door computed them
+	// as the bytes came (nil: maintenance computes them later).
+	digests *Digests
+}
+
+// withDigests returns c with its digests d.
+func (c content) withDigests(d Digests) content {
+	c.digests = &d
+	return c
 }
 
 // SmallContent reports whether a content of size bytes is small: kept with
@@ -523,12 +542,10 @@ func (s *Service) put(ctx context.Context, p *app.Principal, req PutRequest, the
 		}
 		return mimeType
 	}
+	c = c.withDigests(dg.sums())
 	var out File
 	created := false
 	write := func(ctx context.Context) error {
-		if err := s.store.AddDigests(ctx, FormatHash(hash), dg.sums()); err != nil {
-			return err
-		}
 		if target != nil {
 			f, err := s.store.File(ctx, target.ID)
 			if err != nil {
