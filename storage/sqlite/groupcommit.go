@@ -19,9 +19,10 @@ import (
 // (an fsync of the log), so when writes arrive together they would each wait
 // for their own. Instead one goroutine, the committer, runs the transactions:
 // it takes the one that arrived and every other already waiting (up to
-// maxGroup), runs each in a SAVEPOINT of one transaction — a failing one is
-// rolled back to its savepoint alone, the others are unaffected — and commits
-// them with one fsync. Writes that arrive while the group's statements run
+// maxGroup), runs them in one transaction — each after the first that
+// succeeded in a SAVEPOINT, so that a failing one is rolled back alone and
+// the others are unaffected (one that fails before any succeeded rolls the
+// transaction back, which begins again) — and commits them with one fsync. Writes that arrive while the group's statements run
 // join it before its commit (for up to joinFor): they share its flush rather
 // than wait for it and then for one of their own. Each caller returns once
 // the commit that holds its change is durable, exactly as with a transaction
