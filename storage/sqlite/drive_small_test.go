@@ -125,69 +125,46 @@ func TestSmallBlobDigests(t *testing.T) {
 		return fmt.Sprintf("row %d, drive_digests %d", inRow, inTable)
 	}
 	tx := func(fn func(ctx context.Context) error) error { return db.InTx(ctx, fn) }
+	// The steps of a write's transaction.
+	type step func(ctx context.Context) error
+	put := func(i int) step {
+		return func(ctx context.Context) error { return sb.Put(ctx, hash(i), []byte(fmt.Sprint("content ", i)), at) }
+	}
+	digests := func(i int) step {
+		return func(ctx context.Context) error { return ds.AddDigests(ctx, "sha256:"+hash(i), dg(i)) }
+	}
+	read := func(ctx context.Context) error { _, _, err := ds.OrgUsage(ctx, "oa"); return err }
 	refused := errors.New("refused")
+	refuse := func(context.Context) error { return refused }
 	cases := []struct {
 		name  string
 		i     int
-		write func(ctx context.Context) error
+		steps []step
 		want  string // where the digests are
 		err   error
 	}{
-		{"recorded right after the put", 1, func(ctx context.Context) error {
-			if err := sb.Put(ctx, hash(1), []byte("one"), at); err != nil {
-				return err
-			}
-			return ds.AddDigests(ctx, "sha256:"+hash(1), dg(1))
-		}, "row 1, drive_digests 0", nil},
-		{"another statement in between", 2, func(ctx context.Context) error {
-			if err := sb.Put(ctx, hash(2), []byte("two"), at); err != nil {
-				return err
-			}
-			if _, _, err := ds.OrgUsage(ctx, "oa"); err != nil {
-				return err
-			}
-			return ds.AddDigests(ctx, "sha256:"+hash(2), dg(2))
-		}, "row 0, drive_digests 1", nil},
-		{"another content's digests", 3, func(ctx context.Context) error {
-			if err := sb.Put(ctx, hash(3), []byte("three"), at); err != nil {
-				return err
-			}
-			if err := ds.AddDigests(ctx, "sha256:"+hash(30), dg(30)); err != nil {
-				return err
-			}
-			return ds.AddDigests(ctx, "sha256:"+hash(3), dg(3))
-		}, "row 0, drive_digests 1", nil},
-		{"the same content again, its row without digests", 4, func(ctx context.Context) error {
-			if err := sb.Put(ctx, hash(4), []byte("four"), at); err != nil {
-				return err
-			}
-			return ds.AddDigests(ctx, "sha256:"+hash(4), dg(4))
-		}, "row 1, drive_digests 0", nil},
-		{"a write that fails after its put", 5, func(ctx context.Context) error {
-			if err := sb.Put(ctx, hash(5), []byte("five"), at); err != nil {
-				return err
-			}
-			if err := ds.AddDigests(ctx, "sha256:"+hash(5), dg(5)); err != nil {
-				return err
-			}
-			return refused
-		}, "row 0, drive_digests 0", refused},
-		{"a write that fails right after its put", 6, func(ctx context.Context) error {
-			if err := sb.Put(ctx, hash(6), []byte("six"), at); err != nil {
-				return err
-			}
-			return refused
-		}, "row 0, drive_digests 0", refused},
-		{"a put that nothing follows", 7, func(ctx context.Context) error {
-			return sb.Put(ctx, hash(7), []byte("seven"), at)
-		}, "row 0, drive_digests 0", nil},
+		{"recorded right after the put", 1, []step{put(1), digests(1)}, "row 1, drive_digests 0", nil},
+		{"another statement in between", 2, []step{put(2), read, digests(2)}, "row 0, drive_digests 1", nil},
+		{"another content's digests in between", 3, []step{put(3), digests(30), digests(3)}, "row 0, drive_digests 1", nil},
+		{"the same content again, its row without digests", 4, []step{put(4), digests(4)}, "row 1, drive_digests 0", nil},
+		{"a write that fails after its put", 5, []step{put(5), digests(5), refuse}, "row 0, drive_digests 0", refused},
+		{"a write that fails right after its put", 6, []step{put(6), refuse}, "row 0, drive_digests 0", refused},
+		{"a put that nothing follows", 7, []step{put(7)}, "row 0, drive_digests 0", nil},
 	}
 	// Content 4 is stored before, without digests (outside a transaction).
-	if err := sb.Put(ctx, hash(4), []byte("four"), at); err != nil {
+	if err := put(4)(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range cases {
-		if err := tx(c.write); !errors.Is(err, c.err) {
+		err := tx(func(ctx context.Context) error {
+			for _, s := range c.steps {
+				if err := s(ctx); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if !errors.Is(err, c.err) {
 			t.Fatalf("%s: %v, want %v", c.name, err, c.err)
 		}
 		if got := where(c.i); got != c.want {
