@@ -530,7 +530,8 @@ func (s *Service) put(ctx context.Context, p *app.Principal, req PutRequest, the
 		s.drop(ctx, c)
 		return File{}, false, app.Errorf(app.EBadRequest, "The body is incomplete: %d of %d bytes arrived.", n, req.Size)
 	}
-	if err := req.Checksum.verify(hash, dg.sums()); err != nil {
+	c = c.withDigests(dg.sums())
+	if err := req.Checksum.verify(hash, *c.digests); err != nil {
 		s.drop(ctx, c)
 		return File{}, false, err
 	}
@@ -542,7 +543,6 @@ func (s *Service) put(ctx context.Context, p *app.Principal, req PutRequest, the
 		}
 		return mimeType
 	}
-	c = c.withDigests(dg.sums())
 	var out File
 	created := false
 	write := func(ctx context.Context) error {
