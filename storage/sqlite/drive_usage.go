@@ -44,18 +44,26 @@ type usageDelta struct {
 }
 
 // pendingUsage is what the writer's transaction changed of the counters and
-// has not written yet, in the order of the changes.
+// has not written yet: one sum a counter, in the order the counters were
+// first changed (a transaction changes a few counters, however many files).
 type pendingUsage struct {
-	deltas   []usageDelta
+	sums     []usageDelta
 	flushing bool // its own statements run: they do not flush again
 }
 
 // add keeps a change.
-func (p *pendingUsage) add(d usageDelta) { p.deltas = append(p.deltas, d) }
+func (p *pendingUsage) add(d usageDelta) {
+	if i := slices.IndexFunc(p.sums, func(s usageDelta) bool { return s.key == d.key }); i >= 0 {
+		p.sums[i].bytes += d.bytes
+		p.sums[i].count += d.count
+		return
+	}
+	p.sums = append(p.sums, d)
+}
 
 // org returns the pending changes of an organisation's totals.
 func (p *pendingUsage) org(orgID string) (bytes, count int64) {
-	for _, d := range p.deltas {
+	for _, d := range p.sums {
 		if d.key.org == orgID {
 			bytes += d.bytes
 			count += d.count
@@ -65,49 +73,39 @@ func (p *pendingUsage) org(orgID string) (bytes, count int64) {
 }
 
 // mark returns what is pending now, for restore: a write of the group begins.
-func (p *pendingUsage) mark() []usageDelta { return slices.Clone(p.deltas) }
+func (p *pendingUsage) mark() []usageDelta { return slices.Clone(p.sums) }
 
 // restore makes pending what mark returned: the write was rolled back to its
 // savepoint, and with it whatever it added or wrote.
 func (p *pendingUsage) restore(m []usageDelta) {
-	p.deltas = append(p.deltas[:0], m...)
+	p.sums = append(p.sums[:0], m...)
 }
 
 // discard forgets what is pending: the transaction was rolled back.
 func (p *pendingUsage) discard() {
-	p.deltas = p.deltas[:0]
+	p.sums = p.sums[:0]
 }
 
-// flush writes what is pending through w, one upsert a counter (zero
-// changes write nothing), in the order the counters were first changed.
+// flush writes what is pending through w, one upsert a counter (a sum of
+// zero writes nothing).
 func (p *pendingUsage) flush(ctx context.Context, w *stmtDB) error {
-	if len(p.deltas) == 0 {
+	if len(p.sums) == 0 {
 		return nil
-	}
-	sums := make([]usageDelta, 0, 2)
-	for _, d := range p.deltas {
-		i := slices.IndexFunc(sums, func(s usageDelta) bool { return s.key == d.key })
-		if i < 0 {
-			sums = append(sums, d)
-			continue
-		}
-		sums[i].bytes += d.bytes
-		sums[i].count += d.count
 	}
 	p.flushing = true
 	defer func() { p.flushing = false }()
-	for i, d := range sums {
+	for i, d := range p.sums {
 		if d.bytes == 0 && d.count == 0 {
 			continue
 		}
 		if _, err := w.ExecContext(ctx, addUsageQuery, d.key.org, d.key.owner, d.key.group, d.bytes, d.count); err != nil {
 			// What was written is in the transaction; what was not stays
 			// pending.
-			p.deltas = append(p.deltas[:0], sums[i:]...)
+			p.sums = append(p.sums[:0], p.sums[i:]...)
 			return mapErr(err, "drive usage")
 		}
 	}
-	p.deltas = p.deltas[:0]
+	p.sums = p.sums[:0]
 	return nil
 }
 
@@ -153,7 +151,7 @@ func (s DriveStore) OrgUsage(ctx context.Context, orgID string) (int64, int64, e
 // statement that names them, other than AddUsage's and OrgUsage's, finds
 // the pending changes written.
 func (w *writerConn) flushUsageFirst(query string) {
-	if len(w.usage.deltas) == 0 || w.usage.flushing || !namesUsage(query) {
+	if len(w.usage.sums) == 0 || w.usage.flushing || !namesUsage(query) {
 		return
 	}
 	if err := w.usage.flush(context.Background(), w.stmts); err != nil {

@@ -165,7 +165,7 @@ func TestDriveUsagePending(t *testing.T) {
 		}
 		return 0, 0, err
 	}
-	pending := func(ctx context.Context) int { return len(ctx.Value(txKey{}).(*txState).w.usage.deltas) }
+	pending := func(ctx context.Context) int { return len(ctx.Value(txKey{}).(*txState).w.usage.sums) }
 	jobs := []struct {
 		name string
 		fn   func(ctx context.Context) error
@@ -234,7 +234,38 @@ func TestDriveUsagePending(t *testing.T) {
 	if b, c, err := s.OrgUsage(ctx, "oa"); err != nil || b != 407 || c != 3 {
 		t.Errorf("committed OrgUsage %d bytes %d files (%v), want 407 and 3", b, c, err)
 	}
-	if n := len(db.cm.w.usage.deltas); n != 0 {
+	if n := len(db.cm.w.usage.sums); n != 0 {
 		t.Errorf("%d changes pending after the commit", n)
+	}
+}
+
+// A transaction that changes the counters many times (a folder copied, an
+// import) keeps one sum a counter, which the quota reads and the commit
+// writes.
+func TestDriveUsagePendingSums(t *testing.T) {
+	ctx := context.Background()
+	db, _ := contactsDB(t)
+	s := DriveStore{DB: db}
+	err := db.InTx(ctx, func(ctx context.Context) error {
+		for i := range 1000 {
+			group := []string{"document", "image"}[i%2]
+			if err := s.AddUsage(ctx, "oa", "u1", group, 10, 1); err != nil {
+				return err
+			}
+		}
+		if n := len(ctx.Value(txKey{}).(*txState).w.usage.sums); n != 2 {
+			return fmt.Errorf("%d sums pending, want 2", n)
+		}
+		if b, c, err := s.OrgUsage(ctx, "oa"); err != nil || b != 10000 || c != 1000 {
+			return fmt.Errorf("OrgUsage %d bytes %d files (%v), want 10000 and 1000", b, c, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs, err := s.OwnerUsage(ctx, "oa", "u1")
+	if err != nil || fmt.Sprint(gs) != "[{document 5000 500} {image 5000 500}]" {
+		t.Fatalf("committed counters %v (%v)", gs, err)
 	}
 }
