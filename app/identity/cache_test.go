@@ -2,7 +2,6 @@ package identity_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -35,11 +34,7 @@ func (s countingStore) AppPasswordCredential(ctx context.Context, email string, 
 func TestCredentialCacheHits(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "atrium.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openDB(t)
 	var lookups atomic.Int32
 	s, err := identity.NewService(ctx, countingStore{sqlite.IdentityStore{DB: db}, &lookups}, sqlite.Auditor{DB: db}, nil, "http://atrium.test")
 	if err != nil {

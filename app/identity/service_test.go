@@ -11,14 +11,21 @@ import (
 	"atrium/storage/sqlite"
 )
 
-func newService(t *testing.T) (*identity.Service, sqlite.IdentityStore) {
+// openDB opens a fresh database in the test's directory, closed at its end.
+func openDB(t *testing.T) *sqlite.DB {
 	t.Helper()
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "atrium.db"), nil)
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "atrium.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func newService(t *testing.T) (*identity.Service, sqlite.IdentityStore) {
+	t.Helper()
+	ctx := context.Background()
+	db := openDB(t)
 	store := sqlite.IdentityStore{DB: db}
 	s, err := identity.NewService(ctx, store, sqlite.Auditor{DB: db}, nil, "http://atrium.test")
 	if err != nil {

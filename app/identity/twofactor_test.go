@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -80,11 +79,7 @@ const tfPassword = "a long account password"
 func newTFEnv(t *testing.T) *tfEnv {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "atrium.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openDB(t)
 	clock := &testClock{now: time.Date(2026, 5, 1, 12, 0, 10, 0, time.UTC)}
 	store := sqlite.IdentityStore{DB: db}
 	s, err := identity.NewService(ctx, store, sqlite.Auditor{DB: db}, clock.Now, "http://atrium.test")
