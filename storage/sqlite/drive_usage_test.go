@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -267,5 +268,48 @@ func TestDriveUsagePendingSums(t *testing.T) {
 	gs, err := s.OwnerUsage(ctx, "oa", "u1")
 	if err != nil || fmt.Sprint(gs) != "[{document 5000 500} {image 5000 500}]" {
 		t.Fatalf("committed counters %v (%v)", gs, err)
+	}
+}
+
+// A pending change that cannot be written, at the statement that needed it
+// or at the commit, fails its transaction: the caller hears it, and nothing
+// of the transaction stays.
+func TestDriveUsagePendingFails(t *testing.T) {
+	ctx := context.Background()
+	db, _ := contactsDB(t)
+	s := DriveStore{DB: db}
+	if _, err := db.Exec(ctx, `CREATE TRIGGER usage_refused BEFORE UPDATE ON drive_usage WHEN new.bytes > 1000
+		BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.InTx(ctx, func(ctx context.Context) error { return s.AddUsage(ctx, "oa", "u1", "document", 10, 1) }); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		then func(ctx context.Context) error
+	}{
+		{"at a statement that reads the counters", func(ctx context.Context) error { _, err := s.OwnerUsage(ctx, "oa", "u1"); return err }},
+		{"at the commit", func(context.Context) error { return nil }},
+	} {
+		err := db.InTx(ctx, func(ctx context.Context) error {
+			if _, err := db.Exec(ctx, `UPDATE users SET first_name = 'Changed' WHERE id = 'u2'`); err != nil {
+				return err
+			}
+			if err := s.AddUsage(ctx, "oa", "u1", "document", 5000, 1); err != nil {
+				return err
+			}
+			return c.then(ctx)
+		})
+		if err == nil || !strings.Contains(err.Error(), "refused by the test") {
+			t.Errorf("%s: %v, want the refusal", c.name, err)
+		}
+		if b, n, err := s.OrgUsage(ctx, "oa"); err != nil || b != 10 || n != 1 {
+			t.Errorf("%s: counters %d bytes %d files (%v), want 10 and 1", c.name, b, n, err)
+		}
+		var name string
+		if err := db.r.QueryRowContext(ctx, `SELECT first_name FROM users WHERE id = 'u2'`).Scan(&name); err != nil || name != "Tom" {
+			t.Errorf("%s: the transaction's other change stayed: %q (%v)", c.name, name, err)
+		}
 	}
 }
