@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -267,5 +268,43 @@ func TestSmallBlobDigestsMigration(t *testing.T) {
 	}
 	if err := raw.QueryRowContext(ctx, `SELECT data FROM drive_small_blobs WHERE hash = ?`, h(2)).Scan(&data); err != nil || !bytes.Equal(data, big) {
 		t.Fatalf("a content after going down: %d bytes, %v", len(data), err)
+	}
+}
+
+// A small content held for the writer's next statement that cannot be
+// written there fails its transaction: nothing of it stays.
+func TestSmallBlobPendingFails(t *testing.T) {
+	ctx := context.Background()
+	db, _ := contactsDB(t)
+	sb, ds := SmallBlobs{db}, DriveStore{DB: db}
+	if _, err := db.Exec(ctx, `CREATE TRIGGER small_refused BEFORE INSERT ON drive_small_blobs WHEN new.data = x'626164'
+		BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`); err != nil {
+		t.Fatal(err)
+	}
+	hash := fmt.Sprintf("%064x", 1)
+	err := db.InTx(ctx, func(ctx context.Context) error {
+		if err := sb.Put(ctx, hash, []byte("bad"), time.Now()); err != nil {
+			return err
+		}
+		return ds.AddUsage(ctx, "oa", "u1", "document", 3, 1) // kept; the commit would write it
+	})
+	if err == nil || !strings.Contains(err.Error(), "refused by the test") {
+		t.Fatalf("InTx: %v, want the refusal", err)
+	}
+	err = db.InTx(ctx, func(ctx context.Context) error {
+		if err := sb.Put(ctx, hash, []byte("bad"), time.Now()); err != nil {
+			return err
+		}
+		_, _, err := ds.OrgUsage(ctx, "oa") // a statement: the content is written before it
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "refused by the test") {
+		t.Fatalf("InTx with a statement after the put: %v, want the refusal", err)
+	}
+	if ok, err := sb.Exists(ctx, hash); err != nil || ok {
+		t.Errorf("content stored: %v (%v)", ok, err)
+	}
+	if b, n, err := ds.OrgUsage(ctx, "oa"); err != nil || b != 0 || n != 0 {
+		t.Errorf("counters %d bytes %d files (%v), want none", b, n, err)
 	}
 }
