@@ -4,18 +4,14 @@
 // into the page with textContent only.
 "use strict";
 (function () {
-  // api calls the REST API and returns the parsed JSON (null for 204); an
-  // error response throws an Error whose message is the problem's detail.
+  // api calls the REST API and returns the parsed JSON (null for 204); a
+  // failure throws an Error whose message a person can read (problemText).
   function api(method, path, body, headers) {
     return Atrium.request(method, "/api/v1" + path, body, headers).then(function (r) {
-      if (r.status === 0) { throw new Error("The server cannot be reached. Check your connection and try again."); }
       if (r.ok) { return r.status === 204 ? null : r.body; }
-      var data = r.body;
-      var msg = (data && (data.detail || data.title)) || ("The server answered " + r.status + ".");
-      if (r.status === 401) { msg = "You are signed out. Reload the page and sign in again."; }
-      var err = new Error(msg);
+      var err = new Error(Atrium.problemText(r));
       err.status = r.status;
-      err.code = data && data.code;
+      err.code = r.body && r.body.code;
       throw err;
     });
   }

@@ -45,9 +45,35 @@ window.Atrium = (function () {
     if (el && msg) { el.textContent = msg; el.hidden = false; }
   }
 
+  // problemText is what a person reads of a failed request r ({status, body},
+  // as request resolves): that the server cannot be reached, that the
+  // session has ended, or the problem's detail (else its title) and what
+  // each of its errors says of a field. label(name), when given, turns a
+  // field's name (its location without body., query., header. or path.)
+  // into the page's label for it. When the detail already says what an error
+  // says (the server's "The request is not valid: ..."), the errors alone
+  // are shown.
+  function problemText(r, label) {
+    if (r.status === 0) { return "The server cannot be reached. Check your connection and try again."; }
+    if (r.status === 401) { return "You are signed out. Reload the page and sign in again."; }
+    var b = r.body && typeof r.body === "object" ? r.body : {};
+    var msg = b.detail || b.title || ("The server answered " + r.status + ". Try again.");
+    var errs = (b.errors || []).filter(function (e) { return e && e.message; });
+    if (errs.length) {
+      var restated = errs.some(function (e) { return msg.indexOf(e.message) >= 0; });
+      msg = (restated ? "" : sentence(msg) + " ") + errs.map(function (e) {
+        var name = (e.location || "").replace(/^(body|query|header|path)\./, "");
+        return (name ? (label ? label(name) : name) + ": " : "") + e.message.replace(/\.$/, "");
+      }).join("; ") + ".";
+    }
+    if (r.status === 403) { msg = sentence(msg) + " If you signed in again since this page opened, reload it."; }
+    return msg;
+  }
+  function sentence(s) { return /[.!?]$/.test(s) ? s : s + "."; }
+
   // csrfToken is the page's anti-forgery token, for requests made by a
   // library (tus-js-client) rather than request.
-  return { request: request, keepFlash: keepFlash, showFlash: showFlash, csrfToken: token };
+  return { request: request, problemText: problemText, keepFlash: keepFlash, showFlash: showFlash, csrfToken: token };
 })();
 document.addEventListener("DOMContentLoaded", function () {
   // Copy buttons: shown only when script runs; copy the named field's value.

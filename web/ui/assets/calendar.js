@@ -98,22 +98,10 @@
   function api(method, path, body, headers) {
     return Atrium.request(method, API + path, body, headers).then(function (r) {
       if (r.ok) { return r.status === 204 ? null : r.body; }
-      var err = new Error(problemText(r.body, r.status));
+      var err = new Error(Atrium.problemText(r));
       err.status = r.status;
       throw err;
     });
-  }
-  function problemText(p, status) {
-    if (status === 0) { return "The server cannot be reached. Check your connection and try again."; }
-    if (status === 401) { return "You are signed out. Reload the page and sign in again."; }
-    if (!p) { return "The server answered " + status + ". Try again."; }
-    var msg = p.detail || p.title || ("The server answered " + status + ".");
-    if (p.errors && p.errors.length) {
-      msg += " " + p.errors.map(function (e) {
-        return (e.location ? e.location.replace(/^(body|query)\./, "") + ": " : "") + (e.message || "");
-      }).join("; ");
-    }
-    return msg;
   }
   function showError(node, err) {
     node.textContent = err ? (err.message || String(err)) : "";

@@ -10,15 +10,8 @@
 
   // call sends a request to the REST API and resolves with {status, ok, body, etag}.
   var call = Atrium.request;
-
   // problemText is what a person reads of a failed request.
-  function problemText(r) {
-    if (r.status === 0) { return "The server could not be reached. Try again."; }
-    var b = r.body || {};
-    var msg = b.detail || b.title || ("The request failed (" + r.status + ").");
-    if (r.status === 401 || r.status === 403) { msg += " Reload the page and sign in again if needed."; }
-    return msg;
-  }
+  var problemText = Atrium.problemText;
 
   // reloadWith reloads the page (or goes to url) and shows msg at its top.
   function reloadWith(msg, url) { Atrium.keepFlash(flashKey, msg, url); }

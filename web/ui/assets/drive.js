@@ -24,22 +24,11 @@
     // A change of text a moment later is announced even when it repeats.
     setTimeout(function () { statusLine.textContent = msg; }, 30);
   }
-  // problemText is what a person reads of a problem+json answer.
-  function problemText(body, status) {
-    if (body && typeof body === "object") {
-      var parts = [];
-      if (body.detail) { parts.push(body.detail); } else if (body.title) { parts.push(body.title); }
-      (body.errors || []).forEach(function (e) { if (e.message && parts.indexOf(e.message) < 0) { parts.push(e.message); } });
-      if (parts.length) { return parts.join(" "); }
-    }
-    if (status === 0) { return "The server cannot be reached. Check the connection and try again."; }
-    return "The request failed (" + status + "). Try again.";
-  }
   // call sends a request to the REST API; it resolves with the JSON body (or
   // null) and rejects with an Error whose message is readable.
   function call(method, path, body) {
     return Atrium.request(method, path, body).then(function (r) {
-      if (!r.ok) { var err = new Error(problemText(r.body, r.status)); err.status = r.status; throw err; }
+      if (!r.ok) { var err = new Error(Atrium.problemText(r)); err.status = r.status; throw err; }
       return r.body;
     });
   }
@@ -822,7 +811,7 @@
         if (res) {
           var body = null;
           try { body = JSON.parse(res.getBody()); } catch (e) { body = null; }
-          msg = problemText(body, res.getStatus());
+          msg = Atrium.problemText({ status: res.getStatus(), body: body });
         } else if (!navigator.onLine) {
           msg = "The connection is lost. Resume when it is back.";
           setState(u, "paused", msg);

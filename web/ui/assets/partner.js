@@ -26,19 +26,10 @@
     return l ? l.textContent : name;
   }
 
-  // problemText is what a person reads of a failed request: the problem's
-  // detail, and each invalid field by its label.
+  // problemText is what a person reads of a failed request, each invalid
+  // field of form (when given) by its label.
   function problemText(r, form) {
-    if (r.status === 0) { return "The server could not be reached. Try again."; }
-    var b = r.body || {};
-    var msg = b.detail || b.title || ("The request failed (" + r.status + ").");
-    var errs = (b.errors || []).map(function (e) {
-      var loc = (e.location || "").replace(/^body\./, "");
-      return labelOf(form, loc) + ": " + (e.message || "is not valid") + ".";
-    });
-    if (errs.length) { msg = errs.join(" "); }
-    if (r.status === 401 || r.status === 403) { msg += " Reload the page and sign in again if needed."; }
-    return msg;
+    return Atrium.problemText(r, form ? function (name) { return labelOf(form, name); } : null);
   }
 
   function showError(box, text) {

@@ -10,19 +10,8 @@
   // call sends a request to the REST API and resolves with {status, ok, body}.
   var call = Atrium.request;
 
-  // problemText is what a person reads of a failed request: the problem's
-  // detail and the messages of its invalid fields.
-  function problemText(r) {
-    if (r.status === 0) { return "The server could not be reached. Try again."; }
-    var b = r.body || {};
-    var msg = b.detail || b.title || ("The request failed (" + r.status + ").");
-    (b.errors || []).forEach(function (e) {
-      var loc = (e.location || "").replace(/^body\./, "");
-      msg += " " + (loc ? loc + ": " : "") + (e.message || "") + ".";
-    });
-    if (r.status === 401) { msg += " Reload the page and sign in again."; }
-    return msg;
-  }
+  // problemText is what a person reads of a failed request.
+  var problemText = Atrium.problemText;
 
   function showError(el, text) {
     if (!el) { return; }
