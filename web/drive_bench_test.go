@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -188,6 +189,54 @@ func BenchmarkDriveStorageUsage(b *testing.B) {
 			if err != nil || u.FileCount != benchFiles {
 				b.Fatalf("storage: %v, %+v", err, u)
 			}
+		}
+	})
+}
+
+// BenchmarkDriveSearch: a search for a word in 1,000 small text files, a
+// page of 20 hits, through the drive service (the index, then the hits' items
+// and their permissions). quiet: nothing changed since the last search;
+// after-a-write: one file was written before each search (untimed), which the
+// search applies to the index before it runs (a search sees every change
+// committed before it), as under a steady mix of writes and searches.
+//
+//	go test -run '^$' -bench BenchmarkDriveSearch -benchtime 300x ./web/
+func BenchmarkDriveSearch(b *testing.B) {
+	ctx := context.Background()
+	m, creds := benchMain(b, true)
+	p, err := m.Identity.Authenticate(ctx, creds.Token)
+	if err != nil {
+		b.Fatal(err)
+	}
+	put := func(i int) {
+		body := fmt.Sprintf("quokka note %d: the wombat%d and the numbat%d", i, i%97, i%89)
+		if _, _, err := m.Drive.Put(ctx, p, drive.PutRequest{Name: fmt.Sprintf("note-%05d.txt", i), MimeType: "text/plain",
+			Size: int64(len(body)), Body: strings.NewReader(body)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range 1000 {
+		put(i)
+	}
+	search := func(b *testing.B) {
+		r, err := m.Drive.Search(ctx, p, drive.SearchParams{Q: "quokka", Limit: 20})
+		if err != nil || len(r.Hits) != 20 {
+			b.Fatalf("search: %v, %d hits", err, len(r.Hits))
+		}
+	}
+	b.Run("quiet", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			search(b)
+		}
+	})
+	b.Run("after-a-write", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := range b.N {
+			b.StopTimer()
+			put(1000 + i)
+			b.StartTimer()
+			search(b)
 		}
 	})
 }

@@ -228,6 +228,9 @@ type Store interface {
 	// UpdateFile writes every mutable column of f.
 	UpdateFile(ctx context.Context, f File) error
 	File(ctx context.Context, id string) (File, error)
+	// FilesByID returns the items of ids that exist, in any order, in one
+	// read.
+	FilesByID(ctx context.Context, ids []string) ([]File, error)
 	// LiveChild returns the live (active, not trashed) item named nameKey in a folder.
 	LiveChild(ctx context.Context, ownerID, parentID, nameKey string) (File, error)
 	// LiveItemAt returns the live item at the end of the path nameKeys (at

@@ -247,13 +247,24 @@ func (s *Service) Search(ctx context.Context, p *app.Principal, sp SearchParams)
 	}
 	out := SearchResult{Hits: make([]SearchHit, 0, len(res.Hits)), TotalHits: res.Total, Limit: q.Limit, Offset: q.Offset,
 		Query: sp.Q, FacetDistribution: res.Facets}
+	// The hits' items in one read (a read each cost a page of 20 hits about
+	// a millisecond), then in the index's order.
+	ids := make([]string, len(res.Hits))
+	for i, h := range res.Hits {
+		ids[i] = h.ID
+	}
+	files, err := s.store.FilesByID(ctx, ids)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	byID := make(map[string]File, len(files))
+	for _, f := range files {
+		byID[f.ID] = f
+	}
 	for _, h := range res.Hits {
-		f, err := s.store.File(ctx, h.ID)
-		if app.ErrorCode(err) == app.ENotFound {
+		f, ok := byID[h.ID]
+		if !ok { // deleted since it was indexed
 			continue
-		}
-		if err != nil {
-			return SearchResult{}, err
 		}
 		if f.OrgID != p.OrgID || !f.Searchable() {
 			continue
