@@ -106,7 +106,7 @@ done
 for way in tus-app tus; do
   b=$(awk -v w="$way-cold" '$3 == "base" && $4 == w { print $6 }' "$TMP/out" | median)
   n=$(awk -v w="$way-cold" '$3 == "now" && $4 == w { print $6 }' "$TMP/out" | median)
-  fig "$N uploads, $way, fresh client: speed-up" "$(ratio "$b" "$n")x ($n s now vs $b s at $(git rev-parse --short "$BASELINE"))"
+  fig "fresh client, $way: speed-up" "$(ratio "$b" "$n")x ($n s now vs $b s at $(git rev-parse --short "$BASELINE"))"
 done
 # tus-js-client's own CPU per upload (one node process runs the C uploads)
 # and its share of the run's wall time: near 100%, the client bounds the run.
