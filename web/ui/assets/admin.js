@@ -60,19 +60,8 @@
   }
 
   // Dialogs: opened with the element to focus; closing returns the focus to
-  // whatever opened them.
-  function openDialog(d, focus) {
-    d.opener = document.activeElement;
-    d.querySelectorAll('[role="alert"]').forEach(function (p) { show(p, ""); });
-    d.showModal();
-    if (focus) { focus.focus(); }
-  }
-  document.querySelectorAll("dialog").forEach(function (d) {
-    d.querySelectorAll("[data-close]").forEach(function (b) { b.addEventListener("click", function () { d.close(); }); });
-    d.addEventListener("close", function () {
-      if (d.opener && document.contains(d.opener)) { d.opener.focus(); }
-    });
-  });
+  // whatever opened them (Atrium.openDialog).
+  var openDialog = Atrium.openDialog;
 
   // confirm opens the confirmation dialog: what will happen, Cancel, and a
   // named confirm button that runs run(); its error stays in the dialog.

@@ -71,9 +71,24 @@ window.Atrium = (function () {
   }
   function sentence(s) { return /[.!?]$/.test(s) ? s : s + "."; }
 
+  // openDialog shows the dialog d as a modal, its alerts (error boxes)
+  // emptied and hidden, and puts the focus on focus when given. Its
+  // [data-close] buttons close it, as Escape does; the browser then gives the
+  // focus back to what had it when the dialog opened (a modal dialog's
+  // previously focused element, in HTML).
+  function openDialog(d, focus) {
+    d.querySelectorAll('[role="alert"]').forEach(function (p) { p.textContent = ""; p.hidden = true; });
+    d.showModal();
+    if (focus) { focus.focus(); }
+  }
+  document.addEventListener("click", function (e) {
+    var b = e.target.closest && e.target.closest("dialog [data-close]");
+    if (b) { b.closest("dialog").close(); }
+  });
+
   // csrfToken is the page's anti-forgery token, for requests made by a
   // library (tus-js-client) rather than request.
-  return { request: request, problemText: problemText, keepFlash: keepFlash, showFlash: showFlash, csrfToken: token };
+  return { request: request, problemText: problemText, openDialog: openDialog, keepFlash: keepFlash, showFlash: showFlash, csrfToken: token };
 })();
 document.addEventListener("DOMContentLoaded", function () {
   // Copy buttons: shown only when script runs; copy the named field's value.

@@ -16,18 +16,10 @@
   // reloadWith reloads the page (or goes to url) and shows msg at its top.
   function reloadWith(msg, url) { Atrium.keepFlash(flashKey, msg, url); }
 
-  // Dialogs: opened modal, focus returns to the control that opened them.
-  var opener = null;
-  function openDialog(d, focus) {
-    opener = document.activeElement;
-    d.showModal();
-    if (focus) { focus.focus(); }
-  }
+  // Dialogs: opened modal, focus returns to the control that opened them
+  // (Atrium.openDialog).
+  var openDialog = Atrium.openDialog;
   function closeDialog(d) { if (d.open) { d.close(); } }
-  function wireDialog(d) {
-    d.querySelectorAll("[data-close]").forEach(function (b) { b.addEventListener("click", function () { closeDialog(d); }); });
-    d.addEventListener("close", function () { if (opener && opener.focus) { opener.focus(); } opener = null; });
-  }
 
   // ---- The contact form ----
 
@@ -442,8 +434,6 @@
     form = $("contact-form");
     dlg = $("contact-dialog");
     delDlg = $("delete-dialog");
-    wireDialog(dlg);
-    wireDialog(delDlg);
     document.querySelectorAll("#contacts-tools, #new-book, #move-form, #delete-book, input.pick, .contact-list [data-act]").forEach(function (e) { e.hidden = false; });
 
     $("new-contact").addEventListener("click", openNew);

@@ -93,20 +93,8 @@
   }
 
   // ---- dialogs ----
-  var opener = null;
-  function openDialog(dlg) {
-    opener = document.activeElement;
-    showError(dlg, "");
-    dlg.showModal();
-  }
-  document.querySelectorAll("dialog").forEach(function (dlg) {
-    dlg.querySelectorAll("[data-close]").forEach(function (b) {
-      b.addEventListener("click", function () { dlg.close(); });
-    });
-    dlg.addEventListener("close", function () {
-      if (opener && document.contains(opener)) { opener.focus(); }
-    });
-  });
+  // Modal; focus returns to the control that opened them (Atrium.openDialog).
+  function openDialog(dlg) { Atrium.openDialog(dlg); }
 
   // ---- the actions menu ----
   var menu = document.getElementById("item-menu");

@@ -50,18 +50,9 @@
   // done keeps msg for the next page, then goes there (default: this one again).
   function done(msg, url) { Atrium.keepFlash(flashKey, msg, url); }
 
-  // Dialogs: modal; focus returns to the control that opened them.
-  var opener = null;
-  function openDialog(d, focus) {
-    opener = document.activeElement;
-    d.querySelectorAll("[data-error]").forEach(function (e) { e.hidden = true; });
-    d.showModal();
-    if (focus) { focus.focus(); }
-  }
-  document.querySelectorAll("dialog").forEach(function (d) {
-    d.querySelectorAll("[data-close]").forEach(function (b) { b.addEventListener("click", function () { d.close(); }); });
-    d.addEventListener("close", function () { if (opener && opener.focus) { opener.focus(); } opener = null; });
-  });
+  // Dialogs: modal; focus returns to the control that opened them
+  // (Atrium.openDialog).
+  var openDialog = Atrium.openDialog;
   document.querySelectorAll("[data-open]").forEach(function (b) {
     var d = $(b.dataset.open);
     b.addEventListener("click", function () { openDialog(d, d.querySelector("input, select")); });

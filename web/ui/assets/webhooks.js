@@ -21,24 +21,12 @@
   }
   function clearError(el) { if (el) { el.textContent = ""; el.hidden = true; } }
 
-  // Dialogs: opened modal; focus returns to the control that opened them.
-  var opener = null;
-  function openDialog(d, focus) {
-    opener = document.activeElement;
-    d.showModal();
-    if (focus) { focus.focus(); }
-  }
+  // Dialogs: opened modal; focus returns to the control that opened them
+  // (Atrium.openDialog).
+  var openDialog = Atrium.openDialog;
   function closeDialog(d) {
     if (d.open) { d.close(); }
   }
-  document.querySelectorAll("dialog").forEach(function (d) {
-    d.addEventListener("close", function () {
-      if (opener && document.contains(opener)) { opener.focus(); }
-    });
-    d.querySelectorAll("[data-close]").forEach(function (b) {
-      b.addEventListener("click", function () { closeDialog(d); });
-    });
-  });
 
   // The secret dialog shows a secret once; Done reloads the page.
   function showSecret(title, label, note, value) {

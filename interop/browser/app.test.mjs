@@ -1,6 +1,7 @@
-// What a person reads when a request of a page fails: every page's script
-// words a failed request through one function of app.js, Atrium.problemText,
-// which is loaded on every page (here the sign-in page's).
+// What every page's script shares, from app.js (loaded on every page; here
+// the sign-in page's): the words a person reads when a request fails
+// (Atrium.problemText), and how a dialog opens and closes
+// (Atrium.openDialog).
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { base, launch, newPage, noProblems } from './browser.mjs'
@@ -87,3 +88,63 @@ test("a real refusal from the server reads the same (the API without a session: 
   page.problems = page.problems.filter((p) => !/status of 401/.test(p))
   noProblems(page)
 })
+
+// dialog adds a dialog with an old error and a Cancel button, and a button
+// that opens it, to the page; returns nothing (the ids are fixed).
+function addDialog () {
+  return page.evaluate(() => {
+    document.getElementById('t-opener')?.remove()
+    document.getElementById('t-dialog')?.remove()
+    const opener = document.createElement('button')
+    opener.id = 't-opener'
+    opener.textContent = 'Open the test dialog'
+    const d = document.createElement('dialog')
+    d.id = 't-dialog'
+    d.setAttribute('aria-label', 'Test dialog')
+    const err = document.createElement('p')
+    err.setAttribute('role', 'alert')
+    err.textContent = 'An error of the last time.'
+    const name = document.createElement('input')
+    name.id = 't-name'
+    name.setAttribute('aria-label', 'Name')
+    const cancel = document.createElement('button')
+    cancel.type = 'button'
+    cancel.dataset.close = ''
+    cancel.textContent = 'Cancel'
+    d.append(err, name, cancel)
+    document.body.append(opener, d)
+  })
+}
+function openTestDialog () {
+  return page.evaluate(() => {
+    const opener = document.getElementById('t-opener')
+    opener.focus()
+    window.Atrium.openDialog(document.getElementById('t-dialog'), document.getElementById('t-name'))
+  })
+}
+const focused = () => page.evaluate(() => document.activeElement && document.activeElement.id)
+
+test('a dialog opens with its old errors gone and the focus where the page puts it', async () => {
+  await addDialog()
+  await openTestDialog()
+  const dialog = page.getByRole('dialog', { name: 'Test dialog' })
+  await dialog.waitFor()
+  assert.equal(await focused(), 't-name')
+  const alert = dialog.locator('[role="alert"]')
+  assert.equal(await alert.isHidden(), true, 'the old error is hidden')
+  assert.equal(await alert.evaluate((e) => e.textContent), '')
+})
+
+for (const how of ['Cancel', 'Escape']) {
+  test(`${how} closes the dialog and gives the focus back to its opener`, async () => {
+    await addDialog()
+    await openTestDialog()
+    const dialog = page.getByRole('dialog', { name: 'Test dialog' })
+    await dialog.waitFor()
+    if (how === 'Cancel') await dialog.getByRole('button', { name: 'Cancel' }).click()
+    else await page.keyboard.press('Escape')
+    await dialog.waitFor({ state: 'hidden' })
+    assert.equal(await focused(), 't-opener')
+    noProblems(page)
+  })
+}
