@@ -247,8 +247,9 @@ func (s *Service) Search(ctx context.Context, p *app.Principal, sp SearchParams)
 	}
 	out := SearchResult{Hits: make([]SearchHit, 0, len(res.Hits)), TotalHits: res.Total, Limit: q.Limit, Offset: q.Offset,
 		Query: sp.Q, FacetDistribution: res.Facets}
-	// The hits' items in one read (a read each cost a page of 20 hits about
-	// a millisecond), then in the index's order.
+	// The hits' items in one read, then in the index's order (a read each
+	// cost a page of 20 hits about 1.5 ms in a soak, each a reader's first
+	// after a commit).
 	ids := make([]string, len(res.Hits))
 	for i, h := range res.Hits {
 		ids[i] = h.ID
