@@ -550,7 +550,8 @@ for step, title in AREAS:
             # earlier run than the last one: that run's line, not the last's.
             md.append(kept[0])
         else:
-            md.append(f"Run on its own on {machine.get('date', '?')} (commit {machine.get('commit', '?')}, load at the start "
+            md.append(f"Run on its own on {machine.get('date', '?')} (commit {machine.get('commit', '?')}; {machine.get('cpu', '?')}, "
+                      f"{machine.get('cores', '?')} cores, {machine.get('memory', '?')}, {machine.get('kernel', '?')}; load at the start "
                       f"{machine.get('load_start', '?')}, at the end {machine.get('load_end', '?')}); the machine table above is the "
                       "previous full report's.")
         md.append("")
