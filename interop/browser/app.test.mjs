@@ -89,7 +89,7 @@ test("a real refusal from the server reads the same (the API without a session: 
   noProblems(page)
 })
 
-// dialog adds a dialog with an old error and a Cancel button, and a button
+// addDialog adds a dialog with an old error and a Cancel button, and a button
 // that opens it, to the page; returns nothing (the ids are fixed).
 function addDialog () {
   return page.evaluate(() => {
