@@ -1,6 +1,6 @@
 // What every page's script shares, from app.js (loaded on every page; here
 // the sign-in page's): the words a person reads when a request fails
-// (Atrium.problemText), and how a dialog opens and closes
+// (Atrium.problemText, Atrium.fetchJSON), and how a dialog opens and closes
 // (Atrium.openDialog).
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
@@ -87,6 +87,14 @@ test("a real refusal from the server reads the same (the API without a session: 
   // The browser's console saw the refused request; nothing else.
   page.problems = page.problems.filter((p) => !/status of 401/.test(p))
   noProblems(page)
+})
+
+test('fetchJSON rejects a refusal with the same words and its status', async () => {
+  const got = await page.evaluate(() => window.Atrium.fetchJSON('POST', '/api/v1/drive/folders', { name: 'x' })
+    .then(() => 'resolved', (err) => [err.status, err.message]))
+  assert.deepEqual(got, [401, 'You are signed out. Reload the page and sign in again.'])
+  page.problems = page.problems.filter((p) => !/status of 401/.test(p))
+  assert.deepEqual(await page.evaluate(() => window.Atrium.fetchJSON('GET', '/healthz')), { status: 'ok' })
 })
 
 // addDialog adds a dialog with an old error and a Cancel button, and a button

@@ -4,17 +4,8 @@
 // into the page with textContent only.
 "use strict";
 (function () {
-  // api calls the REST API and returns the parsed JSON (null for 204); a
-  // failure throws an Error whose message a person can read (problemText).
-  function api(method, path, body, headers) {
-    return Atrium.request(method, "/api/v1" + path, body, headers).then(function (r) {
-      if (r.ok) { return r.status === 204 ? null : r.body; }
-      var err = new Error(Atrium.problemText(r));
-      err.status = r.status;
-      err.code = r.body && r.body.code;
-      throw err;
-    });
-  }
+  // api calls the REST API (Atrium.fetchJSON, under /api/v1).
+  function api(method, path, body, headers) { return Atrium.fetchJSON(method, "/api/v1" + path, body, headers); }
 
   function $(id) { return document.getElementById(id); }
   function el(tag, cls, text) {

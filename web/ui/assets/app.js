@@ -71,6 +71,18 @@ window.Atrium = (function () {
   }
   function sentence(s) { return /[.!?]$/.test(s) ? s : s + "."; }
 
+  // fetchJSON is request for a page that prefers a rejected promise: it
+  // resolves with the parsed JSON (null for 204) and rejects with an Error
+  // whose message is problemText's, its status beside it (0: unreachable).
+  function fetchJSON(method, path, body, headers) {
+    return request(method, path, body, headers).then(function (r) {
+      if (r.ok) { return r.status === 204 ? null : r.body; }
+      var err = new Error(problemText(r));
+      err.status = r.status;
+      throw err;
+    });
+  }
+
   // openDialog shows the dialog d as a modal, its alerts (error boxes)
   // emptied and hidden, and puts the focus on focus when given. Its
   // [data-close] buttons close it, as Escape does; the browser then gives the
@@ -88,7 +100,7 @@ window.Atrium = (function () {
 
   // csrfToken is the page's anti-forgery token, for requests made by a
   // library (tus-js-client) rather than request.
-  return { request: request, problemText: problemText, openDialog: openDialog, keepFlash: keepFlash, showFlash: showFlash, csrfToken: token };
+  return { request: request, fetchJSON: fetchJSON, problemText: problemText, openDialog: openDialog, keepFlash: keepFlash, showFlash: showFlash, csrfToken: token };
 })();
 document.addEventListener("DOMContentLoaded", function () {
   // Copy buttons: shown only when script runs; copy the named field's value.

@@ -93,16 +93,8 @@
   }
 
   // ---- the REST API ----
-  // api calls the REST API and resolves with the parsed JSON (null for 204);
-  // a failure rejects with an Error a person can read, its status beside it.
-  function api(method, path, body, headers) {
-    return Atrium.request(method, API + path, body, headers).then(function (r) {
-      if (r.ok) { return r.status === 204 ? null : r.body; }
-      var err = new Error(Atrium.problemText(r));
-      err.status = r.status;
-      throw err;
-    });
-  }
+  // api calls the REST API (Atrium.fetchJSON, under API).
+  function api(method, path, body, headers) { return Atrium.fetchJSON(method, API + path, body, headers); }
   function showError(node, err) {
     node.textContent = err ? (err.message || String(err)) : "";
     node.hidden = !err;

@@ -26,12 +26,7 @@
   }
   // call sends a request to the REST API; it resolves with the JSON body (or
   // null) and rejects with an Error whose message is readable.
-  function call(method, path, body) {
-    return Atrium.request(method, path, body).then(function (r) {
-      if (!r.ok) { var err = new Error(Atrium.problemText(r)); err.status = r.status; throw err; }
-      return r.body;
-    });
-  }
+  var call = Atrium.fetchJSON;
   function showError(dlg, msg) {
     var p = dlg.querySelector('p.flash.err');
     if (!p) { return; }
@@ -94,7 +89,7 @@
 
   // ---- dialogs ----
   // Modal; focus returns to the control that opened them (Atrium.openDialog).
-  function openDialog(dlg) { Atrium.openDialog(dlg); }
+  var openDialog = Atrium.openDialog;
 
   // ---- the actions menu ----
   var menu = document.getElementById("item-menu");
