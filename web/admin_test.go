@@ -172,7 +172,7 @@ func TestAdminInviteAndAccept(t *testing.T) {
 }
 
 // Invitations and activations take a seat: beyond the subscription's seats
-// they are seat_floor; a mail domain restricts invitations.
+// they are seat_floor.
 func TestAdminSeatFloor(t *testing.T) {
 	w := newAdminWorld(t)
 	first := w.invite(t, "one@acme.test", "member") // 3 of 4 seats
@@ -394,8 +394,8 @@ func TestAdminTeams(t *testing.T) {
 }
 
 // The organisation's settings: name, logo (a URL or a small PNG/JPEG inline)
-// and mail domain (which restricts invitations); invalid input names the
-// field and changes nothing.
+// and mail domain (which restricts invitations only when asked to); invalid
+// input names the field and changes nothing.
 func TestAdminOrganizationSettings(t *testing.T) {
 	w := newAdminWorld(t)
 	png := "data:image/png;base64," + base64.StdEncoding.EncodeToString(append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 200)...))
@@ -419,13 +419,24 @@ func TestAdminOrganizationSettings(t *testing.T) {
 		{Name: "nothing changed by refusals", Request: w.req("GET", "/organization", w.admin, nil), Status: 200,
 			Contains: []string{`"name":"Acme Ltd"`, `"logo_url":"https://cdn.acme.test/logo.png"`, `"mail_domain":"acme.test"`}},
 		{Name: "billing is not the admin's", Request: patch(map[string]any{"billing_email": "x@acme.test"}), Status: 422},
-		// The mail domain restricts invitations.
+		// A mail domain alone limits nothing: people are invited at the
+		// addresses they have.
+		{Name: "invite elsewhere, not restricted", Request: w.req("POST", "/users", w.admin, map[string]any{"email": "first@gmail.test"}), Status: 201},
+		{Name: "restrict without a domain", Request: patch(map[string]any{"mail_domain": "", "restrict_invitations_to_mail_domain": true}), Status: 422, Problem: "validation_failed",
+			Contains: []string{"body.restrict_invitations_to_mail_domain"}},
+		{Name: "still a domain, unrestricted", Request: w.req("GET", "/organization", w.admin, nil), Status: 200,
+			Contains: []string{`"mail_domain":"acme.test"`, `"restrict_invitations_to_mail_domain":false`}},
+		{Name: "restrict", Request: patch(map[string]any{"restrict_invitations_to_mail_domain": true}), Status: 200,
+			Contains: []string{`"restrict_invitations_to_mail_domain":true`}},
 		{Name: "invite elsewhere", Request: w.req("POST", "/users", w.admin, map[string]any{"email": "someone@gmail.test"}), Status: 422, Problem: "validation_failed",
 			Contains: []string{"body.email", "acme.test"}},
 		{Name: "invite at a subdomain", Request: w.req("POST", "/users", w.admin, map[string]any{"email": "someone@eu.acme.test"}), Status: 422, Problem: "validation_failed"},
 		{Name: "invite at the domain", Request: w.req("POST", "/users", w.admin, map[string]any{"email": "someone@ACME.test"}), Status: 201},
-		{Name: "remove the domain", Request: patch(map[string]any{"mail_domain": ""}), Status: 200, Contains: []string{`"mail_domain":""`}},
-		{Name: "invite elsewhere again", Request: w.req("POST", "/users", w.admin, map[string]any{"email": "someone@gmail.test"}), Status: 201},
+		{Name: "the domain cannot go while restricted", Request: patch(map[string]any{"mail_domain": ""}), Status: 422, Problem: "validation_failed",
+			Contains: []string{"body.mail_domain"}},
+		{Name: "remove the domain and the restriction", Request: patch(map[string]any{"mail_domain": "", "restrict_invitations_to_mail_domain": false}), Status: 200,
+			Contains: []string{`"mail_domain":""`, `"restrict_invitations_to_mail_domain":false`}},
+		{Name: "invite elsewhere again", Request: w.req("POST", "/users", w.admin, map[string]any{"email": "someone@gmail.test"}), Status: 409, Problem: "seat_floor"}, // past the domain rule: only the seats are full
 	})
 	if !w.audited(t, w.org, "organization.updated", w.org) {
 		t.Fatal("no audit entry organization.updated")

@@ -445,3 +445,30 @@ func TestPartnerSuspendRefusesEveryDoor(t *testing.T) {
 		t.Fatalf("app password after activation: %d", r.StatusCode)
 	}
 }
+
+// A reseller invites people at the addresses they have: a mail domain limits
+// invitations only when the organisation restricts them to it.
+func TestPartnerInviteAnyAddress(t *testing.T) {
+	t.Parallel()
+	w := newPartnerWorld(t)
+	org := w.createOrg(t, w.tok, "Ivy League", "boss@x.example.net") // 1 of 3 seats
+	patch := func(body map[string]any) webtest.Request {
+		return webtest.Request{Method: "PATCH", Path: "/api/v1/partner/orgs/" + org, Token: w.tok, Body: body}
+	}
+	invite := func(email string) webtest.Request {
+		return webtest.Request{Method: "POST", Path: "/api/v1/partner/orgs/" + org + "/users", Token: w.tok, Body: map[string]any{"email": email}}
+	}
+	w.s.Run(t, []webtest.Scenario{
+		{Name: "set a mail domain", Request: patch(map[string]any{"mail_domain": "x.example.net"}), Status: 200,
+			Contains: []string{`"mail_domain":"x.example.net"`, `"restrict_invitations_to_mail_domain":false`}},
+		{Name: "invite at another domain", Request: invite("ivy@example.net"), Status: 201, Contains: []string{`"status":"invited"`}},
+		{Name: "restrict", Request: patch(map[string]any{"restrict_invitations_to_mail_domain": true}), Status: 200,
+			Contains: []string{`"restrict_invitations_to_mail_domain":true`}},
+		{Name: "restricted: elsewhere refused", Request: invite("joe@example.net"), Status: 422, Problem: "validation_failed",
+			Contains: []string{"body.email", "x.example.net"}},
+		{Name: "restricted: at the domain", Request: invite("joe@x.example.net"), Status: 201},
+	})
+	if len(w.mails(t, "ivy@example.net")) != 1 {
+		t.Fatal("no invitation e-mail to ivy@example.net")
+	}
+}

@@ -32,13 +32,16 @@ const (
 // Organization is a tenant. Organisations form a tree: a reseller
 // (ResellerDepth >= 1) manages its child organisations.
 type Organization struct {
-	ID                   string    `json:"id"`
-	Name                 string    `json:"name"`
-	Slug                 string    `json:"slug"`
-	BillingName          string    `json:"billing_name"`
-	BillingEmail         string    `json:"billing_email"`
-	LogoURL              string    `json:"logo_url"`
-	MailDomain           string    `json:"mail_domain"`
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	Slug         string `json:"slug"`
+	BillingName  string `json:"billing_name"`
+	BillingEmail string `json:"billing_email"`
+	LogoURL      string `json:"logo_url"`
+	MailDomain   string `json:"mail_domain"`
+	// RestrictInvitations limits invitations to addresses at MailDomain; off
+	// by default (people are invited at the addresses they have).
+	RestrictInvitations  bool      `json:"restrict_invitations_to_mail_domain"`
 	ParentOrganizationID *string   `json:"parent_organization_id"`
 	ResellerDepth        int       `json:"reseller_depth"`
 	Status               string    `json:"status"`

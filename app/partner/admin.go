@@ -211,6 +211,7 @@ func (a *Admin) Organization(ctx context.Context, p *app.Principal) (Org, error)
 // unchanged. The billing fields, plan and seats stay with the reseller.
 type OrgSettings struct {
 	Name, LogoURL, MailDomain *string
+	RestrictInvitations       *bool
 }
 
 // UpdateOrganization changes the organisation's name, logo and mail domain
@@ -220,7 +221,7 @@ func (a *Admin) UpdateOrganization(ctx context.Context, p *app.Principal, in Org
 	if err != nil {
 		return Org{}, err
 	}
-	changed, err := a.s.updateOrg(ctx, p, o, UpdateOrgInput{Name: in.Name, LogoURL: in.LogoURL, MailDomain: in.MailDomain})
+	changed, err := a.s.updateOrg(ctx, p, o, UpdateOrgInput{Name: in.Name, LogoURL: in.LogoURL, MailDomain: in.MailDomain, RestrictInvitations: in.RestrictInvitations})
 	if err != nil || !changed {
 		return o, err
 	}

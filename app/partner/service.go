@@ -212,6 +212,9 @@ func (s *Service) publishedPlan(ctx context.Context, slug string) (identity.Plan
 // UpdateOrgInput holds the changeable fields; nil means unchanged.
 type UpdateOrgInput struct {
 	Name, BillingName, BillingEmail, LogoURL, MailDomain *string
+	// RestrictInvitations limits invitations to addresses at the mail
+	// domain; it needs one.
+	RestrictInvitations *bool
 }
 
 // UpdateOrg changes a customer organisation's profile.
@@ -255,6 +258,17 @@ func (s *Service) updateOrg(ctx context.Context, p *app.Principal, o Org, in Upd
 		in.MailDomain = &d
 	}
 	set("mail_domain", &org.MailDomain, in.MailDomain, validDomain, "must be a domain name (such as example.com), or empty for none")
+	if in.RestrictInvitations != nil && *in.RestrictInvitations != org.RestrictInvitations {
+		org.RestrictInvitations = *in.RestrictInvitations
+		changed = append(changed, "restrict_invitations_to_mail_domain")
+	}
+	if org.RestrictInvitations && org.MailDomain == "" {
+		if in.RestrictInvitations != nil && *in.RestrictInvitations {
+			v.Add("body.restrict_invitations_to_mail_domain", "needs a mail domain: set mail_domain too", *in.RestrictInvitations)
+		} else {
+			v.Add("body.mail_domain", "cannot be removed while invitations are restricted to it: set restrict_invitations_to_mail_domain to false too", *in.MailDomain)
+		}
+	}
 	if err := v.Err(); err != nil {
 		return false, err
 	}
@@ -458,7 +472,7 @@ func (s *Service) InviteUser(ctx context.Context, p *app.Principal, orgID string
 }
 
 // inviteUser is the one invitation rule of both doors: a valid address (at the
-// organisation's mail domain when it has one) that belongs to nobody yet, a
+// organisation's mail domain when it restricts invitations to it) that belongs to nobody yet, a
 // free seat (active users plus pending invitations below the subscription's
 // seats, else seat_floor), then the invited user, the e-mail, the audit entry
 // and organization.user.created in one transaction.
@@ -466,7 +480,7 @@ func (s *Service) inviteUser(ctx context.Context, p *app.Principal, o Org, in In
 	var v app.Validator
 	email, err := identity.NormalizeEmail(in.Email)
 	v.Check(err == nil, "body.email", "must be a valid e-mail address", in.Email)
-	if err == nil && o.MailDomain != "" && !strings.EqualFold(email[strings.LastIndexByte(email, '@')+1:], o.MailDomain) {
+	if err == nil && o.RestrictInvitations && o.MailDomain != "" && !strings.EqualFold(email[strings.LastIndexByte(email, '@')+1:], o.MailDomain) {
 		v.Add("body.email", fmt.Sprintf("must be an address at %s, the organisation's mail domain", o.MailDomain), in.Email)
 	}
 	if in.RoleSlug == "" {

@@ -87,14 +87,14 @@ func (s IdentityStore) Plans(ctx context.Context) ([]identity.Plan, error) {
 	return out, mapErr(rows.Err(), "plans")
 }
 
-const orgCols = `o.id, o.name, o.slug, o.billing_name, o.billing_email, o.logo_url, o.mail_domain,
+const orgCols = `o.id, o.name, o.slug, o.billing_name, o.billing_email, o.logo_url, o.mail_domain, o.restrict_invitations,
 	o.parent_organization_id, o.reseller_depth, o.status, o.created_at, o.updated_at`
 
 func scanOrg(sc interface{ Scan(...any) error }) (identity.Organization, error) {
 	var o identity.Organization
 	var parent sql.NullString
 	var c, u int64
-	err := sc.Scan(&o.ID, &o.Name, &o.Slug, &o.BillingName, &o.BillingEmail, &o.LogoURL, &o.MailDomain,
+	err := sc.Scan(&o.ID, &o.Name, &o.Slug, &o.BillingName, &o.BillingEmail, &o.LogoURL, &o.MailDomain, &o.RestrictInvitations,
 		&parent, &o.ResellerDepth, &o.Status, &c, &u)
 	if parent.Valid {
 		o.ParentOrganizationID = &parent.String
@@ -106,8 +106,8 @@ func scanOrg(sc interface{ Scan(...any) error }) (identity.Organization, error) 
 // CreateOrg inserts an organisation.
 func (s IdentityStore) CreateOrg(ctx context.Context, o identity.Organization) error {
 	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO organizations(id, name, slug, billing_name, billing_email, logo_url,
-		mail_domain, parent_organization_id, reseller_depth, status, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
-		o.ID, o.Name, o.Slug, o.BillingName, o.BillingEmail, o.LogoURL, o.MailDomain, o.ParentOrganizationID,
+		mail_domain, restrict_invitations, parent_organization_id, reseller_depth, status, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		o.ID, o.Name, o.Slug, o.BillingName, o.BillingEmail, o.LogoURL, o.MailDomain, o.RestrictInvitations, o.ParentOrganizationID,
 		o.ResellerDepth, o.Status, ms(o.CreatedAt), ms(o.UpdatedAt))
 	return mapErr(err, "organization")
 }
@@ -361,7 +361,7 @@ func scanCred(sc interface{ Scan(...any) error }, extra ...any) (identity.Creden
 	var feats string
 	o := &c.Org
 	dest := []any{&uid, &uorg, &email, &fn, &ln, &role, &status, &uc, &uu,
-		&o.ID, &o.Name, &o.Slug, &o.BillingName, &o.BillingEmail, &o.LogoURL, &o.MailDomain, &parent, &o.ResellerDepth,
+		&o.ID, &o.Name, &o.Slug, &o.BillingName, &o.BillingEmail, &o.LogoURL, &o.MailDomain, &o.RestrictInvitations, &parent, &o.ResellerDepth,
 		&o.Status, &oc, &ou, &c.Plan.Slug, &c.Plan.Name, &feats, &c.Plan.QuotaBytes, &c.Plan.MaxSeats}
 	if err := sc.Scan(append(dest, extra...)...); err != nil {
 		return c, err

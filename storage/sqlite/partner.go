@@ -24,7 +24,7 @@ func scanPartnerOrg(sc interface{ Scan(...any) error }) (partner.Org, error) {
 	var parent sql.NullString
 	var c, u int64
 	o := &po.Organization
-	err := sc.Scan(&o.ID, &o.Name, &o.Slug, &o.BillingName, &o.BillingEmail, &o.LogoURL, &o.MailDomain,
+	err := sc.Scan(&o.ID, &o.Name, &o.Slug, &o.BillingName, &o.BillingEmail, &o.LogoURL, &o.MailDomain, &o.RestrictInvitations,
 		&parent, &o.ResellerDepth, &o.Status, &c, &u, &po.PlanSlug, &po.Seats, &po.UserCount)
 	if parent.Valid {
 		o.ParentOrganizationID = &parent.String
@@ -107,7 +107,7 @@ func (s PartnerStore) OrgWithSeats(ctx context.Context, id string) (partner.Org,
 // UpdateOrg writes an organisation's profile fields.
 func (s PartnerStore) UpdateOrg(ctx context.Context, o identity.Organization) error {
 	_, err := s.write(ctx).ExecContext(ctx, `UPDATE organizations SET name = ?, billing_name = ?, billing_email = ?, logo_url = ?,
-		mail_domain = ?, updated_at = ? WHERE id = ?`, o.Name, o.BillingName, o.BillingEmail, o.LogoURL, o.MailDomain, ms(o.UpdatedAt), o.ID)
+		mail_domain = ?, restrict_invitations = ?, updated_at = ? WHERE id = ?`, o.Name, o.BillingName, o.BillingEmail, o.LogoURL, o.MailDomain, o.RestrictInvitations, ms(o.UpdatedAt), o.ID)
 	return mapErr(err, "organization")
 }
 

@@ -42,7 +42,10 @@ type ChangeRole struct {
 type OrgSettingsUpdate struct {
 	Name       *string `json:"name,omitempty" doc:"1 to 200 characters."`
 	LogoURL    *string `json:"logo_url,omitempty" doc:"An http(s) URL of the logo, or the image itself as a data: URL (data:image/png;base64,… or data:image/jpeg;base64,…) of at most 100 KiB of PNG or JPEG; SVG is not accepted (it can carry scripts). Empty removes the logo."`
-	MailDomain *string `json:"mail_domain,omitempty" doc:"The organisation's mail domain (such as example.com). When set, invitations — by the organisation's admins and by its reseller — are only to addresses at exactly this domain (not its subdomains); existing users are unaffected. Empty removes the restriction."`
+	MailDomain *string `json:"mail_domain,omitempty" doc:"The organisation's mail domain (such as example.com); empty for none. By itself it limits nothing: see restrict_invitations_to_mail_domain."`
+	// RestrictInvitations turns the limit of invitations to the mail domain
+	// on or off.
+	RestrictInvitations *bool `json:"restrict_invitations_to_mail_domain,omitempty" doc:"When true, invitations — by the organisation's admins and by its reseller — are only to addresses at exactly the mail domain (not its subdomains); existing users are unaffected. Needs a mail domain (422 otherwise). Default false: any address can be invited."`
 }
 
 const adminDoc = "Acts on the caller's own organisation only, with `admin:access`. "
@@ -69,7 +72,7 @@ func registerAdmin(api huma.API, d Deps) {
 			return out(pg), err
 		})
 	huma.Register(api, errs(idempotent(adminOp(http.MethodPost, "/users", "inviteAdminUser", "Invite a person (sends an invitation e-mail)",
-		"Creates an invited user and e-mails them a link to `/invite/{token}` (valid 7 days) where they choose a password. An invitation takes a seat: when active users plus pending invitations fill the subscription's seats → 409 `seat_floor`. An address that belongs to a user already → 409 `conflict`; with a mail domain set, an address elsewhere → 422. Emits `organization.user.created`.")), conflict),
+		"Creates an invited user and e-mails them a link to `/invite/{token}` (valid 7 days) where they choose a password. An invitation takes a seat: when active users plus pending invitations fill the subscription's seats → 409 `seat_floor`. An address that belongs to a user already → 409 `conflict`; with invitations restricted to the mail domain (`restrict_invitations_to_mail_domain`), an address elsewhere → 422. Emits `organization.user.created`.")), conflict),
 		func(ctx context.Context, in *struct{ Body UserCreate }) (*body[partner.OrgUser], error) {
 			u, err := as.InviteUser(ctx, principal(ctx), partner.InviteInput(in.Body))
 			return out(u), err

@@ -46,7 +46,9 @@ type OrgUpdate struct {
 	BillingName  *string `json:"billing_name,omitempty"`
 	BillingEmail *string `json:"billing_email,omitempty"`
 	LogoURL      *string `json:"logo_url,omitempty"`
-	MailDomain   *string `json:"mail_domain,omitempty"`
+	MailDomain   *string `json:"mail_domain,omitempty" doc:"The organisation's mail domain (such as example.com); empty for none. It limits invitations only with restrict_invitations_to_mail_domain."`
+	// RestrictInvitations: see OrgSettingsUpdate.
+	RestrictInvitations *bool `json:"restrict_invitations_to_mail_domain,omitempty" doc:"When true, invitations (by the organisation's admins and by its reseller) are only to addresses at exactly the mail domain (not its subdomains); existing users are unaffected. Needs a mail domain. Default false: any address can be invited."`
 }
 
 // UserCreate is the body of an invitation.

@@ -64,6 +64,7 @@
   function collect(form) {
     var body = {};
     form.querySelectorAll("input[name], select[name], textarea[name]").forEach(function (f) {
+      if (f.type === "checkbox") { body[f.name] = f.checked; return; }
       var v = f.value.trim();
       if (f.hasAttribute("data-omit-empty") && v === "") { return; }
       if (f.hasAttribute("data-number")) { body[f.name] = v === "" ? 0 : Number(v); return; }
