@@ -11,12 +11,15 @@ import (
 // Error codes. The web layer maps each to an HTTP status and a problem `code` in one
 // table; the codes are part of the public contract (CONTRACT §2).
 const (
-	EUnauthorized        = "unauthorized"
-	EForbidden           = "forbidden"
-	EInsufficientScope   = "insufficient_scope"
-	EFeatureNotInPlan    = "feature_not_in_plan"
-	ENoBoundUser         = "no_bound_user"
-	EOrgSuspended        = "org_suspended"
+	EUnauthorized      = "unauthorized"
+	EForbidden         = "forbidden"
+	EInsufficientScope = "insufficient_scope"
+	EFeatureNotInPlan  = "feature_not_in_plan"
+	ENoBoundUser       = "no_bound_user"
+	EOrgSuspended      = "org_suspended"
+	// EReauthRequired: a web session whose sign-in is not recent asks for
+	// the account password again before a sensitive change.
+	EReauthRequired      = "reauthentication_required"
 	EReadOnly            = "read_only"
 	ENotFound            = "not_found"
 	EConflict            = "conflict"

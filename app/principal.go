@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"reflect"
+	"time"
 )
 
 // Credential kinds a principal can come from.
@@ -36,6 +37,12 @@ type Principal struct {
 	Features []string
 	// QuotaBytes is the storage quota of the caller's organisation's plan.
 	QuotaBytes int64
+	// ExpiresAt is when the credential itself expires (a PAT's or JWT's
+	// expiry); zero: it does not. A web session's is not set here.
+	ExpiresAt time.Time
+	// AuthenticatedAt is, for a web session, when its person last gave the
+	// account password (sign-in or a confirmation); zero otherwise.
+	AuthenticatedAt time.Time
 
 	// scopeList is Scopes.List() of the set scopeListOf, kept by KeepScopeList.
 	scopeList   []string

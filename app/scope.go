@@ -16,6 +16,9 @@ const (
 	ScopeWebhooksManage = "webhooks:manage"
 	ScopeDeveloper      = "developer:manage"
 	ScopeAdmin          = "admin:access"
+	// ScopeCredentials lets a token list, make and revoke its user's app
+	// passwords, tokens and web sessions (a web session may without it).
+	ScopeCredentials = "credentials:manage"
 
 	ScopePartnerOrgsRead    = "partner:orgs:read"
 	ScopePartnerOrgsWrite   = "partner:orgs:write"
@@ -39,7 +42,7 @@ const (
 
 var memberScopes = []string{
 	ScopeContactsWrite, ScopeContactsRead, ScopeCalendarWrite, ScopeCalendarRead,
-	ScopeDriveWrite, ScopeDriveRead,
+	ScopeDriveWrite, ScopeDriveRead, ScopeCredentials,
 }
 
 var adminOnlyScopes = []string{

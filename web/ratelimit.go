@@ -7,7 +7,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humagin"
+
 	"atrium/app"
+	"atrium/web/rest"
 )
 
 // Failed sign-ins are limited so that guessing is slowed without letting anyone
@@ -257,3 +261,33 @@ func (s *Server) tooManyFailures(wait time.Duration) *Problem {
 	p.retryAfter = max(secs, 1)
 	return p
 }
+
+// limitLinkTokens counts the unknown tokens of the operations whose path
+// carries an e-mailed link's token (MetaLinkToken: accepting an invitation or
+// a password reset) as failed sign-ins of the client address, and refuses
+// an address with too many of them (429): guessing tokens is guessing
+// credentials.
+func (s *Server) limitLinkTokens(ctx huma.Context, next func(huma.Context)) {
+	if on, _ := ctx.Operation().Metadata[rest.MetaLinkToken].(bool); !on {
+		next(ctx)
+		return
+	}
+	key := "ip:" + s.clientIP(humagin.Unwrap(ctx).Request)
+	if wait := s.ipFails.blocked(key); wait > 0 {
+		s.writeHumaProblem(ctx, s.tooManyFailures(wait))
+		return
+	}
+	next(ctx)
+	if ctx.Status() == http.StatusNotFound {
+		s.ipFails.fail(key)
+	}
+}
+
+// linkTokenFailed counts an unknown link token met outside the REST
+// operations (the page a link opens) against the client address, and
+// reports whether the address is blocked.
+func (s *Server) linkTokenBlocked(r *http.Request) time.Duration {
+	return s.ipFails.blocked("ip:" + s.clientIP(r))
+}
+
+func (s *Server) linkTokenFailed(r *http.Request) { s.ipFails.fail("ip:" + s.clientIP(r)) }

@@ -158,7 +158,7 @@ func New(cfg Config) *Server {
 			Description: "A personal access token, a service principal token, or a JWT from the embedded issuer (`POST /oauth/token`) or the configured external OIDC issuer."},
 	}
 	api := humagin.New(e, hc)
-	api.UseMiddleware(s.authorize, s.knownQuery, s.deadline, s.idempotency)
+	api.UseMiddleware(s.authorize, s.limitLinkTokens, s.knownQuery, s.deadline, s.idempotency)
 	s.api = api
 	rest.Register(api, rest.Deps{Identity: cfg.Identity, Audit: cfg.Audit, Cursors: cfg.Cursors, Partner: cfg.Partner, Webhooks: cfg.Webhooks, Contacts: cfg.Contacts, Calendar: cfg.Calendar, Drive: cfg.Drive, PublicURL: cfg.PublicURL})
 

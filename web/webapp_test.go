@@ -544,19 +544,20 @@ func TestMeCredentialsREST(t *testing.T) {
 		t.Fatalf("PROPFIND with a revoked app password: %d", st)
 	}
 
-	// Tokens: a narrow token, which may only make narrower ones.
-	res = s.Do(webtest.Request{Method: "POST", Path: "/api/v1/me/tokens", Token: tok, Body: map[string]any{"name": "script", "scopes": []string{"contacts:read"}, "ttl_seconds": 3600}})
+	// Tokens: a narrow token (that may manage credentials), which may only
+	// make narrower ones.
+	res = s.Do(webtest.Request{Method: "POST", Path: "/api/v1/me/tokens", Token: tok, Body: map[string]any{"name": "script", "scopes": []string{"contacts:read", "credentials:manage"}, "ttl_seconds": 3600}})
 	var pat struct {
 		ID, Token string
 		Scopes    []string
 		ExpiresAt *time.Time `json:"expires_at"`
 	}
 	res.Decode(t, &pat)
-	if res.StatusCode != 201 || !strings.HasPrefix(pat.Token, identity.PATPrefix) || len(pat.Scopes) != 1 || pat.ExpiresAt == nil {
+	if res.StatusCode != 201 || !strings.HasPrefix(pat.Token, identity.PATPrefix) || len(pat.Scopes) != 2 || pat.ExpiresAt == nil {
 		t.Fatalf("create token: %d %s", res.StatusCode, res.Body)
 	}
 	s.Run(t, []webtest.Scenario{
-		{Name: "narrow token works", Request: webtest.Request{Method: "GET", Path: "/api/v1/me", Token: pat.Token}, Status: 200, Contains: []string{`"scopes":["contacts:read"]`}},
+		{Name: "narrow token works", Request: webtest.Request{Method: "GET", Path: "/api/v1/me", Token: pat.Token}, Status: 200, Contains: []string{`"scopes":["contacts:read","credentials:manage"]`}},
 		{Name: "narrow token cannot widen", Request: webtest.Request{Method: "POST", Path: "/api/v1/me/tokens", Token: pat.Token,
 			Body: map[string]any{"name": "wider", "scopes": []string{"drive:read"}}}, Status: 422, Problem: "validation_failed", Contains: []string{"wider than the caller"}},
 		{Name: "narrow token cannot make an app password", Request: webtest.Request{Method: "POST", Path: "/api/v1/me/app-passwords", Token: pat.Token,

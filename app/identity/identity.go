@@ -148,6 +148,9 @@ type Credential struct {
 	Hash []byte
 	// LastUsedAt is when the credential was last used (PATs and app passwords).
 	LastUsedAt *time.Time
+	// NotBefore: the user's JWTs issued before it are refused (every
+	// credential of the user was revoked then); zero: none.
+	NotBefore time.Time
 
 	User   *User // nil for an unbound service principal
 	Org    Organization
@@ -236,6 +239,12 @@ type Store interface {
 	DeleteSession(ctx context.Context, userID, id string) error
 	// DeleteUserSessions removes every session of a user but exceptID.
 	DeleteUserSessions(ctx context.Context, userID, exceptID string) error
+	// ConfirmSession sets a session's AuthenticatedAt.
+	ConfirmSession(ctx context.Context, id string, at time.Time) error
+	// RevokeUserCredentials deletes a user's app passwords and personal access
+	// tokens and sets the user's NotBefore to now (their JWTs issued before
+	// are refused); it returns how many app passwords and tokens went.
+	RevokeUserCredentials(ctx context.Context, userID string, now time.Time) (appPasswords, tokens int, err error)
 	// DeleteOrgSessions removes every session of an organisation's users.
 	DeleteOrgSessions(ctx context.Context, orgID string) error
 	// PruneSessions removes sessions last seen before idleBefore or expired at now.

@@ -173,7 +173,15 @@ func (s *Service) fromJWT(ctx context.Context, token string) (*app.Principal, er
 	if cred.Org.ID != c.Org {
 		return nil, errBadCredential
 	}
+	// iat is in whole seconds: a JWT of the second of the revocation is refused too.
+	if c.SP == "" && !cred.NotBefore.IsZero() && (c.IssuedAt == nil || !c.IssuedAt.After(cred.NotBefore.Truncate(time.Second))) {
+		return nil, app.Errorf(app.EUnauthorized, "The token was revoked: every credential of its user was revoked after it was issued.")
+	}
 	cred.Kind, cred.ID = app.CredJWT, c.ID
+	if c.ExpiresAt != nil {
+		exp := c.ExpiresAt.Time
+		cred.ExpiresAt = &exp
+	}
 	return s.principal(cred, app.ParseScopes(c.Scope))
 }
 

@@ -45,13 +45,22 @@ var dummyHash = sync.OnceValue(func() string {
 	return h
 })
 
-// HashPassword returns the PHC-formatted argon2id hash of password.
-func HashPassword(password string) (string, error) {
+// CheckPasswordRules checks what an account password must be (its length),
+// without the cost of hashing it.
+func CheckPasswordRules(password string) error {
 	if len(password) < MinPasswordLength {
-		return "", fmt.Errorf("password must be at least %d characters", MinPasswordLength)
+		return fmt.Errorf("password must be at least %d characters", MinPasswordLength)
 	}
 	if len(password) > 1024 {
-		return "", errors.New("password must be at most 1024 characters")
+		return errors.New("password must be at most 1024 characters")
+	}
+	return nil
+}
+
+// HashPassword returns the PHC-formatted argon2id hash of password.
+func HashPassword(password string) (string, error) {
+	if err := CheckPasswordRules(password); err != nil {
+		return "", err
 	}
 	salt := make([]byte, 16)
 	if _, err := rand.Read(salt); err != nil {

@@ -473,6 +473,9 @@ func (s *Service) principal(cred Credential, scopes app.Scopes) (*app.Principal,
 		ResellerDepth: cred.Org.ResellerDepth, Features: cred.Plan.Features, QuotaBytes: cred.Plan.QuotaBytes,
 		ServicePrincipalID: cred.SPID,
 	}
+	if cred.ExpiresAt != nil {
+		p.ExpiresAt = *cred.ExpiresAt
+	}
 	var allowed app.Scopes
 	if cred.User != nil {
 		if cred.User.Status != UserActive {

@@ -24,6 +24,8 @@ type Session struct {
 	CreatedAt  time.Time `json:"created_at"`
 	LastSeenAt time.Time `json:"last_seen_at" doc:"The session's last request (to the minute)."`
 	ExpiresAt  time.Time `json:"expires_at" doc:"When the session ends however active it is."`
+	// AuthenticatedAt is the session's last proof of the account password.
+	AuthenticatedAt time.Time `json:"authenticated_at" doc:"When the account password was last given in this session (its sign-in, or a confirmation)."`
 	// Current marks the session of the request that listed it.
 	Current bool `json:"current"`
 }
@@ -164,7 +166,7 @@ func (s *Service) checkActive(ctx context.Context, userID string) error {
 func (s *Service) startSession(ctx context.Context, u User, userAgent, address string, extra []app.AuditEntry) (string, Session, error) {
 	now := s.clock.Now()
 	ss := Session{ID: app.NewID(), UserID: u.ID, OrgID: u.OrgID, UserAgent: truncate(userAgent, 256),
-		Address: truncate(address, 64), CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(s.sessions.MaxAge)}
+		Address: truncate(address, 64), CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(s.sessions.MaxAge), AuthenticatedAt: now}
 	secret := SessionPrefix + app.RandomHex(32)
 	err := s.store.InTx(ctx, func(ctx context.Context) error {
 		if err := s.store.CreateSession(ctx, ss, s.hash(secret)); err != nil {
@@ -231,6 +233,7 @@ func (s *Service) AuthenticateSession(ctx context.Context, secret string) (*app.
 	if err != nil {
 		return nil, err
 	}
+	p.AuthenticatedAt = ss.AuthenticatedAt
 	if now.Sub(ss.LastSeenAt) >= touchEvery {
 		if err := s.store.TouchSession(ctx, ss.ID, now); err != nil {
 			return nil, err
@@ -271,7 +274,7 @@ func requireSelf(p *app.Principal) error {
 // Sessions lists the caller's web sessions, newest first; the caller's own is
 // marked current.
 func (s *Service) Sessions(ctx context.Context, p *app.Principal, pr app.PageRequest) ([]Session, error) {
-	if err := requireSelf(p); err != nil {
+	if err := requireCredentialManager(p); err != nil {
 		return nil, err
 	}
 	list, err := s.store.Sessions(ctx, p.UserID, pr)
@@ -284,7 +287,7 @@ func (s *Service) Sessions(ctx context.Context, p *app.Principal, pr app.PageReq
 // RevokeSession ends one of the caller's sessions (its own included: that is
 // signing out).
 func (s *Service) RevokeSession(ctx context.Context, p *app.Principal, id string) error {
-	if err := requireSelf(p); err != nil {
+	if err := requireCredentialManager(p); err != nil {
 		return err
 	}
 	return s.store.InTx(ctx, func(ctx context.Context) error {

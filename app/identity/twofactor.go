@@ -152,6 +152,9 @@ func (s *Service) SetUpTwoFactor(ctx context.Context, p *app.Principal) (TwoFact
 	if err := requireSelf(p); err != nil {
 		return TwoFactorSetup{}, err
 	}
+	if err := s.requireRecentSignIn(p); err != nil {
+		return TwoFactorSetup{}, err
+	}
 	u, err := s.store.User(ctx, p.UserID)
 	if err != nil {
 		return TwoFactorSetup{}, err

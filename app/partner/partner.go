@@ -127,6 +127,9 @@ type Store interface {
 	// UseUserToken marks the unused, unexpired token of kind with hash used and
 	// returns it; anything else is not_found.
 	UseUserToken(ctx context.Context, kind string, hash []byte, now time.Time) (UserToken, error)
+	// LiveUserToken returns the unused, unexpired token of kind with hash
+	// without using it (not_found otherwise).
+	LiveUserToken(ctx context.Context, kind string, hash []byte, now time.Time) (UserToken, error)
 	// RevokeUserTokens marks every unused token of kind of a user used.
 	RevokeUserTokens(ctx context.Context, userID, kind string, now time.Time) error
 

@@ -818,15 +818,59 @@ func (s *Service) RequestPasswordReset(ctx context.Context, email string) error 
 // AcceptInvitation activates an invited user with a password, using the
 // single-use token from the invitation e-mail.
 func (s *Service) AcceptInvitation(ctx context.Context, token, password string) (identity.User, error) {
-	return s.useToken(ctx, "invite", token, password)
+	return s.useToken(ctx, "invite", token, password, false)
 }
 
-// ResetPassword sets a new password with the single-use token of a reset e-mail.
-func (s *Service) ResetPassword(ctx context.Context, token, password string) (identity.User, error) {
-	return s.useToken(ctx, "reset", token, password)
+// ResetPassword sets a new password with the single-use token of a reset
+// e-mail and ends the user's web sessions; with revokeCredentials (the "I was
+// compromised" path) also every app password and personal access token of the
+// user, and the JWTs issued before.
+func (s *Service) ResetPassword(ctx context.Context, token, password string, revokeCredentials bool) (identity.User, error) {
+	return s.useToken(ctx, "reset", token, password, revokeCredentials)
 }
 
-func (s *Service) useToken(ctx context.Context, kind, token, password string) (identity.User, error) {
+// errBadLink is the answer to an unknown, used or expired link token.
+var errBadLink = app.Errorf(app.ENotFound, "This link is not valid: it may have expired or been used already.")
+
+// ResetInfo is what the page of a password reset link shows before the reset:
+// whose account it is, and the credentials that keep working unless revoked.
+type ResetInfo struct {
+	Email        string
+	AppPasswords []identity.AppPassword
+	Tokens       []identity.Token
+}
+
+// PasswordResetInfo looks a password reset link's token up without using it
+// (not found when it is unknown, used or expired).
+func (s *Service) PasswordResetInfo(ctx context.Context, token string) (ResetInfo, error) {
+	t, err := s.store.LiveUserToken(ctx, "reset", s.tokenHash(token), s.clock.Now())
+	if app.ErrorCode(err) == app.ENotFound {
+		return ResetInfo{}, errBadLink
+	}
+	if err != nil {
+		return ResetInfo{}, err
+	}
+	u, err := s.store.User(ctx, t.UserID)
+	if err != nil {
+		return ResetInfo{}, err
+	}
+	apps, toks, err := s.ids.UserCredentials(ctx, u.ID)
+	return ResetInfo{Email: u.Email, AppPasswords: apps, Tokens: toks}, err
+}
+
+// useToken uses a link's token. The token is looked up before the password is
+// hashed (about 50 ms and 19 MiB, two at a time server-wide), so that a flood
+// of made-up tokens costs a lookup each and never holds up sign-ins.
+func (s *Service) useToken(ctx context.Context, kind, token, password string, revokeCredentials bool) (identity.User, error) {
+	if err := identity.CheckPasswordRules(password); err != nil {
+		return identity.User{}, app.Invalid("body.password", err.Error(), nil)
+	}
+	if _, err := s.store.LiveUserToken(ctx, kind, s.tokenHash(token), s.clock.Now()); err != nil {
+		if app.ErrorCode(err) == app.ENotFound {
+			return identity.User{}, errBadLink
+		}
+		return identity.User{}, err
+	}
 	hash, err := identity.HashPassword(password)
 	if err != nil {
 		return identity.User{}, app.Invalid("body.password", err.Error(), nil)
@@ -836,7 +880,7 @@ func (s *Service) useToken(ctx context.Context, kind, token, password string) (i
 		t, err := s.store.UseUserToken(ctx, kind, s.tokenHash(token), s.clock.Now())
 		if err != nil {
 			if app.ErrorCode(err) == app.ENotFound {
-				return app.Errorf(app.ENotFound, "This link is not valid: it may have expired or been used already.")
+				return errBadLink
 			}
 			return err
 		}
@@ -852,6 +896,11 @@ func (s *Service) useToken(ctx context.Context, kind, token, password string) (i
 		if err := s.ids.EndUserSessions(ctx, u.ID, ""); err != nil {
 			return err
 		}
+		if revokeCredentials {
+			if _, err := s.ids.RevokeCredentials(ctx, u.ID, u.OrgID); err != nil {
+				return err
+			}
+		}
 		action := "user.password_reset"
 		if kind == "invite" {
 			if err := s.store.SetUserStatus(ctx, u.ID, identity.UserActive); err != nil {
@@ -863,6 +912,9 @@ func (s *Service) useToken(ctx context.Context, kind, token, password string) (i
 		return s.audit.Record(ctx, app.AuditEntry{Module: "identity", Action: action, ActorID: u.ID, TargetType: "user",
 			TargetID: u.ID, OrgID: u.OrgID, CreatedAt: s.clock.Now()})
 	})
+	if err == nil && revokeCredentials {
+		s.ids.CredentialsChanged()
+	}
 	return u, err
 }
 

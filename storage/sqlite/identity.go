@@ -349,18 +349,19 @@ func (s IdentityStore) DeleteSPToken(ctx context.Context, spID, id string) error
 
 // credCols reads a user (possibly absent), its organisation and the plan.
 const credCols = `u.id, u.organization_id, u.email, u.first_name, u.last_name, u.role_slug, u.status, u.created_at, u.updated_at,
+	u.credentials_not_before,
 	` + orgCols + `, COALESCE(p.slug, ''), COALESCE(p.name, ''), COALESCE(p.features, '[]'),
 	COALESCE(p.quota_bytes, 0), COALESCE(p.max_seats, 0)`
 
 func scanCred(sc interface{ Scan(...any) error }, extra ...any) (identity.Credential, error) {
 	var c identity.Credential
 	var uid, uorg, email, fn, ln, role, status sql.NullString
-	var uc, uu sql.NullInt64
+	var uc, uu, notBefore sql.NullInt64
 	var parent sql.NullString
 	var oc, ou int64
 	var feats string
 	o := &c.Org
-	dest := []any{&uid, &uorg, &email, &fn, &ln, &role, &status, &uc, &uu,
+	dest := []any{&uid, &uorg, &email, &fn, &ln, &role, &status, &uc, &uu, &notBefore,
 		&o.ID, &o.Name, &o.Slug, &o.BillingName, &o.BillingEmail, &o.LogoURL, &o.MailDomain, &o.RestrictInvitations, &parent, &o.ResellerDepth,
 		&o.Status, &oc, &ou, &c.Plan.Slug, &c.Plan.Name, &feats, &c.Plan.QuotaBytes, &c.Plan.MaxSeats}
 	if err := sc.Scan(append(dest, extra...)...); err != nil {
@@ -375,6 +376,9 @@ func scanCred(sc interface{ Scan(...any) error }, extra ...any) (identity.Creden
 		c.User = &identity.User{ID: uid.String, OrgID: uorg.String, Email: email.String, FirstName: fn.String,
 			LastName: ln.String, RoleSlug: role.String, Status: status.String,
 			CreatedAt: fromMS(uc.Int64), UpdatedAt: fromMS(uu.Int64)}
+		if notBefore.Int64 > 0 {
+			c.NotBefore = fromMS(notBefore.Int64)
+		}
 	}
 	return c, nil
 }

@@ -266,6 +266,16 @@ func (s PartnerStore) UseUserToken(ctx context.Context, kind string, hash []byte
 	return t, mapErr(err, "token")
 }
 
+// LiveUserToken returns a live token without using it.
+func (s PartnerStore) LiveUserToken(ctx context.Context, kind string, hash []byte, now time.Time) (partner.UserToken, error) {
+	var t partner.UserToken
+	var exp int64
+	err := s.read(ctx).QueryRowContext(ctx, `SELECT id, user_id, kind, expires_at FROM user_tokens WHERE kind = ? AND token_hash = ?
+		AND used_at IS NULL AND expires_at > ?`, kind, hash, ms(now)).Scan(&t.ID, &t.UserID, &t.Kind, &exp)
+	t.ExpiresAt = fromMS(exp)
+	return t, mapErr(err, "token")
+}
+
 // RevokeUserTokens marks a user's unused tokens of kind used.
 func (s PartnerStore) RevokeUserTokens(ctx context.Context, userID, kind string, now time.Time) error {
 	_, err := s.write(ctx).ExecContext(ctx, `UPDATE user_tokens SET used_at = ? WHERE user_id = ? AND kind = ? AND used_at IS NULL`, ms(now), userID, kind)

@@ -127,8 +127,8 @@ func (s IdentityStore) TouchCredential(ctx context.Context, kind, id string, at 
 // start as the user's last sign-in (kept when the session ends).
 func (s IdentityStore) CreateSession(ctx context.Context, ss identity.Session, hash []byte) error {
 	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO web_sessions(id, user_id, organization_id, token_hash, user_agent,
-		address, created_at, last_seen_at, expires_at) VALUES (?,?,?,?,?,?,?,?,?)`, ss.ID, ss.UserID, ss.OrgID, hash,
-		ss.UserAgent, ss.Address, ms(ss.CreatedAt), ms(ss.LastSeenAt), ms(ss.ExpiresAt))
+		address, created_at, last_seen_at, expires_at, authenticated_at) VALUES (?,?,?,?,?,?,?,?,?,?)`, ss.ID, ss.UserID, ss.OrgID, hash,
+		ss.UserAgent, ss.Address, ms(ss.CreatedAt), ms(ss.LastSeenAt), ms(ss.ExpiresAt), ms(ss.AuthenticatedAt))
 	if err != nil {
 		return mapErr(err, "session")
 	}
@@ -136,25 +136,32 @@ func (s IdentityStore) CreateSession(ctx context.Context, ss identity.Session, h
 	return mapErr(err, "user")
 }
 
-const sessionCols = `ws.id, ws.user_id, ws.organization_id, ws.user_agent, ws.address, ws.created_at, ws.last_seen_at, ws.expires_at`
+const sessionCols = `ws.id, ws.user_id, ws.organization_id, ws.user_agent, ws.address, ws.created_at, ws.last_seen_at, ws.expires_at, ws.authenticated_at`
 
-func sessionDest(ss *identity.Session, c, seen, exp *int64) []any {
-	return []any{&ss.ID, &ss.UserID, &ss.OrgID, &ss.UserAgent, &ss.Address, c, seen, exp}
+// sessionTimes are a session row's times in milliseconds.
+type sessionTimes struct{ created, seen, exp, auth int64 }
+
+func sessionDest(ss *identity.Session, t *sessionTimes) []any {
+	return []any{&ss.ID, &ss.UserID, &ss.OrgID, &ss.UserAgent, &ss.Address, &t.created, &t.seen, &t.exp, &t.auth}
+}
+
+func (t sessionTimes) set(ss *identity.Session) {
+	ss.CreatedAt, ss.LastSeenAt, ss.ExpiresAt, ss.AuthenticatedAt = fromMS(t.created), fromMS(t.seen), fromMS(t.exp), fromMS(t.auth)
 }
 
 // SessionByHash finds a session with its user, organisation and plan.
 func (s IdentityStore) SessionByHash(ctx context.Context, hash []byte) (identity.Session, identity.Credential, error) {
 	var ss identity.Session
-	var c, seen, exp int64
+	var t sessionTimes
 	var h []byte
 	cred, err := scanCred(s.read(ctx).QueryRowContext(ctx, `SELECT `+credCols+`, `+sessionCols+`, ws.token_hash
 		FROM web_sessions ws JOIN users u ON u.id = ws.user_id JOIN organizations o ON o.id = u.organization_id
 		LEFT JOIN subscriptions s ON s.organization_id = o.id LEFT JOIN plans p ON p.slug = s.plan_slug
-		WHERE ws.token_hash = ?`, hash), append(sessionDest(&ss, &c, &seen, &exp), &h)...)
+		WHERE ws.token_hash = ?`, hash), append(sessionDest(&ss, &t), &h)...)
 	if err != nil {
 		return ss, cred, mapErr(err, "session")
 	}
-	ss.CreatedAt, ss.LastSeenAt, ss.ExpiresAt = fromMS(c), fromMS(seen), fromMS(exp)
+	t.set(&ss)
 	cred.ID, cred.Hash, cred.Kind = ss.ID, h, app.CredSession
 	return ss, cred, nil
 }
@@ -163,6 +170,30 @@ func (s IdentityStore) SessionByHash(ctx context.Context, hash []byte) (identity
 func (s IdentityStore) TouchSession(ctx context.Context, id string, at time.Time) error {
 	_, err := s.write(ctx).ExecContext(ctx, `UPDATE web_sessions SET last_seen_at = ? WHERE id = ?`, ms(at), id)
 	return mapErr(err, "session")
+}
+
+// ConfirmSession records that a session's person gave the account password
+// again at at.
+func (s IdentityStore) ConfirmSession(ctx context.Context, id string, at time.Time) error {
+	_, err := s.write(ctx).ExecContext(ctx, `UPDATE web_sessions SET authenticated_at = ? WHERE id = ?`, ms(at), id)
+	return mapErr(err, "session")
+}
+
+// RevokeUserCredentials deletes every app password and personal access token
+// of a user and refuses the user's JWTs issued before now; it returns how
+// many app passwords and tokens it deleted.
+func (s IdentityStore) RevokeUserCredentials(ctx context.Context, userID string, now time.Time) (int, int, error) {
+	res, err := s.write(ctx).ExecContext(ctx, `DELETE FROM app_passwords WHERE user_id = ?`, userID)
+	if err != nil {
+		return 0, 0, mapErr(err, "app passwords")
+	}
+	apps, _ := res.RowsAffected()
+	if res, err = s.write(ctx).ExecContext(ctx, `DELETE FROM personal_access_tokens WHERE user_id = ?`, userID); err != nil {
+		return 0, 0, mapErr(err, "tokens")
+	}
+	toks, _ := res.RowsAffected()
+	_, err = s.write(ctx).ExecContext(ctx, `UPDATE users SET credentials_not_before = ? WHERE id = ?`, ms(now), userID)
+	return int(apps), int(toks), mapErr(err, "user")
 }
 
 // Sessions lists a user's sessions, newest first.
@@ -176,11 +207,11 @@ func (s IdentityStore) Sessions(ctx context.Context, userID string, p app.PageRe
 	out := []identity.Session{}
 	for rows.Next() {
 		var ss identity.Session
-		var c, seen, exp int64
-		if err := rows.Scan(sessionDest(&ss, &c, &seen, &exp)...); err != nil {
+		var t sessionTimes
+		if err := rows.Scan(sessionDest(&ss, &t)...); err != nil {
 			return nil, mapErr(err, "sessions")
 		}
-		ss.CreatedAt, ss.LastSeenAt, ss.ExpiresAt = fromMS(c), fromMS(seen), fromMS(exp)
+		t.set(&ss)
 		out = append(out, ss)
 	}
 	return out, mapErr(rows.Err(), "sessions")

@@ -22,6 +22,7 @@ var statuses = map[string]int{
 	app.ENoBoundUser:          http.StatusForbidden,
 	app.EOrgSuspended:         http.StatusForbidden,
 	app.EReadOnly:             http.StatusForbidden,
+	app.EReauthRequired:       http.StatusForbidden,
 	app.ENotFound:             http.StatusNotFound,
 	app.ENoPreview:            http.StatusNotFound,
 	app.EMethodNotAllowed:     http.StatusMethodNotAllowed,

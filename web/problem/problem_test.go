@@ -12,7 +12,7 @@ import (
 // an unknown code is 500.
 func TestStatus(t *testing.T) {
 	every := []string{app.EUnauthorized, app.EForbidden, app.EInsufficientScope, app.EFeatureNotInPlan, app.ENoBoundUser,
-		app.EOrgSuspended, app.EReadOnly, app.ENotFound, app.EConflict, app.EIdempotencyReused, app.ESeatFloor,
+		app.EOrgSuspended, app.EReadOnly, app.EReauthRequired, app.ENotFound, app.EConflict, app.EIdempotencyReused, app.ESeatFloor,
 		app.EPreconditionFailed, app.EPayloadTooLarge, app.EValidation, app.ELocked, app.ECursorExpired, app.EInvalidCursor,
 		app.EIdempotencyInFlight, app.EQuotaExceeded, app.EEditorUnavailable, app.ENoPreview, app.EIndexRebuilding,
 		app.EBadRequest, app.EUnsupportedMediaType, app.EUnavailable, app.EInternal, app.EMethodNotAllowed,

@@ -12,9 +12,9 @@ import (
 )
 
 // The caller's own credentials (/me/...): app passwords for DAV and file mount
-// clients, personal access tokens, and the web app's sessions. Any credential of
-// a user acting for itself may use them (not a service principal); each acts on
-// the caller's own user only. Creating a credential is not idempotent on purpose:
+// clients, personal access tokens, and the web app's sessions. A web session,
+// or a token of a user acting for itself (not a service principal) that holds
+// credentials:manage, may use them; each acts on the caller's own user only. Creating a credential is not idempotent on purpose:
 // a replayed response would have to store the secret.
 
 // AppPasswordCreate is the body of a new app password.
@@ -35,7 +35,7 @@ type AppPasswordCreated struct {
 type TokenCreate struct {
 	Name       string   `json:"name" minLength:"1" maxLength:"200" doc:"A name people recognise."`
 	Scopes     []string `json:"scopes,omitempty" doc:"Scopes of the token, each held by the caller (a token makes only narrower tokens); absent: every scope the caller holds."`
-	TTLSeconds int64    `json:"ttl_seconds,omitempty" minimum:"0" maximum:"31622400" doc:"Lifetime in seconds, at most 366 days; 0 or absent: no expiry."`
+	TTLSeconds int64    `json:"ttl_seconds,omitempty" minimum:"0" maximum:"31622400" doc:"Lifetime in seconds, at most 366 days; 0 or absent: no expiry (made by a token that expires: that token's expiry)."`
 }
 
 // TokenCreated is a new personal access token with its secret, shown once.
@@ -60,7 +60,7 @@ func registerMe(api huma.API, d Deps, publicURL string) {
 			return out(pg), err
 		})
 	o := op(http.MethodPost, "/me/app-passwords", "createMyAppPassword", "Create an app password", tag)
-	o.Description = "Creates an app password for WebDAV, CardDAV and CalDAV clients (user name: the e-mail address). It grants every scope of the user's role, so the caller must hold all of them (a web session or a full token). The secret is in this response only."
+	o.Description = "Creates an app password for WebDAV, CardDAV and CalDAV clients (user name: the e-mail address). It grants every scope of the user's role, so the caller must hold all of them (a web session or a full token, with `credentials:manage`); an app password does not expire, so a token that does cannot make one (403). A web session that signed in more than 10 minutes ago gives the account password again first (403 `reauthentication_required`). The secret is in this response only."
 	huma.Register(api, o,
 		func(ctx context.Context, in *struct{ Body AppPasswordCreate }) (*body[AppPasswordCreated], error) {
 			p := principal(ctx)
@@ -85,7 +85,7 @@ func registerMe(api huma.API, d Deps, publicURL string) {
 			return out(pg), err
 		})
 	o = op(http.MethodPost, "/me/tokens", "createMyToken", "Create a personal access token", tag)
-	o.Description = "Creates a personal access token for the caller with scopes the caller holds (a token makes only narrower tokens). The secret is in this response only."
+	o.Description = "Creates a personal access token for the caller with scopes the caller holds (a token makes only narrower tokens, and needs `credentials:manage`). A token made by a token never outlives it: `ttl_seconds` beyond the maker's expiry → 422, and without `ttl_seconds` the new token expires with its maker. A web session that signed in more than 10 minutes ago gives the account password again first (403 `reauthentication_required`). The secret is in this response only."
 	huma.Register(api, o,
 		func(ctx context.Context, in *struct{ Body TokenCreate }) (*body[TokenCreated], error) {
 			secret, t, err := d.Identity.CreateMyToken(ctx, principal(ctx), identity.CreateMyTokenInput{Name: in.Body.Name,

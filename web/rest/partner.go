@@ -101,6 +101,8 @@ type OrgListQuery struct {
 // InvitationAccept is the body of accepting an invitation or a password reset.
 type InvitationAccept struct {
 	Password string `json:"password" minLength:"10" maxLength:"1024" doc:"The new account password (at least 10 characters)."`
+	// RevokeCredentials: see the doc.
+	RevokeCredentials bool `json:"revoke_credentials,omitempty" doc:"Password resets only: also revoke every app password and personal access token of the account, and refuse its JWTs issued before (for an account that may be compromised). Default false: they keep working; web sessions end either way."`
 }
 
 // partnerOp is an operation of the partner API: resellers only, 404 for
@@ -302,7 +304,8 @@ func registerPartner(api huma.API, d Deps) {
 		o := status(op(http.MethodPost, k.path, k.id, k.sum, "Identity"), http.StatusOK)
 		o.Security = nil
 		o.Metadata[MetaPublic] = true
-		o.Errors = []int{http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity}
+		o.Metadata[MetaLinkToken] = true
+		o.Errors = []int{http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusTooManyRequests}
 		invite := k.id == "acceptInvitation"
 		huma.Register(api, o, func(ctx context.Context, in *struct {
 			Token string `path:"token"`
@@ -313,7 +316,7 @@ func registerPartner(api huma.API, d Deps) {
 			if invite {
 				u, err = ps.AcceptInvitation(ctx, in.Token, in.Body.Password)
 			} else {
-				u, err = ps.ResetPassword(ctx, in.Token, in.Body.Password)
+				u, err = ps.ResetPassword(ctx, in.Token, in.Body.Password, in.Body.RevokeCredentials)
 			}
 			return out(u), err
 		})

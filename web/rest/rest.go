@@ -26,6 +26,10 @@ const (
 	MetaScopes = "atrium.scopes"
 	// MetaIdempotent marks an operation that honours Idempotency-Key.
 	MetaIdempotent = "atrium.idempotent"
+	// MetaLinkToken marks a public operation whose path carries an e-mailed
+	// link's token (invitation, password reset): an unknown one counts as a
+	// failed sign-in of the client address.
+	MetaLinkToken = "atrium.link_token"
 )
 
 // Deps are the services the operations call.

@@ -2,10 +2,13 @@ package ui
 
 import (
 	"bytes"
+	"errors"
 	"html/template"
 	"net/http"
 	"strconv"
 	"time"
+
+	"atrium/app"
 )
 
 // page is what every template gets.
@@ -90,6 +93,7 @@ func (u *UI) render(w http.ResponseWriter, r *http.Request, code int, name strin
 // fail shows an app error as a page.
 func (u *UI) fail(w http.ResponseWriter, r *http.Request, v *viewer, err error) {
 	code := status(err)
+	retryAfter(w, err)
 	if code >= 500 {
 		u.log.Error("web app", "path", r.URL.Path, "err", err)
 	}
@@ -100,4 +104,13 @@ func (u *UI) fail(w http.ResponseWriter, r *http.Request, v *viewer, err error) 
 // anti-forgery token.
 func (u *UI) forbidden(w http.ResponseWriter, r *http.Request, v *viewer, msg string) {
 	u.render(w, r, http.StatusForbidden, "message", page{Title: "Request refused", V: v, Error: msg})
+}
+
+// retryAfter sends the Retry-After of an error that has one (a rate limit,
+// a busy service).
+func retryAfter(w http.ResponseWriter, err error) {
+	var e *app.Error
+	if errors.As(err, &e) && e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	}
 }

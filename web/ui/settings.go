@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -30,6 +31,11 @@ type settingsData struct {
 
 	TwoFactor twoFactorData
 
+	// Reauth: the session signed in long enough ago that making a credential
+	// or turning two-factor sign-in on asks for the password again (the
+	// forms show a field for it).
+	Reauth bool
+
 	// Section names the form an error belongs to.
 	Section string
 }
@@ -52,7 +58,7 @@ const listLimit = 100
 
 // flashes are the confirmations a redirect may ask for (?done=...).
 var flashes = map[string]string{
-	"password-changed":     "Your password is changed. Your other sessions were signed out.",
+	"password-changed":     "Your password is changed. Your other sessions were signed out; your app passwords and tokens keep working.",
 	"app-password-revoked": "The app password is revoked.",
 	"token-revoked":        "The token is revoked.",
 	"session-revoked":      "The session is signed out.",
@@ -82,7 +88,45 @@ func (u *UI) settingsPage(r *http.Request, v *viewer) (settingsData, error) {
 		d.Scopes = append(d.Scopes, scopeOption{Name: sc})
 	}
 	d.TTLs = ttlChoices
+	d.Reauth = ids.NeedsReauthentication(v.P)
 	return d, nil
+}
+
+// checkPassword runs a check of the account password (check), counted toward
+// the failed sign-in limits of the viewer's account like a sign-in: refused
+// while the account is blocked from this client, a wrong password counted.
+func (u *UI) checkPassword(r *http.Request, v *viewer, check func() error) error {
+	lim := u.cfg.Limiter
+	if lim != nil {
+		if wait := lim.Blocked(r, v.User.Email); wait > 0 {
+			secs := max(int((wait+time.Second-1)/time.Second), 1)
+			return &app.Error{Code: app.ERateLimited, RetryAfter: secs,
+				Message: "Too many wrong passwords. Try again in " + strconv.Itoa(secs) + " seconds."}
+		}
+	}
+	err := check()
+	if lim != nil && app.ErrorCode(err) == app.EValidation {
+		lim.Failed(r, v.User.Email)
+	}
+	return err
+}
+
+// confirmFirst gives a form's account password (confirm_password, shown when
+// the session's sign-in is not recent) to the session before a sensitive
+// change; a form without one goes on, and the change itself says whether it
+// needed it.
+func (u *UI) confirmFirst(r *http.Request, v *viewer) error {
+	pw := r.PostFormValue("confirm_password")
+	if pw == "" {
+		return nil
+	}
+	return u.checkPassword(r, v, func() error {
+		err := u.cfg.Identity.ConfirmPassword(r.Context(), v.P, pw)
+		if errors.Is(err, identity.ErrWrongPassword) {
+			return app.Invalid("body.confirm_password", "is not your account password", nil)
+		}
+		return err
+	})
 }
 
 func (u *UI) showSettings(w http.ResponseWriter, r *http.Request, v *viewer, code int, flash, errMsg string, edit func(*settingsData)) {
@@ -98,7 +142,15 @@ func (u *UI) showSettings(w http.ResponseWriter, r *http.Request, v *viewer, cod
 }
 
 func (u *UI) settings(w http.ResponseWriter, r *http.Request, v *viewer) {
-	u.showSettings(w, r, v, http.StatusOK, flashes[r.URL.Query().Get("done")], "", nil)
+	q := r.URL.Query()
+	flash := flashes[q.Get("done")]
+	if q.Get("done") == "password-changed-revoked" {
+		apps, _ := strconv.Atoi(q.Get("apps"))
+		toks, _ := strconv.Atoi(q.Get("tokens"))
+		flash = "Your password is changed. Your other sessions were signed out, and " + plural(apps, "app password", "app passwords") + " and " +
+			plural(toks, "personal access token", "personal access tokens") + " were revoked."
+	}
+	u.showSettings(w, r, v, http.StatusOK, flash, "", nil)
 }
 
 // done redirects to the settings page with a confirmation (Post/Redirect/Get).
@@ -112,8 +164,19 @@ func (u *UI) changePassword(w http.ResponseWriter, r *http.Request, v *viewer) {
 		u.showSettings(w, r, v, http.StatusUnprocessableEntity, "", "The two new passwords differ.", func(d *settingsData) { d.Section = "password" })
 		return
 	}
-	if err := u.cfg.Identity.ChangePassword(r.Context(), v.P, current, next); err != nil {
+	revoke := r.PostFormValue("revoke_credentials") != ""
+	var rev identity.Revoked
+	err := u.checkPassword(r, v, func() error {
+		var err error
+		rev, err = u.cfg.Identity.ChangePassword(r.Context(), v.P, identity.ChangePasswordInput{Current: current, Next: next, RevokeCredentials: revoke})
+		return err
+	})
+	if err != nil {
 		u.settingsError(w, r, v, err, "password")
+		return
+	}
+	if revoke {
+		http.Redirect(w, r, "/settings?done=password-changed-revoked&apps="+strconv.Itoa(rev.AppPasswords)+"&tokens="+strconv.Itoa(rev.Tokens)+"#password", http.StatusSeeOther)
 		return
 	}
 	done(w, r, "password-changed", "password")
@@ -126,12 +189,17 @@ func (u *UI) settingsError(w http.ResponseWriter, r *http.Request, v *viewer, er
 		u.fail(w, r, v, err)
 		return
 	}
+	retryAfter(w, err)
 	u.showSettings(w, r, v, code, "", message(err), func(d *settingsData) { d.Section = section })
 }
 
 // createAppPassword makes an app password and shows it once (this response is
 // the only place it appears, so it is not a redirect).
 func (u *UI) createAppPassword(w http.ResponseWriter, r *http.Request, v *viewer) {
+	if err := u.confirmFirst(r, v); err != nil {
+		u.settingsError(w, r, v, err, "app-passwords")
+		return
+	}
 	secret, a, err := u.cfg.Identity.CreateMyAppPassword(r.Context(), v.P, r.PostFormValue("label"))
 	if err != nil {
 		u.settingsError(w, r, v, err, "app-passwords")
@@ -165,6 +233,10 @@ func (u *UI) createToken(w http.ResponseWriter, r *http.Request, v *viewer) {
 	scopes := r.PostForm["scope"]
 	if len(scopes) == 0 {
 		u.settingsError(w, r, v, app.Invalid("body.scopes", "choose at least one scope", nil), "tokens")
+		return
+	}
+	if err := u.confirmFirst(r, v); err != nil {
+		u.settingsError(w, r, v, err, "tokens")
 		return
 	}
 	secret, t, err := u.cfg.Identity.CreateMyToken(r.Context(), v.P, identity.CreateMyTokenInput{Name: r.PostFormValue("name"), Scopes: scopes, TTL: ttl})

@@ -211,6 +211,10 @@ func (u *UI) twoFactorError(w http.ResponseWriter, r *http.Request, v *viewer, e
 }
 
 func (u *UI) setUpTwoFactor(w http.ResponseWriter, r *http.Request, v *viewer) {
+	if err := u.confirmFirst(r, v); err != nil {
+		u.twoFactorError(w, r, v, err)
+		return
+	}
 	if _, err := u.cfg.Identity.SetUpTwoFactor(r.Context(), v.P); err != nil {
 		u.twoFactorError(w, r, v, err)
 		return
@@ -221,6 +225,10 @@ func (u *UI) setUpTwoFactor(w http.ResponseWriter, r *http.Request, v *viewer) {
 // enableTwoFactor confirms the secret with a code and shows the recovery codes
 // once (this response is the only place they appear, so it is not a redirect).
 func (u *UI) enableTwoFactor(w http.ResponseWriter, r *http.Request, v *viewer) {
+	if err := u.confirmFirst(r, v); err != nil {
+		u.twoFactorError(w, r, v, err)
+		return
+	}
 	codes, err := u.cfg.Identity.EnableTwoFactor(r.Context(), v.P, r.PostFormValue("code"))
 	if err != nil {
 		u.twoFactorError(w, r, v, err)
@@ -232,7 +240,12 @@ func (u *UI) enableTwoFactor(w http.ResponseWriter, r *http.Request, v *viewer) 
 }
 
 func (u *UI) regenerateRecoveryCodes(w http.ResponseWriter, r *http.Request, v *viewer) {
-	codes, err := u.cfg.Identity.RegenerateRecoveryCodes(r.Context(), v.P, r.PostFormValue("proof"))
+	var codes []string
+	err := u.checkPassword(r, v, func() error {
+		var err error
+		codes, err = u.cfg.Identity.RegenerateRecoveryCodes(r.Context(), v.P, r.PostFormValue("proof"))
+		return err
+	})
 	if err != nil {
 		u.twoFactorError(w, r, v, err)
 		return
@@ -243,7 +256,7 @@ func (u *UI) regenerateRecoveryCodes(w http.ResponseWriter, r *http.Request, v *
 }
 
 func (u *UI) disableTwoFactor(w http.ResponseWriter, r *http.Request, v *viewer) {
-	if err := u.cfg.Identity.DisableTwoFactor(r.Context(), v.P, r.PostFormValue("password")); err != nil {
+	if err := u.checkPassword(r, v, func() error { return u.cfg.Identity.DisableTwoFactor(r.Context(), v.P, r.PostFormValue("password")) }); err != nil {
 		u.twoFactorError(w, r, v, err)
 		return
 	}

@@ -29,6 +29,7 @@ import (
 	"atrium/app/identity"
 	"atrium/app/partner"
 	"atrium/app/webhooks"
+	"atrium/web/problem"
 )
 
 //go:embed templates/*.html
@@ -383,20 +384,14 @@ func (u *UI) clientIP(r *http.Request) string {
 
 // status is the HTTP status of an app error on a page.
 func status(err error) int {
-	switch app.ErrorCode(err) {
-	case app.EValidation, app.EBadRequest:
-		return http.StatusUnprocessableEntity
-	case app.ENotFound:
-		return http.StatusNotFound
-	case app.EUnauthorized:
-		return http.StatusUnauthorized
-	case app.EForbidden, app.EInsufficientScope, app.EOrgSuspended, app.ENoBoundUser:
-		return http.StatusForbidden
-	case app.EConflict:
-		return http.StatusConflict
-	}
-	return http.StatusInternalServerError
+	st, _ := problem.Status(app.ErrorCode(err), pageStatuses)
+	return st
 }
+
+// pageStatuses are the pages' own statuses for codes the shared table
+// (web/problem) answers otherwise: a form that could not be understood is
+// shown again as one with invalid input.
+var pageStatuses = map[string]int{app.EBadRequest: http.StatusUnprocessableEntity}
 
 // fieldLabels name the inputs of the pages in error messages.
 var fieldLabels = map[string]string{
@@ -408,6 +403,7 @@ var fieldLabels = map[string]string{
 	"body.code":             "Authentication code",
 	"body.proof":            "Authentication code or password",
 	"body.password":         "Account password",
+	"body.confirm_password": "Account password",
 }
 
 // message is what a person reads of an app error.
