@@ -34,6 +34,17 @@ type Limits struct {
 	AuthFailuresPerIP int
 	AuthFailureWindow time.Duration
 	KnownClientTTL    time.Duration
+	// AuthFailuresPerAccount failed passwords of one account (web app
+	// password, app password) from all client addresses together within
+	// AuthFailureWindow make further attempts wait (429, with the backoff of
+	// AuthFailures) — except from a client address the account signed in
+	// from within KnownClientTTL, so that nobody can lock the owner out.
+	AuthFailuresPerAccount int
+	// AuthCodeFailures wrong two-factor codes of one account from all client
+	// addresses together within AuthFailureWindow make its code step wait
+	// (with the same backoff), known clients included: only whoever has the
+	// password reaches that step.
+	AuthCodeFailures int
 	// RatePerToken is the sustained requests per second of one credential,
 	// BurstPerToken its bucket; 0 is unlimited.
 	RatePerToken  float64
@@ -60,15 +71,17 @@ type Limits struct {
 // DefaultLimits: auth failures limited, request rates not (a small server's
 // own clients — sync tools, mounts — burst hard and legitimately).
 var DefaultLimits = Limits{
-	AuthFailures:       10,
-	AuthFailureBackoff: 5 * time.Second,
-	AuthFailuresPerIP:  50,
-	AuthFailureWindow:  5 * time.Minute,
-	KnownClientTTL:     30 * 24 * time.Hour,
-	BurstPerToken:      100,
-	BurstPerIP:         200,
-	RequestTimeout:     60 * time.Second,
-	IOIdleTimeout:      60 * time.Second,
+	AuthFailures:           10,
+	AuthFailureBackoff:     5 * time.Second,
+	AuthFailuresPerIP:      50,
+	AuthFailuresPerAccount: 30,
+	AuthCodeFailures:       10,
+	AuthFailureWindow:      5 * time.Minute,
+	KnownClientTTL:         30 * 24 * time.Hour,
+	BurstPerToken:          100,
+	BurstPerIP:             200,
+	RequestTimeout:         60 * time.Second,
+	IOIdleTimeout:          60 * time.Second,
 }
 
 // clientIP is the address the limits count a request against: the
@@ -100,6 +113,24 @@ func (s *Server) clientIP(r *http.Request) string {
 	}
 	return client.String()
 }
+
+// limitNet is the key of a client address in the limits: an IPv6 address's
+// /64 (a host is usually given a whole /64, so each of its addresses would
+// otherwise get a fresh budget), an IPv4 address as it is.
+func limitNet(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	if a = a.Unmap(); a.Is4() {
+		return a.String()
+	}
+	p, _ := a.Prefix(64)
+	return p.String()
+}
+
+// limitKey is the key the limits count r against (limitNet of clientIP).
+func (s *Server) limitKey(r *http.Request) string { return limitNet(s.clientIP(r)) }
 
 // remoteIP is the address of a connection's host:port (zero when unparsable).
 func remoteIP(hostport string) netip.Addr {
@@ -188,7 +219,7 @@ func unthrottled(path string) bool {
 // limitIP applies the per-address request rate, before authentication.
 func (s *Server) limitIP(c *gin.Context) {
 	if s.ipRate != nil && !unthrottled(c.Request.URL.Path) {
-		if d := s.ipRate.wait(s.clientIP(c.Request)); d > 0 {
+		if d := s.ipRate.wait(s.limitKey(c.Request)); d > 0 {
 			s.tooManyRequests(d, "address").write(c.Writer, requestIDFrom(c.Request.Context()))
 			c.Abort()
 			return

@@ -179,3 +179,19 @@ func TestIdleWriteDeadlinePerConnection(t *testing.T) {
 		}
 	}
 }
+
+func TestLimitNet(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"192.0.2.1":            "192.0.2.1",
+		"::ffff:192.0.2.1":     "192.0.2.1",
+		"2001:db8:1:2::1":      "2001:db8:1:2::/64",
+		"2001:db8:1:2:a:b:c:d": "2001:db8:1:2::/64",
+		"::1":                  "::/64",
+		"not an address":       "not an address",
+	} {
+		if got := limitNet(in); got != want {
+			t.Errorf("limitNet(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

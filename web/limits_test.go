@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	"atrium/cmd/atrium/wire"
 	"atrium/web"
+	"atrium/web/ui"
 	"atrium/web/webtest"
 )
 
@@ -428,4 +430,74 @@ func TestAuthFailuresPerIPSpareKnownAccounts(t *testing.T) {
 	// The window moves on: the address is served again.
 	s.Clock.Advance(5 * time.Minute)
 	webtest.Check(t, dav(bob, bob.AppPassword), webtest.Scenario{Status: 207})
+}
+
+// Password guesses at one account are counted from every address together, so
+// that a spread of addresses gets no fresh budgets, while the owner's known
+// client keeps working; an IPv6 /64 is one address.
+func TestAuthFailuresAcrossAddresses(t *testing.T) {
+	t.Parallel()
+	s := webtest.New(t, withLimits(func(l *wire.LimitsConfig) {
+		l.TrustedProxies, l.AuthFailures, l.AuthFailuresPerAccount = []string{"127.0.0.1"}, 3, 6
+	}))
+	ann := s.Bootstrap("Spread Org", "ann@example.test", "admin")
+	propfind := func(from, pw string) *webtest.Response {
+		return s.Do(webtest.Request{Method: "PROPFIND", Path: "/webdav/", BasicID: ann.Email, BasicPW: pw,
+			Header: map[string]string{"Depth": "0", "X-Forwarded-For": from}})
+	}
+	const owner = "203.0.113.1"
+	webtest.Check(t, propfind(owner, ann.AppPassword), webtest.Scenario{Status: 207})
+
+	// Three addresses of one /64 are one client: its third failure blocks
+	// the fourth address of the same /64, right password included.
+	for _, a := range []string{"2001:db8:1:2::1", "2001:db8:1:2::2", "2001:db8:1:2:ffff::3"} {
+		webtest.Check(t, propfind(a, "wrong"), webtest.Scenario{Status: 401, Problem: "unauthorized"})
+	}
+	checkRateLimited(t, propfind("2001:db8:1:2::4", ann.AppPassword))
+	// Another /64 is another client.
+	webtest.Check(t, propfind("2001:db8:1:3::1", ann.AppPassword), webtest.Scenario{Status: 207})
+
+	// Three more failures from three IPv4 addresses make six for the account:
+	// any new address now waits, right password included …
+	for i := range 3 {
+		webtest.Check(t, propfind(fmt.Sprintf("198.51.100.%d", 10+i), "wrong"), webtest.Scenario{Status: 401, Problem: "unauthorized"})
+	}
+	checkRateLimited(t, propfind("198.51.100.99", ann.AppPassword))
+	// … but not the owner's known clients.
+	webtest.Check(t, propfind(owner, ann.AppPassword), webtest.Scenario{Status: 207})
+	webtest.Check(t, propfind("2001:db8:1:3::abcd", ann.AppPassword), webtest.Scenario{Status: 207})
+	// The web app's password step counts in the same total.
+	b := newBrowser(t, s)
+	b.from = "198.51.100.150"
+	if p := b.signIn(ann.Email, "wrong password"); !strings.Contains(p.Body, "Too many failed sign-in attempts") {
+		t.Fatalf("web sign-in from a new address after the account's failures: %d", p.StatusCode)
+	}
+}
+
+// Wrong two-factor codes are counted per account from every address: a
+// thousand addresses that know the password get no more guesses than one.
+func TestTwoFactorCodeGuessesPerAccount(t *testing.T) {
+	t.Parallel()
+	s := webtest.New(t, withLimits(func(l *wire.LimitsConfig) {
+		l.TrustedProxies, l.AuthCodeFailures = []string{"127.0.0.1"}, 3
+	}))
+	person(t, s, "Code Org", "code@example.test", "member")
+	owner := newBrowser(t, s)
+	owner.mustSignIn("code@example.test", testPassword)
+	secret, _ := enableTwoFactor(t, s, owner)
+	for i := range 3 {
+		b := newBrowser(t, s)
+		b.from = fmt.Sprintf("2001:db8:%x::1", i+1) // three /64s
+		codeStep(t, b, "code@example.test")
+		if p := b.post("/signin/code", url.Values{"code": {"000000"}}); !strings.Contains(p.Body, "not correct") {
+			t.Fatalf("wrong code %d: %d", i, p.StatusCode)
+		}
+	}
+	b := newBrowser(t, s)
+	b.from = "192.0.2.77"
+	codeStep(t, b, "code@example.test")
+	p := b.post("/signin/code", url.Values{"code": {totpCode(t, secret, s.Clock.Now())}})
+	if p.Header.Get("Retry-After") == "" || !strings.Contains(p.Body, "Too many failed sign-in attempts") || b.cookie(ui.SessionCookie) != nil {
+		t.Fatalf("the right code after 3 wrong ones elsewhere: %d %s", p.StatusCode, p.Body)
+	}
 }

@@ -183,7 +183,7 @@ func (s *Server) authenticate(c *gin.Context) {
 	ctx := c.Request.Context()
 	scheme, cred, _ := strings.Cut(h, " ")
 	cred = strings.TrimSpace(cred)
-	ip := s.clientIP(c.Request)
+	ip := s.limitKey(c.Request)
 	ipKey := "ip:" + ip
 	var (
 		p   *app.Principal
@@ -223,7 +223,12 @@ func (s *Server) authenticate(c *gin.Context) {
 		if err != nil {
 			break
 		}
-		if wait := s.accountFails.blocked(pairKey(account, ip)); wait > 0 {
+		known := s.knownClients.has(ip, account)
+		wait := s.accountFails.blocked(pairKey(account, ip))
+		if !known {
+			wait = max(wait, s.accountWide.blocked(account))
+		}
+		if wait > 0 {
 			err = s.tooManyFailures(wait)
 			break
 		}
@@ -232,6 +237,7 @@ func (s *Server) authenticate(c *gin.Context) {
 		case app.ErrorCode(err) == app.EUnauthorized:
 			s.accountFails.fail(pairKey(account, ip))
 			s.ipFails.fail(ipKey)
+			s.accountWide.fail(account)
 		case err == nil:
 			s.accountFails.forget(pairKey(account, ip))
 			s.knownClients.add(ip, account)

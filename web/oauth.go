@@ -23,7 +23,7 @@ func (s *Server) oauthToken(c *gin.Context) {
 		return
 	}
 	f := c.Request.PostForm
-	ip := s.clientIP(c.Request)
+	ip := s.limitKey(c.Request)
 	ipKey := "ip:" + ip
 	ipWait := s.ipFails.blocked(ipKey)
 	requested := app.ParseScopes(f.Get("scope"))

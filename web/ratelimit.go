@@ -23,12 +23,24 @@ import (
 //     Retry-After that grows with every further failure (Limits.AuthFailureBackoff,
 //     doubled each time, at most the window). Failures from one address never
 //     slow the account down from another; a success clears the count.
+//   - per account from every address together (passwords: web app sign-in,
+//     app passwords): after Limits.AuthFailuresPerAccount failures within the
+//     window, the account's attempts wait with the same growing backoff —
+//     except from clients where it signed in before (Limits.KnownClientTTL),
+//     so that a spread of addresses gets no fresh budgets and the owner is
+//     not locked out.
+//   - per account, for the second factor (two-factor codes): after
+//     Limits.AuthCodeFailures wrong codes within the window from anywhere, the
+//     account's code step waits; the password is known at that step, so
+//     slowing it locks out no one else.
 //   - per client address (any credential): after Limits.AuthFailuresPerIP
 //     failures within the window, the address's credentials are refused until
 //     the oldest failure leaves the window — except a correct credential of an
 //     account that signed in successfully from that address within
 //     Limits.KnownClientTTL, so that an address spraying many accounts is
 //     stopped while the owner behind the same address keeps working.
+//
+// A client address is an IPv6 address's /64 or an IPv4 address (limitNet).
 //
 // The secrets themselves are random (160-bit app passwords, 256-bit tokens):
 // the limits cut the noise and load of guessing; they are not what makes
@@ -272,7 +284,7 @@ func (s *Server) limitLinkTokens(ctx huma.Context, next func(huma.Context)) {
 		next(ctx)
 		return
 	}
-	key := "ip:" + s.clientIP(humagin.Unwrap(ctx).Request)
+	key := "ip:" + s.limitKey(humagin.Unwrap(ctx).Request)
 	if wait := s.ipFails.blocked(key); wait > 0 {
 		s.writeHumaProblem(ctx, s.tooManyFailures(wait))
 		return
@@ -283,11 +295,11 @@ func (s *Server) limitLinkTokens(ctx huma.Context, next func(huma.Context)) {
 	}
 }
 
-// linkTokenFailed counts an unknown link token met outside the REST
-// operations (the page a link opens) against the client address, and
-// reports whether the address is blocked.
+// linkTokenBlocked and linkTokenFailed are the same limit for the page a
+// reset link opens: how long the client must wait, and an unknown token
+// counted against it.
 func (s *Server) linkTokenBlocked(r *http.Request) time.Duration {
-	return s.ipFails.blocked("ip:" + s.clientIP(r))
+	return s.ipFails.blocked("ip:" + s.limitKey(r))
 }
 
-func (s *Server) linkTokenFailed(r *http.Request) { s.ipFails.fail("ip:" + s.clientIP(r)) }
+func (s *Server) linkTokenFailed(r *http.Request) { s.ipFails.fail("ip:" + s.limitKey(r)) }

@@ -88,7 +88,11 @@ type Server struct {
 	// accountFails and ipFails limit failed sign-ins per account and address,
 	// and per address; knownClients are the accounts each address signed in to.
 	accountFails, ipFails *failLimiter
-	knownClients          *knownClients
+	// accountWide limits an account's failed passwords from every address
+	// together (but for its known clients), codeFails its wrong two-factor
+	// codes.
+	accountWide, codeFails *failLimiter
+	knownClients           *knownClients
 	// tokenRate and ipRate limit request rates per credential and per address.
 	tokenRate, ipRate *rateLimiters
 	// crossOrigin refuses cross-origin state changes made with the session cookie.
@@ -127,6 +131,8 @@ func New(cfg Config) *Server {
 	}
 	s.accountFails = newFailLimiter(s.limits.AuthFailures, s.limits.AuthFailureWindow, max(s.limits.AuthFailureBackoff, time.Second), now)
 	s.ipFails = newFailLimiter(s.limits.AuthFailuresPerIP, s.limits.AuthFailureWindow, 0, now)
+	s.accountWide = newFailLimiter(s.limits.AuthFailuresPerAccount, s.limits.AuthFailureWindow, max(s.limits.AuthFailureBackoff, time.Second), now)
+	s.codeFails = newFailLimiter(s.limits.AuthCodeFailures, s.limits.AuthFailureWindow, max(s.limits.AuthFailureBackoff, time.Second), now)
 	s.knownClients = newKnownClients(s.limits.KnownClientTTL, now)
 	s.tokenRate = newRateLimiters(s.limits.RatePerToken, s.limits.BurstPerToken, now)
 	s.ipRate = newRateLimiters(s.limits.RatePerIP, s.limits.BurstPerIP, now)

@@ -32,23 +32,40 @@ func (s *Server) mountWebApp(e *gin.Engine) {
 type signInLimits struct{ s *Server }
 
 func (l signInLimits) Blocked(r *http.Request, account string) time.Duration {
-	ip := l.s.clientIP(r)
+	ip := l.s.limitKey(r)
 	key := accountKey(account)
 	wait := l.s.accountFails.blocked(pairKey(key, ip))
 	if !l.s.knownClients.has(ip, key) {
-		wait = max(wait, l.s.ipFails.blocked("ip:"+ip))
+		wait = max(wait, l.s.ipFails.blocked("ip:"+ip), l.s.accountWide.blocked(key))
 	}
 	return wait
 }
 
 func (l signInLimits) Failed(r *http.Request, account string) {
-	ip := l.s.clientIP(r)
-	l.s.accountFails.fail(pairKey(accountKey(account), ip))
+	ip := l.s.limitKey(r)
+	key := accountKey(account)
+	l.s.accountFails.fail(pairKey(key, ip))
 	l.s.ipFails.fail("ip:" + ip)
+	l.s.accountWide.fail(key)
 }
 
 func (l signInLimits) Succeeded(r *http.Request, account string) {
-	ip := l.s.clientIP(r)
+	ip := l.s.limitKey(r)
 	l.s.accountFails.forget(pairKey(accountKey(account), ip))
 	l.s.knownClients.add(ip, accountKey(account))
+}
+
+// CodeBlocked is Blocked of the code step, with the account's wrong codes
+// from every address.
+func (l signInLimits) CodeBlocked(r *http.Request, account string) time.Duration {
+	return max(l.Blocked(r, account), l.s.codeFails.blocked(accountKey(account)))
+}
+
+// CodeFailed counts a wrong code of the account, from this address and in all.
+func (l signInLimits) CodeFailed(r *http.Request, account string) {
+	ip := l.s.limitKey(r)
+	key := accountKey(account)
+	l.s.accountFails.fail(pairKey(key, ip))
+	l.s.ipFails.fail("ip:" + ip)
+	l.s.codeFails.fail(key)
 }

@@ -25,6 +25,9 @@ type browser struct {
 	c *http.Client
 	// csrf is the anti-forgery token of the last page seen.
 	csrf string
+	// from, when set, is the X-Forwarded-For of every request (a client
+	// address behind a trusted proxy).
+	from string
 }
 
 type page struct {
@@ -51,6 +54,9 @@ func (b *browser) do(method, path string, form url.Values, header map[string]str
 	}
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	if b.from != "" {
+		req.Header.Set("X-Forwarded-For", b.from)
 	}
 	for k, v := range header {
 		req.Header.Set(k, v)

@@ -101,7 +101,7 @@ func (u *UI) verifyCode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if u.cfg.Limiter != nil {
-		if wait := u.cfg.Limiter.Blocked(r, email); wait > 0 {
+		if wait := u.cfg.Limiter.CodeBlocked(r, email); wait > 0 {
 			secs := max(int((wait+time.Second-1)/time.Second), 1)
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 			u.showCode(w, r, "Too many failed sign-in attempts. Try again in "+strconv.Itoa(secs)+" seconds.", d)
@@ -114,7 +114,7 @@ func (u *UI) verifyCode(w http.ResponseWriter, r *http.Request) {
 	case err == nil:
 	case errors.Is(err, identity.ErrBadCode):
 		if u.cfg.Limiter != nil {
-			u.cfg.Limiter.Failed(r, email)
+			u.cfg.Limiter.CodeFailed(r, email)
 		}
 		u.showCode(w, r, "The code is not correct. Enter the current code of your authenticator app, or an unused recovery code.", d)
 		return

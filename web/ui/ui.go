@@ -63,6 +63,11 @@ type SignInLimiter interface {
 	Failed(r *http.Request, account string)
 	// Succeeded clears the failures of account from r after a sign-in.
 	Succeeded(r *http.Request, account string)
+	// CodeBlocked and CodeFailed are Blocked and Failed of the second step
+	// (a two-factor code), which also counts the account's wrong codes from
+	// every address.
+	CodeBlocked(r *http.Request, account string) time.Duration
+	CodeFailed(r *http.Request, account string)
 }
 
 // Config is what the web app needs.

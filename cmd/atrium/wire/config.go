@@ -87,66 +87,68 @@ type Config struct {
 
 // defaults are the embedded defaults: `atrium serve` with no file runs on them.
 var defaults = map[string]any{
-	"listen":                         "127.0.0.1:8080",
-	"data":                           "./data",
-	"public_url":                     "",
-	"log.level":                      "info",
-	"log.format":                     "text",
-	"http.shutdown_timeout":          "15s",
-	"http.read_header_timeout":       "10s",
-	"http.idle_timeout":              "120s",
-	"http.max_header_bytes":          64 << 10,
-	"oidc.issuer":                    "",
-	"oidc.jwks_url":                  "",
-	"oidc.audience":                  "",
-	"oidc.email_claim":               "email",
-	"webhooks.retry_schedule":        "0s,30s,5m,30m,2h,12h",
-	"webhooks.timeout":               "10s",
-	"webhooks.allow_private_targets": false,
-	"webhooks.retention":             "720h",
-	"audit.max_age":                  "0s",
-	"web.session_idle":               "12h",
-	"web.session_max_age":            "168h",
-	"limits.auth_failures":           10,
-	"limits.auth_failure_backoff":    "5s",
-	"limits.auth_failures_per_ip":    50,
-	"limits.auth_failure_window":     "5m",
-	"limits.auth_known_client_ttl":   "720h",
-	"limits.rate_per_token":          0.0,
-	"limits.burst_per_token":         100,
-	"limits.rate_per_ip":             0.0,
-	"limits.burst_per_ip":            200,
-	"limits.request_timeout":         "60s",
-	"limits.io_idle_timeout":         "60s",
-	"limits.trusted_proxies":         []string{},
-	"metrics.token":                  "",
-	"metrics.listen":                 "",
-	"metrics.pprof":                  false,
-	"limits.max_connections":         4096,
-	"limits.max_connections_per_ip":  256,
-	"drive.upload_ttl":               "24h",
-	"drive.max_upload_bytes":         int64(10 << 30),
-	"drive.preview_cache_bytes":      int64(1 << 30),
-	"drive.index_interval":           "2s",
-	"drive.preview_max_pixels":       int64(50_000_000),
-	"drive.version_max_count":        50,
-	"drive.version_max_age":          "4320h",
-	"drive.trash_max_age":            "720h",
-	"drive.sync_log_max_age":         "2160h",
-	"drive.maintenance_interval":     "10m",
-	"editor.url":                     "",
-	"editor.wopi_url":                "",
-	"editor.discovery_timeout":       "10s",
-	"editor.access_token_ttl":        "10h",
-	"editor.verify_proof":            true,
-	"editor.soffice_path":            "",
-	"editor.convert_timeout":         "2m",
-	"mail.host":                      "",
-	"mail.port":                      587,
-	"mail.tls":                       "starttls",
-	"mail.username":                  "",
-	"mail.password":                  "",
-	"mail.from":                      "Atrium <atrium@localhost>",
+	"listen":                           "127.0.0.1:8080",
+	"data":                             "./data",
+	"public_url":                       "",
+	"log.level":                        "info",
+	"log.format":                       "text",
+	"http.shutdown_timeout":            "15s",
+	"http.read_header_timeout":         "10s",
+	"http.idle_timeout":                "120s",
+	"http.max_header_bytes":            64 << 10,
+	"oidc.issuer":                      "",
+	"oidc.jwks_url":                    "",
+	"oidc.audience":                    "",
+	"oidc.email_claim":                 "email",
+	"webhooks.retry_schedule":          "0s,30s,5m,30m,2h,12h",
+	"webhooks.timeout":                 "10s",
+	"webhooks.allow_private_targets":   false,
+	"webhooks.retention":               "720h",
+	"audit.max_age":                    "0s",
+	"web.session_idle":                 "12h",
+	"web.session_max_age":              "168h",
+	"limits.auth_failures":             10,
+	"limits.auth_failure_backoff":      "5s",
+	"limits.auth_failures_per_ip":      50,
+	"limits.auth_failures_per_account": 30,
+	"limits.auth_code_failures":        10,
+	"limits.auth_failure_window":       "5m",
+	"limits.auth_known_client_ttl":     "720h",
+	"limits.rate_per_token":            0.0,
+	"limits.burst_per_token":           100,
+	"limits.rate_per_ip":               0.0,
+	"limits.burst_per_ip":              200,
+	"limits.request_timeout":           "60s",
+	"limits.io_idle_timeout":           "60s",
+	"limits.trusted_proxies":           []string{},
+	"metrics.token":                    "",
+	"metrics.listen":                   "",
+	"metrics.pprof":                    false,
+	"limits.max_connections":           4096,
+	"limits.max_connections_per_ip":    256,
+	"drive.upload_ttl":                 "24h",
+	"drive.max_upload_bytes":           int64(10 << 30),
+	"drive.preview_cache_bytes":        int64(1 << 30),
+	"drive.index_interval":             "2s",
+	"drive.preview_max_pixels":         int64(50_000_000),
+	"drive.version_max_count":          50,
+	"drive.version_max_age":            "4320h",
+	"drive.trash_max_age":              "720h",
+	"drive.sync_log_max_age":           "2160h",
+	"drive.maintenance_interval":       "10m",
+	"editor.url":                       "",
+	"editor.wopi_url":                  "",
+	"editor.discovery_timeout":         "10s",
+	"editor.access_token_ttl":          "10h",
+	"editor.verify_proof":              true,
+	"editor.soffice_path":              "",
+	"editor.convert_timeout":           "2m",
+	"mail.host":                        "",
+	"mail.port":                        587,
+	"mail.tls":                         "starttls",
+	"mail.username":                    "",
+	"mail.password":                    "",
+	"mail.from":                        "Atrium <atrium@localhost>",
 }
 
 // envVars maps environment variables to configuration keys.
@@ -555,19 +557,22 @@ func (e EditorConfig) options(key []byte) drive.EditorOptions {
 // LimitsConfig is the [limits] section: protection from overload and abuse. A
 // count or rate of 0 turns that limit off.
 type LimitsConfig struct {
-	AuthFailures        int           `koanf:"auth_failures"`
-	AuthFailureBackoff  time.Duration `koanf:"auth_failure_backoff"`
-	AuthFailuresPerIP   int           `koanf:"auth_failures_per_ip"`
-	AuthFailureWindow   time.Duration `koanf:"auth_failure_window"`
-	AuthKnownClientTTL  time.Duration `koanf:"auth_known_client_ttl"`
-	RatePerToken        float64       `koanf:"rate_per_token"`
-	BurstPerToken       int           `koanf:"burst_per_token"`
-	RatePerIP           float64       `koanf:"rate_per_ip"`
-	BurstPerIP          int           `koanf:"burst_per_ip"`
-	RequestTimeout      time.Duration `koanf:"request_timeout"`
-	IOIdleTimeout       time.Duration `koanf:"io_idle_timeout"`
-	MaxConnections      int           `koanf:"max_connections"`
-	MaxConnectionsPerIP int           `koanf:"max_connections_per_ip"`
+	AuthFailures       int           `koanf:"auth_failures"`
+	AuthFailureBackoff time.Duration `koanf:"auth_failure_backoff"`
+	AuthFailuresPerIP  int           `koanf:"auth_failures_per_ip"`
+	// AuthFailuresPerAccount and AuthCodeFailures: see web.Limits.
+	AuthFailuresPerAccount int           `koanf:"auth_failures_per_account"`
+	AuthCodeFailures       int           `koanf:"auth_code_failures"`
+	AuthFailureWindow      time.Duration `koanf:"auth_failure_window"`
+	AuthKnownClientTTL     time.Duration `koanf:"auth_known_client_ttl"`
+	RatePerToken           float64       `koanf:"rate_per_token"`
+	BurstPerToken          int           `koanf:"burst_per_token"`
+	RatePerIP              float64       `koanf:"rate_per_ip"`
+	BurstPerIP             int           `koanf:"burst_per_ip"`
+	RequestTimeout         time.Duration `koanf:"request_timeout"`
+	IOIdleTimeout          time.Duration `koanf:"io_idle_timeout"`
+	MaxConnections         int           `koanf:"max_connections"`
+	MaxConnectionsPerIP    int           `koanf:"max_connections_per_ip"`
 	// TrustedProxies are reverse proxies in front of Atrium (addresses or CIDR
 	// prefixes): their X-Forwarded-For names the client the limits count.
 	TrustedProxies []string `koanf:"trusted_proxies"`
@@ -577,6 +582,7 @@ func (l LimitsConfig) validate() []error {
 	var errs []error
 	for name, v := range map[string]float64{
 		"auth_failures": float64(l.AuthFailures), "auth_failures_per_ip": float64(l.AuthFailuresPerIP),
+		"auth_failures_per_account": float64(l.AuthFailuresPerAccount), "auth_code_failures": float64(l.AuthCodeFailures),
 		"rate_per_token": l.RatePerToken, "burst_per_token": float64(l.BurstPerToken),
 		"rate_per_ip": l.RatePerIP, "burst_per_ip": float64(l.BurstPerIP),
 		"max_connections": float64(l.MaxConnections), "max_connections_per_ip": float64(l.MaxConnectionsPerIP),
@@ -588,7 +594,7 @@ func (l LimitsConfig) validate() []error {
 			errs = append(errs, fmt.Errorf("limits.%s: must not be negative", name))
 		}
 	}
-	if l.AuthFailures+l.AuthFailuresPerIP > 0 && l.AuthFailureWindow == 0 {
+	if l.AuthFailures+l.AuthFailuresPerIP+l.AuthFailuresPerAccount+l.AuthCodeFailures > 0 && l.AuthFailureWindow == 0 {
 		errs = append(errs, errors.New("limits.auth_failure_window: must be positive when auth failures are limited"))
 	}
 	if _, err := l.proxies(); err != nil {
@@ -623,6 +629,7 @@ func (l LimitsConfig) web() *web.Limits {
 	return &web.Limits{
 		AuthFailures: l.AuthFailures, AuthFailureBackoff: l.AuthFailureBackoff,
 		AuthFailuresPerIP: l.AuthFailuresPerIP, AuthFailureWindow: l.AuthFailureWindow, KnownClientTTL: l.AuthKnownClientTTL,
+		AuthFailuresPerAccount: l.AuthFailuresPerAccount, AuthCodeFailures: l.AuthCodeFailures,
 		RatePerToken: l.RatePerToken, BurstPerToken: l.BurstPerToken,
 		RatePerIP: l.RatePerIP, BurstPerIP: l.BurstPerIP,
 		RequestTimeout: l.RequestTimeout, IOIdleTimeout: l.IOIdleTimeout,
