@@ -55,6 +55,8 @@ func testAccessLogLine(t *testing.T, h slog.Handler, logs *bytes.Buffer) {
 		c.String(http.StatusCreated, "hello")
 	})
 	e.GET("/anonymous", func(c *gin.Context) { c.Status(http.StatusNoContent) })
+	e.GET("/s/:token/f/:folder_id", func(c *gin.Context) { c.Status(http.StatusOK) })
+
 	e.GET("/healthz", func(c *gin.Context) { c.Status(http.StatusOK) })
 
 	for _, tc := range []struct {
@@ -64,6 +66,8 @@ func testAccessLogLine(t *testing.T, h slog.Handler, logs *bytes.Buffer) {
 		{"/api/v1/things/7", []string{"level=INFO", "msg=request", "method=GET", "path=/api/v1/things/7", "status=201", "bytes=5",
 			"duration_ms=", "org=org-1", "user=user-1"}},
 		{"/anonymous", []string{"msg=request", "path=/anonymous", "status=204", "bytes=0 "}},
+		// A token in the path is a secret: its place is logged, not its value.
+		{"/s/sEcReTtOkEn123/f/folder-9", []string{"path=/s/REDACTED/f/folder-9", "status=200"}},
 		{"/healthz", nil},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
@@ -84,6 +88,9 @@ func testAccessLogLine(t *testing.T, h slog.Handler, logs *bytes.Buffer) {
 				if !strings.Contains(line, want) {
 					t.Errorf("line %q lacks %q", line, want)
 				}
+			}
+			if strings.Contains(line, "sEcReT") {
+				t.Errorf("the line holds the token: %s", line)
 			}
 			if tc.path == "/anonymous" && strings.Contains(line, "org=") {
 				t.Errorf("an anonymous request names an organisation: %s", line)

@@ -180,7 +180,7 @@ func TestAdminSeatFloor(t *testing.T) {
 	w.s.Run(t, []webtest.Scenario{
 		{Name: "no seat left", Request: w.req("POST", "/users", w.admin, map[string]any{"email": "three@acme.test"}), Status: 409, Problem: "seat_floor",
 			Contains: []string{"all 4 seats are in use"}},
-		{Name: "taken address", Request: w.req("POST", "/users", w.admin, map[string]any{"email": "gus@globex.test"}), Status: 409, Problem: "conflict"},
+		{Name: "another organisation's address: the same answer as any", Request: w.req("POST", "/users", w.admin, map[string]any{"email": "gus@globex.test"}), Status: 409, Problem: "seat_floor"},
 		{Name: "bad address", Request: w.req("POST", "/users", w.admin, map[string]any{"email": "nobody"}), Status: 422, Problem: "validation_failed", Contains: []string{"body.email"}},
 		{Name: "subscription", Request: w.req("GET", "/subscription", w.admin, nil), Status: 200, Contains: []string{`"seats":4`, `"used_seats":4`}},
 	})
@@ -517,4 +517,30 @@ func TestAdminResetTwoFactor(t *testing.T) {
 	if !w.audited(t, w.org, "user.two_factor_reset", inv) {
 		t.Fatal("no audit entry user.two_factor_reset")
 	}
+}
+
+// An admin learns nothing of other organisations' users: inviting an address
+// that is a user's of another organisation answers as an invitation does
+// (and makes nothing; the address's owner is told), while an address of the
+// admin's own organisation is a conflict, as the admin sees its users anyway.
+func TestAdminInviteTellsNothingOfOtherOrganisations(t *testing.T) {
+	t.Parallel()
+	w := newAdminWorld(t)
+	free := w.api("POST", "/users", w.admin, map[string]any{"email": "free@elsewhere.test"})
+	taken := w.api("POST", "/users", w.admin, map[string]any{"email": "gus@globex.test"})
+	for _, res := range []*webtest.Response{free, taken} {
+		webtest.Check(t, res, webtest.Scenario{Status: 201, Contains: []string{`"status":"invited"`, `"role_slug":"member"`}})
+	}
+	if free.Header.Get("Content-Type") != taken.Header.Get("Content-Type") || len(free.JSON()) != len(taken.JSON()) {
+		t.Fatalf("the answers differ in shape:\n%s\n%s", free.Body, taken.Body)
+	}
+	if got := w.mails(t, "gus@globex.test"); len(got) != 1 || !strings.Contains(got[0].Subject, "tried to invite you") || strings.Contains(got[0].Body, "/invite/") {
+		t.Fatalf("the owner of the address is not told (or got an invitation): %+v", got)
+	}
+	u, err := w.s.Main.Identity.UserByEmail(context.Background(), "gus@globex.test")
+	if err != nil || u.OrgID != w.otherOrg || u.Status != "active" {
+		t.Fatalf("the other organisation's user changed: %+v %v", u, err)
+	}
+	webtest.Check(t, w.api("POST", "/users", w.admin, map[string]any{"email": "free@elsewhere.test"}), webtest.Scenario{Status: 409, Problem: "conflict",
+		Contains: []string{"of this organisation"}})
 }

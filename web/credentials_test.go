@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"atrium/app/identity"
+	"atrium/cmd/atrium/wire"
+	"atrium/web/ui"
 	"atrium/web/webtest"
 )
 
@@ -215,5 +218,108 @@ func TestSettingsPasswordChecks(t *testing.T) {
 	// And sign-in from this client is held up as well.
 	if p := newBrowser(t, s).signIn("set@example.test", testPassword); p.StatusCode == 303 {
 		t.Fatal("signed in right after 10 wrong passwords in settings")
+	}
+}
+
+// The session cookie lives as long as the session may stay idle, not its
+// whole maximum age, and is sent again by each page; on https its name has
+// the __Host- prefix (Secure, the whole host, no Domain).
+func TestSessionCookieLifetimeAndPrefix(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		scheme, name string
+		secure       bool
+	}{{"http", ui.SessionCookie, false}, {"https", ui.SecureSessionCookie, true}} {
+		t.Run(tc.scheme, func(t *testing.T) {
+			t.Parallel()
+			s := webtest.New(t, func(c *wire.Config) {
+				c.PublicURL = tc.scheme + "://" + c.Listen
+				c.Web.SessionIdle, c.Web.SessionMaxAge = 2*time.Hour, 72*time.Hour
+			})
+			person(t, s, "Cookie Org", "jar@example.test", "member")
+			// By hand, not with a cookie jar: a jar sends no Secure cookie over
+			// the test's plain HTTP.
+			signin := s.Do(webtest.Request{Method: "GET", Path: "/signin"})
+			var pre *http.Cookie
+			for _, c := range signin.Cookies() {
+				if c.Name == ui.PreCSRFCookie {
+					pre = c
+				}
+			}
+			m := csrfRE.FindStringSubmatch(string(signin.Body))
+			if pre == nil || m == nil {
+				t.Fatalf("sign-in page: no anti-forgery cookie or field")
+			}
+			form := url.Values{"email": {"jar@example.test"}, "password": {testPassword}, "csrf": {m[1]}}
+			req, _ := http.NewRequest("POST", s.URL+"/signin", strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.AddCookie(pre)
+			noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+			raw, err := noRedirect.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw.Body.Close()
+			res := &webtest.Response{Response: raw}
+			check := func(res *webtest.Response, what string) string {
+				t.Helper()
+				for _, c := range res.Cookies() {
+					if c.Name == tc.name {
+						if c.MaxAge != 7200 || !c.HttpOnly || c.Secure != tc.secure || c.Path != "/" || c.Domain != "" {
+							t.Errorf("%s: cookie %+v, want Max-Age 7200 (the idle limit), HttpOnly, Secure %v, Path /, no Domain", what, c, tc.secure)
+						}
+						return c.Value
+					}
+				}
+				t.Fatalf("%s: no cookie %s in %v", what, tc.name, res.Header.Values("Set-Cookie"))
+				return ""
+			}
+			secret := check(res, "sign-in")
+			page := s.Do(webtest.Request{Method: "GET", Path: "/settings", Header: map[string]string{"Cookie": tc.name + "=" + secret}})
+			if page.StatusCode != 200 {
+				t.Fatalf("settings with the cookie: %d", page.StatusCode)
+			}
+			check(page, "a page")
+		})
+	}
+}
+
+// Answers that carry secrets or people's data are kept by no cache and never
+// sniffed; the pages reached by a link's token and the file mount's folder
+// listing cannot be framed.
+func TestSafeHeaders(t *testing.T) {
+	t.Parallel()
+	s := webtest.New(t)
+	c := s.Bootstrap("Header Org", "hdr@example.test", "member")
+	for _, tc := range []struct {
+		name string
+		req  webtest.Request
+		want map[string]string
+	}{
+		{"a new token", webtest.Request{Method: "POST", Path: "/api/v1/me/tokens", Token: c.Token, Body: map[string]any{"name": "t"}},
+			map[string]string{"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}},
+		{"a new app password", webtest.Request{Method: "POST", Path: "/api/v1/me/app-passwords", Token: c.Token, Body: map[string]any{}},
+			map[string]string{"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}},
+		{"an upload URL", webtest.Request{Method: "POST", Path: "/api/v1/drive/upload", Token: c.Token,
+			Body: map[string]any{"name": "a.txt", "size": 3, "mime_type": "text/plain"}},
+			map[string]string{"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}},
+		{"any API answer", webtest.Request{Method: "GET", Path: "/api/v1/me", Token: c.Token},
+			map[string]string{"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}},
+		{"the invitation page", webtest.Request{Method: "GET", Path: "/invite/sometoken"},
+			map[string]string{"X-Frame-Options": "DENY", "Content-Security-Policy": "frame-ancestors 'none'"}},
+		{"the reset page", webtest.Request{Method: "GET", Path: "/reset/sometoken"},
+			map[string]string{"X-Frame-Options": "DENY", "Content-Security-Policy": "frame-ancestors 'none'"}},
+		{"the mount's folder listing", webtest.Request{Method: "GET", Path: "/webdav/", BasicID: c.Email, BasicPW: c.AppPassword},
+			map[string]string{"X-Frame-Options": "DENY", "Content-Security-Policy": "frame-ancestors 'none'", "X-Content-Type-Options": "nosniff"}},
+	} {
+		res := s.Do(tc.req)
+		if res.StatusCode >= 500 {
+			t.Errorf("%s: %d", tc.name, res.StatusCode)
+		}
+		for k, v := range tc.want {
+			if got := res.Header.Get(k); !strings.Contains(got, v) {
+				t.Errorf("%s: %s %q, want %q", tc.name, k, got, v)
+			}
+		}
 	}
 }

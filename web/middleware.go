@@ -128,9 +128,15 @@ func (s *Server) accessLog(c *gin.Context) {
 	if route == "/healthz" || route == "/readyz" || route == "/metrics" {
 		return
 	}
+	// A token in the path (a shared link, an invitation, a password reset, a
+	// preview) is a bearer secret: the log has its place, not its value.
+	path := c.Request.URL.Path
+	if tok := c.Param("token"); tok != "" {
+		path = strings.Replace(path, tok, redacted, 1)
+	}
 	// Typed attributes in one array: no value boxed, no slice grown.
 	var attrs [8]slog.Attr
-	a := append(attrs[:0], slog.String("method", c.Request.Method), slog.String("path", c.Request.URL.Path), slog.Int("status", st),
+	a := append(attrs[:0], slog.String("method", c.Request.Method), slog.String("path", path), slog.Int("status", st),
 		slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.Int("bytes", max(c.Writer.Size(), 0)), // gin's -1: no body written
 		slog.String("request_id", requestIDFrom(c.Request.Context())))
 	if p := app.PrincipalFrom(c.Request.Context()); p != nil {
@@ -150,6 +156,27 @@ func (s *Server) accessLog(c *gin.Context) {
 	r.AddAttrs(a...)
 	_ = h.Handle(ctx, r)
 }
+
+// safeHeaders sets what every answer needs, before any handler can forget it:
+// nosniff everywhere, and, on the REST API, no-store unless the operation
+// says otherwise (its answers carry secrets shown once, presigned URLs and
+// people's data, none of which a shared cache or a browser's disk should
+// keep). The file mount keeps its own caching.
+func (s *Server) safeHeaders(c *gin.Context) {
+	h := c.Writer.Header()
+	h.Set("X-Content-Type-Options", "nosniff")
+	if p := c.Request.URL.Path; strings.HasPrefix(p, "/api/v1/") && !hasAnyPrefix(p, noStoreExempt) {
+		h.Set("Cache-Control", "no-store")
+	}
+	c.Next()
+}
+
+// noStoreExempt are the paths under /api/v1/ that set their own caching: the
+// file mount, and the public API description and its page.
+var noStoreExempt = []string{"/api/v1/webdav", "/api/v1/openapi.json", "/api/v1/openapi-3.0.json", "/api/v1/openapi.yaml", "/api/v1/docs"}
+
+// redacted stands for a secret left out of the access log.
+const redacted = "REDACTED"
 
 // basicAuthPrefixes are the doors where HTTP Basic with an app password is
 // accepted (file mount and DAV clients).

@@ -166,7 +166,8 @@ func (s *Server) accountPage(kind string) gin.HandlerFunc {
 			}
 		}
 		c.Header("Content-Type", "text/html; charset=utf-8")
-		c.Header("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; form-action 'none'")
+		c.Header("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; form-action 'none'; frame-ancestors 'none'")
+		c.Header("X-Frame-Options", "DENY")
 		c.Header("Referrer-Policy", "no-referrer")
 		c.Header("Cache-Control", "no-store")
 		c.Status(status)

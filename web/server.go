@@ -28,6 +28,7 @@ import (
 	"atrium/web/docs"
 	"atrium/web/rest"
 	"atrium/web/tus"
+	"atrium/web/ui"
 	"atrium/web/webdav"
 	"atrium/web/wopi"
 )
@@ -97,6 +98,8 @@ type Server struct {
 	tokenRate, ipRate *rateLimiters
 	// crossOrigin refuses cross-origin state changes made with the session cookie.
 	crossOrigin *http.CrossOriginProtection
+	// sessionCookie is the name of the web app's session cookie here.
+	sessionCookie string
 	// queryParams caches each operation's query parameter names (knownQuery).
 	queryParams sync.Map
 }
@@ -115,6 +118,7 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, log: cfg.Log, problems: problems{base: cfg.PublicURL + "/problems"}}
 	s.metrics = newMetrics(cfg.Registry)
 	s.crossOrigin = newCrossOrigin(cfg.PublicURL)
+	s.sessionCookie = ui.SessionCookieName(cfg.PublicURL)
 	if cfg.Search != nil {
 		s.metrics.searchDocuments(cfg.Search)
 	}
@@ -142,7 +146,7 @@ func New(cfg Config) *Server {
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
 	e.ContextWithFallback = true
-	e.Use(s.recoverer, s.requestID, s.accessLog, s.limitIP, s.authenticate, s.limitToken)
+	e.Use(s.recoverer, s.requestID, s.accessLog, s.safeHeaders, s.limitIP, s.authenticate, s.limitToken)
 	e.NoRoute(func(c *gin.Context) {
 		s.problems.make(http.StatusNotFound, "", "No resource at "+c.Request.URL.Path+".").write(c.Writer, requestIDFrom(c.Request.Context()))
 	})

@@ -25,7 +25,7 @@ func (s *Server) sessionAuth(c *gin.Context) (*app.Principal, *Problem, bool) {
 	if s.cfg.Identity == nil || !strings.HasPrefix(path, "/api/v1/") || hasAnyPrefix(path, basicAuthPrefixes) {
 		return nil, nil, false
 	}
-	ck, err := c.Request.Cookie(ui.SessionCookie)
+	ck, err := c.Request.Cookie(s.sessionCookie)
 	if err != nil || ck.Value == "" {
 		return nil, nil, false
 	}

@@ -496,11 +496,25 @@ func (s *Service) inviteUser(ctx context.Context, p *app.Principal, o Org, in In
 	u := identity.User{ID: app.NewID(), OrgID: o.ID, Email: email, FirstName: strings.TrimSpace(in.FirstName), LastName: strings.TrimSpace(in.LastName),
 		RoleSlug: in.RoleSlug, Status: identity.UserInvited, CreatedAt: now, UpdatedAt: now}
 	err = s.store.InTx(ctx, func(ctx context.Context) error {
-		if _, err := s.store.UserByEmail(ctx, email); err == nil {
-			return app.Errorf(app.EConflict, "The e-mail address %s already belongs to a user.", email)
+		other, err := s.store.UserByEmail(ctx, email)
+		if err != nil && app.ErrorCode(err) != app.ENotFound {
+			return err
+		}
+		if err == nil && other.OrgID == o.ID {
+			return app.Errorf(app.EConflict, "The e-mail address %s already belongs to a user of this organisation.", email)
 		}
 		if err := s.freeSeat(ctx, o, "invite another user"); err != nil {
 			return err
+		}
+		if err == nil {
+			// The address is a user's of another organisation: the answer
+			// is an invitation's, so that it tells nobody that; the owner
+			// of the address is told instead, and nothing else is made.
+			return s.mail.Queue(ctx, app.Mail{OrgID: other.OrgID, To: email,
+				Subject: fmt.Sprintf("%s tried to invite you to Atrium", o.Name),
+				Body: fmt.Sprintf("Hello %s,\n\nAn administrator of %s tried to invite this address to their organisation on Atrium. "+
+					"It already has an account of another organisation, so no invitation was made: if you expected one, "+
+					"ask them to invite another address of yours.\n", other.DisplayName(), o.Name)})
 		}
 		return s.invite(ctx, p, o.Organization, u)
 	})

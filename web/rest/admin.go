@@ -72,7 +72,7 @@ func registerAdmin(api huma.API, d Deps) {
 			return out(pg), err
 		})
 	huma.Register(api, errs(idempotent(adminOp(http.MethodPost, "/users", "inviteAdminUser", "Invite a person (sends an invitation e-mail)",
-		"Creates an invited user and e-mails them a link to `/invite/{token}` (valid 7 days) where they choose a password. An invitation takes a seat: when active users plus pending invitations fill the subscription's seats → 409 `seat_floor`. An address that belongs to a user already → 409 `conflict`; with invitations restricted to the mail domain (`restrict_invitations_to_mail_domain`), an address elsewhere → 422. Emits `organization.user.created`.")), conflict),
+		"Creates an invited user and e-mails them a link to `/invite/{token}` (valid 7 days) where they choose a password. An invitation takes a seat: when active users plus pending invitations fill the subscription's seats → 409 `seat_floor`. An address of a user of this organisation → 409 `conflict`; an address of another organisation's user is answered as an invitation is (201), so that nothing is told of other organisations, but nothing is made: its owner is told by e-mail instead; with invitations restricted to the mail domain (`restrict_invitations_to_mail_domain`), an address elsewhere → 422. Emits `organization.user.created`.")), conflict),
 		func(ctx context.Context, in *struct{ Body UserCreate }) (*body[partner.OrgUser], error) {
 			u, err := as.InviteUser(ctx, principal(ctx), partner.InviteInput(in.Body))
 			return out(u), err

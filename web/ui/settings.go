@@ -263,7 +263,7 @@ func (u *UI) revokeSession(w http.ResponseWriter, r *http.Request, v *viewer) {
 		return
 	}
 	if id == v.P.CredentialID {
-		u.clearCookie(w, SessionCookie)
+		u.clearCookie(w, u.cookieName())
 		http.Redirect(w, r, "/signin?done=signed-out", http.StatusSeeOther)
 		return
 	}

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -107,7 +108,7 @@ func (u *UI) signIn(w http.ResponseWriter, r *http.Request) {
 	if u.cfg.Limiter != nil {
 		u.cfg.Limiter.Succeeded(r, email)
 	}
-	u.setSession(w, res.Secret, u.cfg.Identity.SessionPolicy().MaxAge)
+	u.setSession(w, res.Secret)
 	next := d.Next
 	if next == "" {
 		next = homePath
@@ -121,7 +122,7 @@ func (u *UI) signOut(w http.ResponseWriter, r *http.Request, v *viewer) {
 		u.fail(w, r, v, err)
 		return
 	}
-	u.clearCookie(w, SessionCookie)
+	u.clearCookie(w, u.cookieName())
 	http.Redirect(w, r, "/signin?done=signed-out", http.StatusSeeOther)
 }
 
@@ -136,8 +137,10 @@ func (u *UI) forgotPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // forgot sends the password reset e-mail; the answer is the same whether or not
-// the address exists. Requests count toward the failed sign-in limits (of the
-// address "reset:<e-mail>"), so that nobody floods a mailbox.
+// the address exists, and so is its time: the address is looked up and the
+// e-mail sent after the answer, never before it. Requests count toward the
+// failed sign-in limits (of the address "reset:<e-mail>"), so that nobody
+// floods a mailbox.
 func (u *UI) forgot(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
@@ -156,9 +159,16 @@ func (u *UI) forgot(w http.ResponseWriter, r *http.Request) {
 		if u.cfg.Limiter != nil {
 			u.cfg.Limiter.Failed(r, key)
 		}
-		if err := u.cfg.Partner.RequestPasswordReset(r.Context(), email); err != nil {
-			u.log.Error("password reset request", "err", err)
-		}
+		ctx := context.WithoutCancel(r.Context())
+		go func() {
+			u.resetSlots <- struct{}{}
+			defer func() { <-u.resetSlots }()
+			ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			if err := u.cfg.Partner.RequestPasswordReset(ctx, email); err != nil {
+				u.log.Error("password reset request", "err", err)
+			}
+		}()
 	}
 	u.render(w, r, http.StatusOK, "forgot", page{Title: "Forgot password", CSRF: u.preCSRF(w, r), Data: forgotData{Email: email, Sent: true}})
 }

@@ -139,7 +139,7 @@ func (u *UI) verifyCode(w http.ResponseWriter, r *http.Request) {
 		u.cfg.Limiter.Succeeded(r, email)
 	}
 	u.clearChallenge(w)
-	u.setSession(w, secret, u.cfg.Identity.SessionPolicy().MaxAge)
+	u.setSession(w, secret)
 	next := d.Next
 	if next == "" {
 		next = homePath

@@ -42,7 +42,11 @@ var assetFS embed.FS
 // before sign-in (sign-in, forgotten password), sent twice: cookie and field.
 const (
 	SessionCookie = "atrium_session"
-	PreCSRFCookie = "atrium_csrf"
+	// SecureSessionCookie is the session cookie's name when the public URL
+	// is https: the __Host- prefix makes browsers insist that it is Secure,
+	// for the whole host (Path=/) and set by this host alone (no Domain).
+	SecureSessionCookie = "__Host-atrium_session"
+	PreCSRFCookie       = "atrium_csrf"
 	// CSRFField is the form field (and CSRFHeader the header) carrying the
 	// anti-forgery token of a state-changing request.
 	CSRFField  = "csrf"
@@ -151,6 +155,9 @@ type UI struct {
 	assets http.Handler
 	mux    *http.ServeMux
 	cop    *http.CrossOriginProtection
+	// resetSlots bounds the password reset requests handled at once, after
+	// their answers (forgot).
+	resetSlots chan struct{}
 }
 
 // New builds the web app.
@@ -159,7 +166,7 @@ func New(cfg Config) *UI {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	u := &UI{cfg: cfg, log: cfg.Log, pages: parsePages()}
+	u := &UI{cfg: cfg, log: cfg.Log, pages: parsePages(), resetSlots: make(chan struct{}, 2)}
 	if pu, err := url.Parse(cfg.PublicURL); err == nil {
 		u.origin = pu.Scheme + "://" + pu.Host
 		u.secure = pu.Scheme == "https"
@@ -260,9 +267,26 @@ func (v *viewer) IsResellerStaff() bool {
 
 type viewerKey struct{}
 
+// SessionCookieName is the name of the session cookie of a server at
+// publicURL: SecureSessionCookie on https, else SessionCookie.
+func SessionCookieName(publicURL string) string {
+	if strings.HasPrefix(strings.ToLower(publicURL), "https://") {
+		return SecureSessionCookie
+	}
+	return SessionCookie
+}
+
+// cookieName is the name of this server's session cookie.
+func (u *UI) cookieName() string {
+	if u.secure {
+		return SecureSessionCookie
+	}
+	return SessionCookie
+}
+
 // session returns the signed-in person of r, or nil (and why) when there is none.
 func (u *UI) session(r *http.Request) (*viewer, error) {
-	c, err := r.Cookie(SessionCookie)
+	c, err := r.Cookie(u.cookieName())
 	if err != nil || c.Value == "" {
 		return nil, app.Errorf(app.EUnauthorized, "Not signed in.")
 	}
@@ -296,7 +320,7 @@ func (u *UI) signed(next func(http.ResponseWriter, *http.Request, *viewer)) http
 				u.fail(w, r, nil, err)
 				return
 			}
-			u.clearCookie(w, SessionCookie)
+			u.clearCookie(w, u.cookieName())
 			if post {
 				u.forbidden(w, r, nil, "You are signed out. Sign in again and retry.")
 				return
@@ -314,6 +338,8 @@ func (u *UI) signed(next func(http.ResponseWriter, *http.Request, *viewer)) http
 				u.forbidden(w, r, v, "The form has expired or did not come from this server. Reload the page and try again.")
 				return
 			}
+		} else {
+			u.setSession(w, v.Secret) // in use: the cookie lasts another idle period
 		}
 		next(w, r.WithContext(context.WithValue(r.Context(), viewerKey{}, v)), v)
 	}
@@ -352,8 +378,14 @@ func (u *UI) checkPreCSRF(r *http.Request) bool {
 	return subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostFormValue(CSRFField))) == 1
 }
 
-func (u *UI) setSession(w http.ResponseWriter, secret string, maxAge time.Duration) {
-	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: secret, Path: "/", MaxAge: int(maxAge / time.Second),
+// setSession sends the session cookie. The browser keeps it as long as the
+// session may stay idle (at most its maximum age): a page of a signed-in
+// person sends it again, so that it lasts while it is used and goes with the
+// server's session when it is not.
+func (u *UI) setSession(w http.ResponseWriter, secret string) {
+	pol := u.cfg.Identity.SessionPolicy()
+	life := min(pol.Idle, pol.MaxAge)
+	http.SetCookie(w, &http.Cookie{Name: u.cookieName(), Value: secret, Path: "/", MaxAge: int(life / time.Second),
 		HttpOnly: true, Secure: u.secure, SameSite: http.SameSiteLaxMode})
 }
 

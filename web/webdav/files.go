@@ -45,7 +45,9 @@ func (q *request) get() error {
 // index writes an HTML list of a folder's items.
 func (q *request) index() error {
 	q.w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	q.w.Header().Set("Content-Security-Policy", "default-src 'none'")
+	q.w.Header().Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
+	q.w.Header().Set("X-Frame-Options", "DENY")
+	q.w.Header().Set("X-Content-Type-Options", "nosniff")
 	if q.r.Method == http.MethodHead {
 		q.w.WriteHeader(http.StatusOK)
 		return nil
