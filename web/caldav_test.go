@@ -197,8 +197,9 @@ func TestCalDAV(t *testing.T) {
 			Header: map[string]string{"If-None-Match": etag}}, Status: 304},
 		{Name: "PUT with the current ETag", Request: webtest.Request{Method: http.MethodPut, Path: calPath + "single-1.ics", Token: e.alice.Token,
 			Header: map[string]string{"Content-Type": "text/calendar", "If-Match": etag}, Body: changed}, Status: 204},
-		{Name: "PUT of a task is refused", Request: webtest.Request{Method: http.MethodPut, Path: calPath + "task.ics", Token: e.alice.Token, Header: icsBody,
-			Body: ics("BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//x//EN", "BEGIN:VTODO", "UID:t1", "SUMMARY:Task", "END:VTODO", "END:VCALENDAR")}, Status: 400},
+		{Name: "PUT of a journal is refused, naming it", Request: webtest.Request{Method: http.MethodPut, Path: calPath + "journal.ics", Token: e.alice.Token, Header: icsBody,
+			Body: ics("BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//x//EN", "BEGIN:VJOURNAL", "UID:j1", "SUMMARY:Diary", "END:VJOURNAL", "END:VCALENDAR")}, Status: 400,
+			Contains: []string{"VJOURNAL"}},
 		{Name: "PUT of something else than iCalendar", Request: webtest.Request{Method: http.MethodPut, Path: calPath + "bad.ics", Token: e.alice.Token,
 			Header: map[string]string{"Content-Type": "text/vcard"}, Body: richEvent}, Status: 400},
 	})
@@ -276,6 +277,14 @@ func TestCalDAV(t *testing.T) {
 		{Name: "MKCALENDAR over an existing calendar", Request: webtest.Request{Method: "MKCALENDAR", Path: home + "work/", Token: e.alice.Token, Body: mk}, Status: 405},
 		{Name: "MKCALENDAR for tasks only", Request: webtest.Request{Method: "MKCALENDAR", Path: home + "tasks/", Token: e.alice.Token,
 			Body: `<c:mkcalendar xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:set><d:prop><c:supported-calendar-component-set><c:comp name="VTODO"/></c:supported-calendar-component-set></d:prop></d:set></c:mkcalendar>`},
+			Status: 201},
+		{Name: "MKCALENDAR for journals", Request: webtest.Request{Method: "MKCALENDAR", Path: home + "journal/", Token: e.alice.Token,
+			Body: `<c:mkcalendar xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:set><d:prop><c:supported-calendar-component-set><c:comp name="VJOURNAL"/></c:supported-calendar-component-set></d:prop></d:set></c:mkcalendar>`},
+			Status: 403, Contains: []string{"supported-calendar-component", "VJOURNAL"}},
+		{Name: "the tasks calendar says what it holds", Request: webtest.Request{Method: "PROPFIND", Path: home + "tasks/", Token: e.alice.Token, Header: map[string]string{"Depth": "0"},
+			Body: `<d:propfind xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:prop><c:supported-calendar-component-set/></d:prop></d:propfind>`}, Status: 207,
+			Contains: []string{`<cal:comp name="VTODO"/>`}, NotContains: []string{`<cal:comp name="VEVENT"/>`}},
+		{Name: "no event in the tasks calendar", Request: webtest.Request{Method: http.MethodPut, Path: home + "tasks/e.ics", Token: e.alice.Token, Header: icsBody, Body: richEvent},
 			Status: 403, Contains: []string{"supported-calendar-component"}},
 		{Name: "extended MKCOL of a calendar", Request: webtest.Request{Method: "MKCOL", Path: home + "family/", Token: e.alice.Token,
 			Body: `<d:mkcol xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:set><d:prop><d:resourcetype><d:collection/><c:calendar/></d:resourcetype></d:prop></d:set></d:mkcol>`}, Status: 201},
@@ -313,7 +322,7 @@ func TestCalDAVClientRoundTrip(t *testing.T) {
 		t.Fatalf("home %q: %v", home, err)
 	}
 	cals, err := cl.FindCalendars(ctx, home)
-	if err != nil || len(cals) != 1 || cals[0].Name != "Calendar" || !slices.Equal(cals[0].SupportedComponentSet, []string{"VEVENT"}) || cals[0].MaxResourceSize == 0 {
+	if err != nil || len(cals) != 1 || cals[0].Name != "Calendar" || !slices.Equal(cals[0].SupportedComponentSet, []string{"VEVENT", "VTODO"}) || cals[0].MaxResourceSize == 0 {
 		t.Fatalf("calendars %+v: %v", cals, err)
 	}
 	calPath := cals[0].Path

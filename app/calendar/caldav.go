@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,12 +60,24 @@ func (s *Service) ObjectsByName(ctx context.Context, p *app.Principal, calID str
 var collectionNameRE = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,200}$`)
 
 // CreateCalendarAt adds a calendar with the id a client chose (MKCALENDAR at
-// /dav/calendars/<user>/<id>/); an id in use is a conflict.
-func (s *Service) CreateCalendarAt(ctx context.Context, p *app.Principal, id string, in CalendarInput) (Calendar, error) {
+// /dav/calendars/<user>/<id>/) holding the components asked for (VEVENT,
+// VTODO; none: both; another is ComponentRefused); an id in use is a
+// conflict.
+func (s *Service) CreateCalendarAt(ctx context.Context, p *app.Principal, id string, in CalendarInput, components []string) (Calendar, error) {
 	if !collectionNameRE.MatchString(id) || id == "." || id == ".." {
 		return Calendar{}, app.Invalid("path.cal_id", "must be 1 to 200 letters, digits, '-', '_', '.' or '@'", id)
 	}
-	c, err := s.createCalendar(ctx, p, id, in)
+	var comps []string
+	for _, k := range components {
+		k = strings.ToUpper(strings.TrimSpace(k))
+		if !slices.Contains(AllComponents, k) {
+			return Calendar{}, componentRefused(k + " is not a kind of object Atrium keeps; a calendar holds VEVENT (events), VTODO (tasks) or both")
+		}
+		if !slices.Contains(comps, k) {
+			comps = append(comps, k)
+		}
+	}
+	c, err := s.createCalendar(ctx, p, id, in, comps...)
 	if app.ErrorCode(err) == app.EConflict {
 		return c, app.Errorf(app.EConflict, "A calendar named %s exists.", id)
 	}

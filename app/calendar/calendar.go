@@ -11,6 +11,7 @@ package calendar
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	_ "time/tzdata" // time zones resolve on machines without a zoneinfo database
@@ -46,17 +47,29 @@ const (
 
 // Calendar is one of a user's calendars (CalendarInfo).
 type Calendar struct {
-	ID          string    `json:"id"`
-	OrgID       string    `json:"-"`
-	UserID      string    `json:"-"`
-	Name        string    `json:"name"`
-	Description string    `json:"description"`
-	Color       string    `json:"color"`
-	Timezone    string    `json:"timezone" doc:"IANA time zone of floating times in this calendar."`
-	IsDefault   bool      `json:"is_default"`
-	SyncSeq     int64     `json:"-"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	ID          string `json:"id"`
+	OrgID       string `json:"-"`
+	UserID      string `json:"-"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Color       string `json:"color"`
+	Timezone    string `json:"timezone" doc:"IANA time zone of floating times in this calendar."`
+	IsDefault   bool   `json:"is_default"`
+	// Components are the kinds of objects it holds: VEVENT (events), VTODO
+	// (tasks) or both.
+	Components []string  `json:"components" doc:"What the calendar holds: VEVENT (events), VTODO (tasks), or both."`
+	SyncSeq    int64     `json:"-"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+// AllComponents are the kinds of objects a calendar can hold.
+var AllComponents = []string{"VEVENT", "VTODO"}
+
+// Supports reports whether the calendar holds objects of kind (VEVENT or
+// VTODO); one that names none holds both.
+func (c Calendar) Supports(kind string) bool {
+	return len(c.Components) == 0 || slices.Contains(c.Components, kind)
 }
 
 // CalendarInput creates a calendar; on update an empty field keeps its value.

@@ -33,30 +33,55 @@ func etagOf(ics string) string {
 	return `"` + hex.EncodeToString(sum[:16]) + `"`
 }
 
-// parsed is an object's iCalendar data with its VEVENTs read.
+// parsed is an object's iCalendar data with its VEVENTs read, or, for a
+// task, its VTODOs.
 type parsed struct {
 	cal       *ical.Calendar
 	uid       string
 	master    *vevent // nil when the resource holds only overrides
 	overrides []vevent
-	notes     []string
-	zone      *time.Location // the calendar's: all-day dates are shown as its midnights
-	learned   map[string]*time.Location
+	// todos are a task's VTODOs (its master and overrides); a task has no
+	// VEVENT, no index rows, and no place in free/busy (RFC 4791 §7.10).
+	todos   []*ical.Component
+	notes   []string
+	zone    *time.Location // the calendar's: all-day dates are shown as its midnights
+	learned map[string]*time.Location
 }
 
-// parseObject reads a resource: one UID, at most one master, every VEVENT with
-// a DTSTART. VTODO, VJOURNAL and other components are refused.
+// parseObject reads a resource: one UID; either an event (at most one
+// master, every VEVENT with a DTSTART) or a task (VTODOs). VJOURNAL and other
+// components are refused.
 func parseObject(cal *ical.Calendar, def *time.Location) (*parsed, error) {
 	p := &parsed{cal: cal, zone: def}
 	p.learned, p.notes = learnTimezones(cal, time.Now().Year())
 	seen := map[int64]bool{}
+	sameUID := func(uid string) error {
+		if p.uid == "" {
+			p.uid = uid
+		} else if uid != p.uid {
+			return fmt.Errorf("one resource holds one UID; found %q and %q", p.uid, uid)
+		}
+		return nil
+	}
 	for _, c := range cal.Children {
 		switch c.Name {
 		case ical.CompEvent:
+		case ical.CompToDo:
+			uid, _ := c.Props.Text(ical.PropUID)
+			if uid == "" {
+				return nil, errors.New("VTODO has no UID")
+			}
+			if err := sameUID(uid); err != nil {
+				return nil, err
+			}
+			p.todos = append(p.todos, c)
+			continue
 		case ical.CompTimezone:
 			continue
+		case ical.CompJournal:
+			return nil, errors.New("VJOURNAL components (journal entries) are not supported; only VEVENT (events) and VTODO (tasks)")
 		default:
-			return nil, fmt.Errorf("%s components are not supported; only VEVENT", c.Name)
+			return nil, fmt.Errorf("%s components are not supported; only VEVENT (events) and VTODO (tasks)", c.Name)
 		}
 		ev, err := parseVEvent(c, def, p.learned)
 		if err != nil {
@@ -65,10 +90,8 @@ func parseObject(cal *ical.Calendar, def *time.Location) (*parsed, error) {
 		if ev.uid == "" {
 			return nil, errors.New("VEVENT has no UID")
 		}
-		if p.uid == "" {
-			p.uid = ev.uid
-		} else if ev.uid != p.uid {
-			return nil, fmt.Errorf("one resource holds one UID; found %q and %q", p.uid, ev.uid)
+		if err := sameUID(ev.uid); err != nil {
+			return nil, err
 		}
 		p.notes = append(p.notes, ev.notes...)
 		if ev.recurrenceID == nil {
@@ -86,9 +109,21 @@ func parseObject(cal *ical.Calendar, def *time.Location) (*parsed, error) {
 		p.overrides = append(p.overrides, ev)
 	}
 	if p.uid == "" {
-		return nil, errors.New("no VEVENT")
+		return nil, errors.New("no VEVENT or VTODO")
+	}
+	if len(p.todos) > 0 && (p.master != nil || len(p.overrides) > 0) {
+		return nil, errors.New("one resource holds events (VEVENT) or a task (VTODO), not both")
 	}
 	return p, nil
+}
+
+// isTask reports whether the resource is a task (VTODOs).
+func (p *parsed) isTask() bool { return len(p.todos) > 0 }
+
+// IsTask reports whether an object is a task (its VTODOs) rather than an
+// event: a line BEGIN:VTODO, which no folded or escaped text can fake.
+func (o Object) IsTask() bool {
+	return strings.Contains(o.ICS, "\nBEGIN:VTODO\r\n") || strings.Contains(o.ICS, "\nBEGIN:VTODO\n")
 }
 
 // component is the index row of a parsed VEVENT.
@@ -100,9 +135,12 @@ func (ev *vevent) component() Component {
 	return c
 }
 
-// index derives the components of a resource.
+// index derives the components of a resource (none for a task).
 func (p *parsed) index() ([]Component, error) {
 	var out []Component
+	if p.isTask() {
+		return nil, nil
+	}
 	if p.master != nil {
 		c := p.master.component()
 		first, last, err := c.bounds()

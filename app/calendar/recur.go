@@ -101,6 +101,16 @@ func RuleRefused(err error) bool { return refused(err, "rrule") }
 // (see ObjectsInRange); the door answers it with CALDAV:supported-filter.
 func RangeRefused(err error) bool { return refused(err, "time-range") }
 
+// ComponentRefused reports whether err refuses an object for its kind (an
+// event in a calendar of tasks, a task in one of events, a journal) or a
+// calendar for the kinds asked of it; the CalDAV door answers it with
+// CALDAV:supported-calendar-component.
+func ComponentRefused(err error) bool { return refused(err, "component") }
+
+func componentRefused(msg string) error {
+	return &app.Error{Code: app.EValidation, Message: msg + ".", Fields: []app.FieldError{{Location: "component", Message: msg}}}
+}
+
 // refused reports whether err is an app.Error naming the field location.
 func refused(err error, location string) bool {
 	var ae *app.Error

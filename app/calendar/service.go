@@ -94,7 +94,7 @@ func (s *Service) CreateCalendar(ctx context.Context, p *app.Principal, in Calen
 }
 
 // createCalendar adds a calendar with the given id (CalDAV MKCALENDAR names it).
-func (s *Service) createCalendar(ctx context.Context, p *app.Principal, id string, in CalendarInput) (Calendar, error) {
+func (s *Service) createCalendar(ctx context.Context, p *app.Principal, id string, in CalendarInput, components ...string) (Calendar, error) {
 	if err := check(p, app.ScopeCalendarWrite); err != nil {
 		return Calendar{}, err
 	}
@@ -115,8 +115,11 @@ func (s *Service) createCalendar(ctx context.Context, p *app.Principal, id strin
 		return Calendar{}, err
 	}
 	now := s.clock.Now()
+	if len(components) == 0 {
+		components = AllComponents
+	}
 	c := Calendar{ID: id, OrgID: p.OrgID, UserID: p.UserID, Name: in.Name, Description: in.Description,
-		Color: in.Color, Timezone: in.Timezone, CreatedAt: now, UpdatedAt: now}
+		Color: in.Color, Timezone: in.Timezone, CreatedAt: now, UpdatedAt: now, Components: components}
 	err := s.store.InTx(ctx, func(ctx context.Context) error {
 		if err := s.store.CreateCalendar(ctx, c); err != nil {
 			return err
@@ -375,7 +378,7 @@ func (s *Service) object(ctx context.Context, p *app.Principal, scope, calID, ui
 		return cal, nil, Object{}, err
 	}
 	o, err := s.store.Object(ctx, cal.ID, uid)
-	if app.ErrorCode(err) == app.ENotFound {
+	if app.ErrorCode(err) == app.ENotFound || err == nil && o.IsTask() {
 		return cal, nil, o, app.Errorf(app.ENotFound, "No event %s in this calendar.", uid)
 	}
 	return cal, loc, o, err
@@ -521,7 +524,13 @@ func (s *Service) prepare(cal Calendar, loc *time.Location, existing *Object, na
 	}
 	ps, err := parseObject(vc, loc)
 	if err != nil {
-		return nil, Object{}, app.Errorf(app.EValidation, "Invalid event: %s.", err)
+		return nil, Object{}, app.Errorf(app.EValidation, "Invalid event or task: %s.", err)
+	}
+	switch {
+	case ps.isTask() && !cal.Supports(ical.CompToDo):
+		return nil, Object{}, componentRefused("This calendar holds events only, not tasks (VTODO)")
+	case !ps.isTask() && !cal.Supports(ical.CompEvent):
+		return nil, Object{}, componentRefused("This calendar holds tasks only, not events (VEVENT)")
 	}
 	if err := ps.checkRules(); err != nil {
 		return nil, Object{}, err
@@ -572,13 +581,19 @@ func (s *Service) commit(ctx context.Context, p *app.Principal, o *Object, ps *p
 		}
 		return err
 	}
-	action, typ := "event.updated", EventUpdated
+	target, action, typ := "event", "event.updated", EventUpdated
 	if created {
 		action, typ = "event.created", EventCreated
 	}
+	if ps.isTask() {
+		// A task has no webhook event of its own (the API's calendar events
+		// are VEVENTs); the audit log and the DAV sync feed have it.
+		target, action = "task", strings.Replace(action, "event.", "task.", 1)
+		ch.quiet = true
+	}
 	if !ch.imported {
 		if err := s.audit.Record(ctx, app.AuditEntry{Module: "calendar", Action: action, ActorID: p.UserID,
-			TargetType: "event", TargetID: o.UID, OrgID: p.OrgID, CreatedAt: o.UpdatedAt}); err != nil {
+			TargetType: target, TargetID: o.UID, OrgID: p.OrgID, CreatedAt: o.UpdatedAt}); err != nil {
 			return err
 		}
 	}

@@ -16,14 +16,15 @@ type CalendarStore struct{ *DB }
 
 var _ calendar.Store = CalendarStore{}
 
-const calendarCols = `id, organization_id, user_id, name, description, color, timezone, is_default, sync_seq, created_at, updated_at`
+const calendarCols = `id, organization_id, user_id, name, description, color, timezone, is_default, sync_seq, created_at, updated_at, components`
 
 func scanCalendar(sc interface{ Scan(...any) error }) (calendar.Calendar, error) {
 	var c calendar.Calendar
 	var def int
 	var created, updated int64
-	err := sc.Scan(&c.ID, &c.OrgID, &c.UserID, &c.Name, &c.Description, &c.Color, &c.Timezone, &def, &c.SyncSeq, &created, &updated)
-	c.IsDefault, c.CreatedAt, c.UpdatedAt = def == 1, fromMS(created), fromMS(updated)
+	var comps string
+	err := sc.Scan(&c.ID, &c.OrgID, &c.UserID, &c.Name, &c.Description, &c.Color, &c.Timezone, &def, &c.SyncSeq, &created, &updated, &comps)
+	c.IsDefault, c.CreatedAt, c.UpdatedAt, c.Components = def == 1, fromMS(created), fromMS(updated), strings.Fields(comps)
 	return c, err
 }
 
@@ -37,8 +38,8 @@ func (s CalendarStore) EnsureDefaultCalendar(ctx context.Context, c calendar.Cal
 	if err != sql.ErrNoRows {
 		return got, mapErr(err, "calendar")
 	}
-	_, err = s.write(ctx).ExecContext(ctx, `INSERT INTO calendars(`+calendarCols+`) VALUES (?,?,?,?,?,?,?,1,0,?,?)
-		ON CONFLICT DO NOTHING`, c.ID, c.OrgID, c.UserID, c.Name, c.Description, c.Color, c.Timezone, ms(c.CreatedAt), ms(c.UpdatedAt))
+	_, err = s.write(ctx).ExecContext(ctx, `INSERT INTO calendars(`+calendarCols+`) VALUES (?,?,?,?,?,?,?,1,0,?,?,?)
+		ON CONFLICT DO NOTHING`, c.ID, c.OrgID, c.UserID, c.Name, c.Description, c.Color, c.Timezone, ms(c.CreatedAt), ms(c.UpdatedAt), componentsText(c))
 	if err != nil {
 		return c, mapErr(err, "calendar")
 	}
@@ -47,10 +48,19 @@ func (s CalendarStore) EnsureDefaultCalendar(ctx context.Context, c calendar.Cal
 	return got, mapErr(err, "calendar")
 }
 
+// componentsText is the components column of a calendar: both kinds when it
+// names none.
+func componentsText(c calendar.Calendar) string {
+	if len(c.Components) == 0 {
+		return strings.Join(calendar.AllComponents, " ")
+	}
+	return strings.Join(c.Components, " ")
+}
+
 // CreateCalendar inserts a calendar.
 func (s CalendarStore) CreateCalendar(ctx context.Context, c calendar.Calendar) error {
-	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO calendars(`+calendarCols+`) VALUES (?,?,?,?,?,?,?,?,0,?,?)`,
-		c.ID, c.OrgID, c.UserID, c.Name, c.Description, c.Color, c.Timezone, boolInt(c.IsDefault), ms(c.CreatedAt), ms(c.UpdatedAt))
+	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO calendars(`+calendarCols+`) VALUES (?,?,?,?,?,?,?,?,0,?,?,?)`,
+		c.ID, c.OrgID, c.UserID, c.Name, c.Description, c.Color, c.Timezone, boolInt(c.IsDefault), ms(c.CreatedAt), ms(c.UpdatedAt), componentsText(c))
 	return mapErr(err, "calendar")
 }
 

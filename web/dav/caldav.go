@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"errors"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -25,18 +26,18 @@ const NSApple = "http://apple.com/ns/ical/"
 //
 //	/dav/calendars/<user_id>/                   calendar home
 //	/dav/calendars/<user_id>/<cal_id>/          a calendar
-//	/dav/calendars/<user_id>/<cal_id>/<name>.ics   an event (every VEVENT of one UID)
+//	/dav/calendars/<user_id>/<cal_id>/<name>.ics   an event (every VEVENT of one UID) or a task (its VTODOs)
 //
 // It answers PROPFIND (with getctag and sync-token), PROPPATCH, MKCALENDAR and
 // extended MKCOL, GET/PUT/DELETE of objects (the stored iCalendar text, which
 // keeps what the client wrote: alarms, X- properties, parameters), and the
 // calendar-query, calendar-multiget and sync-collection (RFC 6578) REPORTs.
-// calendar-query's VEVENT time-range runs through the service's recurrence
-// expansion (an event matches when one of its occurrences overlaps the range;
-// a range with both ends may span at most 366 days, else 403
-// CALDAV:supported-filter);
-// other filters are not evaluated and match every event, except comp-filters
-// on components Atrium does not store (VTODO, VJOURNAL), which match none.
+// calendar-query evaluates the whole filter of RFC 4791 §9.7 (comp-filter,
+// prop-filter, param-filter, text-match with i;ascii-casemap and i;octet,
+// is-not-defined, time-range); a VEVENT time-range runs through the service's
+// recurrence expansion (an event matches when one of its occurrences overlaps
+// the range; a range with both ends may span at most 366 days, else 403
+// CALDAV:supported-filter), a VTODO's by §9.9's table.
 //
 // Sync tokens are those of the CardDAV door: the calendar's change sequence
 // (urn:atrium:sync:<cal_id>:<seq>), with tombstones for deleted objects.
@@ -127,7 +128,13 @@ func (d *CalDAV) calendarProps(p *app.Principal, c calendar.Calendar) Props {
 	if c.Color != "" {
 		ps.Static(calColor, Text(c.Color))
 	}
-	ps.Static(Name(NSCalDAV, "supported-calendar-component-set"), `<cal:comp name="VEVENT"/>`)
+	var comps strings.Builder
+	for _, k := range calendar.AllComponents {
+		if c.Supports(k) {
+			comps.WriteString(`<cal:comp name="` + k + `"/>`)
+		}
+	}
+	ps.Static(Name(NSCalDAV, "supported-calendar-component-set"), comps.String())
 	ps.Static(Name(NSCalDAV, "supported-calendar-data"), `<cal:calendar-data content-type="text/calendar" version="2.0"/>`)
 	ps.Static(Name(NSCalDAV, "max-resource-size"), strconv.Itoa(calendar.MaxImportBytes))
 	syncProps(ps, c.ID, c.SyncSeq, c.UpdatedAt,
@@ -228,10 +235,6 @@ func (d *CalDAV) makeColl(w http.ResponseWriter, r *http.Request, p *app.Princip
 		WriteError(w, http.StatusForbidden, Name(NSDAV, "valid-resourcetype"))
 		return nil
 	}
-	if len(m.Components) > 0 && !slices.Contains(m.Components, "VEVENT") {
-		WriteError(w, http.StatusForbidden, Name(NSCalDAV, "supported-calendar-component"))
-		return nil
-	}
 	in := calendar.CalendarInput{Name: calID, Description: m.Values[calDescription], Color: strings.TrimSpace(m.Values[calColor])}
 	if v := strings.TrimSpace(m.Values[calDisplayName]); v != "" {
 		in.Name = v
@@ -240,7 +243,11 @@ func (d *CalDAV) makeColl(w http.ResponseWriter, r *http.Request, p *app.Princip
 		d.methodNotAllowed(w, r, "OPTIONS, GET, HEAD, DELETE, PROPFIND, PROPPATCH, REPORT")
 		return nil
 	}
-	if _, err := d.svc.CreateCalendarAt(r.Context(), p, calID, in); err != nil {
+	if _, err := d.svc.CreateCalendarAt(r.Context(), p, calID, in, m.Components); err != nil {
+		if calendar.ComponentRefused(err) {
+			writeErrorText(w, http.StatusForbidden, Name(NSCalDAV, "supported-calendar-component"), app.ErrorMessage(err))
+			return nil
+		}
 		return err
 	}
 	w.Header().Set("Location", calPath(p.UserID, calID))
@@ -278,6 +285,11 @@ func (d *CalDAV) putMember(w http.ResponseWriter, r *http.Request, p *app.Princi
 		// RFC 4791 §5.3.2.1: the data is iCalendar, but not what this server
 		// accepts (a rule with occurrences under a minute apart).
 		writeErrorText(w, http.StatusForbidden, Name(NSCalDAV, "valid-calendar-data"), app.ErrorMessage(err))
+		return nil
+	}
+	if calendar.ComponentRefused(err) {
+		// RFC 4791 §5.3.2.1: a kind of object the calendar does not hold.
+		writeErrorText(w, http.StatusForbidden, Name(NSCalDAV, "supported-calendar-component"), app.ErrorMessage(err))
 		return nil
 	}
 	if err != nil {
@@ -319,13 +331,35 @@ func (d *CalDAV) multiget(w http.ResponseWriter, r *http.Request, p *app.Princip
 	}, d.object(p, calID))
 }
 
-// compFilter is a CALDAV:comp-filter of a calendar-query (RFC 4791 §9.7.1);
-// prop-filters are not read.
+// compFilter, propFilter, paramFilter and textMatch are the XML of a
+// calendar-query filter (RFC 4791 §9.7); toFilter turns them into the
+// service's calendar.CompFilter, whose rules decide what matches.
 type compFilter struct {
 	Name         string       `xml:"name,attr"`
 	IsNotDefined *struct{}    `xml:"urn:ietf:params:xml:ns:caldav is-not-defined"`
 	TimeRange    *timeRange   `xml:"urn:ietf:params:xml:ns:caldav time-range"`
+	Props        []propFilter `xml:"urn:ietf:params:xml:ns:caldav prop-filter"`
 	Comps        []compFilter `xml:"urn:ietf:params:xml:ns:caldav comp-filter"`
+}
+
+type propFilter struct {
+	Name         string        `xml:"name,attr"`
+	IsNotDefined *struct{}     `xml:"urn:ietf:params:xml:ns:caldav is-not-defined"`
+	TimeRange    *timeRange    `xml:"urn:ietf:params:xml:ns:caldav time-range"`
+	TextMatch    *textMatch    `xml:"urn:ietf:params:xml:ns:caldav text-match"`
+	Params       []paramFilter `xml:"urn:ietf:params:xml:ns:caldav param-filter"`
+}
+
+type paramFilter struct {
+	Name         string     `xml:"name,attr"`
+	IsNotDefined *struct{}  `xml:"urn:ietf:params:xml:ns:caldav is-not-defined"`
+	TextMatch    *textMatch `xml:"urn:ietf:params:xml:ns:caldav text-match"`
+}
+
+type textMatch struct {
+	Text      string `xml:",chardata"`
+	Collation string `xml:"collation,attr"`
+	Negate    string `xml:"negate-condition,attr"`
 }
 
 type timeRange struct {
@@ -339,48 +373,97 @@ type calendarQueryBody struct {
 	} `xml:"urn:ietf:params:xml:ns:caldav filter"`
 }
 
-// queryRange reads a calendar-query filter: the time range its VEVENT
-// comp-filter asks for (zero times: unbounded), and none when no object can
-// match (VEVENT is-not-defined, or a component Atrium does not store). ok is
-// false for a filter that is not valid (RFC 4791 CALDAV:valid-filter).
-func queryRange(f compFilter) (start, end time.Time, none, ok bool) {
-	if f.Name != "VCALENDAR" {
-		return start, end, false, false
+// filterError is a filter the server refuses, with the precondition it
+// fails (RFC 4791 §7.8): valid-filter, or supported-collation.
+type filterError struct{ condition string }
+
+func (e filterError) Error() string { return "calendar-query filter: " + e.condition }
+
+// toFilter checks and converts a calendar-query filter: its top names
+// VCALENDAR (and has no time-range), every time-range has a readable bound
+// and ends after it starts, every text-match's collation is supported.
+func toFilter(f compFilter) (calendar.CompFilter, error) {
+	if !strings.EqualFold(f.Name, "VCALENDAR") || f.TimeRange != nil {
+		return calendar.CompFilter{}, filterError{"valid-filter"}
 	}
-	if f.IsNotDefined != nil {
-		return start, end, true, true
+	return convertComp(f)
+}
+
+func convertComp(f compFilter) (calendar.CompFilter, error) {
+	out := calendar.CompFilter{Name: strings.ToUpper(strings.TrimSpace(f.Name)), IsNotDefined: f.IsNotDefined != nil}
+	if out.Name == "" {
+		return out, filterError{"valid-filter"}
 	}
-	for _, c := range f.Comps {
-		switch strings.ToUpper(c.Name) {
-		case "VEVENT":
-			if c.IsNotDefined != nil {
-				return start, end, true, true
-			}
-			if c.TimeRange == nil {
-				continue
-			}
-			s, okS := parseUTC(c.TimeRange.Start)
-			e, okE := parseUTC(c.TimeRange.End)
-			if !okS || !okE || s.IsZero() && e.IsZero() || !s.IsZero() && !e.IsZero() && !e.After(s) {
-				return start, end, false, false
-			}
-			if s.After(start) {
-				start = s
-			}
-			if !e.IsZero() && (end.IsZero() || e.Before(end)) {
-				end = e
-			}
-		case "VTIMEZONE":
-		default:
-			if c.IsNotDefined == nil {
-				return start, end, true, true
-			}
+	var err error
+	if out.TimeRange, err = convertRange(f.TimeRange); err != nil {
+		return out, err
+	}
+	for _, pf := range f.Props {
+		c, err := convertProp(pf)
+		if err != nil {
+			return out, err
 		}
+		out.Props = append(out.Props, c)
 	}
-	if !start.IsZero() && !end.IsZero() && !end.After(start) {
-		return start, end, true, true
+	for _, cf := range f.Comps {
+		c, err := convertComp(cf)
+		if err != nil {
+			return out, err
+		}
+		out.Comps = append(out.Comps, c)
 	}
-	return start, end, false, true
+	return out, nil
+}
+
+func convertProp(f propFilter) (calendar.PropFilter, error) {
+	out := calendar.PropFilter{Name: strings.ToUpper(strings.TrimSpace(f.Name)), IsNotDefined: f.IsNotDefined != nil}
+	if out.Name == "" {
+		return out, filterError{"valid-filter"}
+	}
+	var err error
+	if out.TimeRange, err = convertRange(f.TimeRange); err != nil {
+		return out, err
+	}
+	if out.TextMatch, err = convertText(f.TextMatch); err != nil {
+		return out, err
+	}
+	for _, pf := range f.Params {
+		c := calendar.ParamFilter{Name: strings.ToUpper(strings.TrimSpace(pf.Name)), IsNotDefined: pf.IsNotDefined != nil}
+		if c.Name == "" {
+			return out, filterError{"valid-filter"}
+		}
+		if c.TextMatch, err = convertText(pf.TextMatch); err != nil {
+			return out, err
+		}
+		out.Params = append(out.Params, c)
+	}
+	return out, nil
+}
+
+func convertText(m *textMatch) (*calendar.TextMatch, error) {
+	if m == nil {
+		return nil, nil
+	}
+	if !calendar.SupportedCollation(m.Collation) {
+		return nil, filterError{"supported-collation"}
+	}
+	neg := strings.TrimSpace(m.Negate)
+	if neg != "" && neg != "yes" && neg != "no" {
+		return nil, filterError{"valid-filter"}
+	}
+	return &calendar.TextMatch{Text: m.Text, Collation: m.Collation, Negate: neg == "yes"}, nil
+}
+
+func convertRange(r *timeRange) (*calendar.TimeRange, error) {
+	if r == nil {
+		return nil, nil
+	}
+	s, okS := parseUTC(r.Start)
+	e, okE := parseUTC(r.End)
+	if !okS || !okE || s.IsZero() && e.IsZero() || !s.IsZero() && !e.IsZero() && !e.After(s) {
+		return nil, filterError{"valid-filter"}
+	}
+	return &calendar.TimeRange{Start: s, End: e}, nil
 }
 
 // parseUTC reads a time-range bound: a UTC date-time (20060102T150405Z); an
@@ -398,30 +481,28 @@ func parseUTC(v string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// query answers calendar-query: the objects with an occurrence in the
-// VEVENT time-range, found by the service's recurrence expansion (not by
-// matching the master's DTSTART), or every object without one.
+// query answers calendar-query with the objects the filter matches
+// (calendar.Service.QueryObjects: a VEVENT time-range by the recurrence
+// expansion, every other test on the objects' data); no filter matches every
+// object.
 func (d *CalDAV) query(w http.ResponseWriter, r *http.Request, p *app.Principal, calID string, data []byte, body reportBody) error {
 	var q calendarQueryBody
 	if err := xml.Unmarshal(data, &q); err != nil {
 		return badRequest(err)
 	}
-	var start, end time.Time
+	f := calendar.CompFilter{Name: "VCALENDAR"}
 	if q.Filter != nil {
-		var none, ok bool
-		if start, end, none, ok = queryRange(q.Filter.Comp); !ok {
-			WriteError(w, http.StatusForbidden, Name(NSCalDAV, "valid-filter"))
-			return nil
-		}
-		if none {
-			if _, err := d.svc.Calendar(r.Context(), p, calID); err != nil {
-				return err
+		var err error
+		if f, err = toFilter(q.Filter.Comp); err != nil {
+			var fe filterError
+			if errors.As(err, &fe) {
+				WriteError(w, http.StatusForbidden, Name(NSCalDAV, fe.condition))
+				return nil
 			}
-			WriteMultistatus(w, nil, "")
-			return nil
+			return err
 		}
 	}
-	objs, err := d.svc.ObjectsInRange(r.Context(), p, calID, start, end)
+	objs, err := d.svc.QueryObjects(r.Context(), p, calID, f)
 	if calendar.RangeRefused(err) {
 		writeErrorText(w, http.StatusForbidden, Name(NSCalDAV, "supported-filter"), app.ErrorMessage(err))
 		return nil
