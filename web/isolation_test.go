@@ -176,6 +176,11 @@ var isoHidden = []isoOp{
 	{method: "POST", path: "/api/v1/calendar/calendars", scopes: []string{app.ScopeCalendarWrite}},
 	{method: "PATCH", path: "/api/v1/calendar/calendars/{cal_id}", params: []string{"cal_id"}, scopes: []string{app.ScopeCalendarWrite}},
 	{method: "DELETE", path: "/api/v1/calendar/calendars/{cal_id}", params: []string{"cal_id"}, scopes: []string{app.ScopeCalendarWrite}},
+	{method: "GET", path: "/api/v1/calendar/calendars/{cal_id}/tasks", params: []string{"cal_id"}, scopes: []string{app.ScopeCalendarRead}},
+	{method: "POST", path: "/api/v1/calendar/calendars/{cal_id}/tasks", params: []string{"cal_id"}, scopes: []string{app.ScopeCalendarWrite}},
+	{method: "GET", path: "/api/v1/calendar/calendars/{cal_id}/tasks/{uid}", params: []string{"cal_id", "uid"}, scopes: []string{app.ScopeCalendarRead}},
+	{method: "PATCH", path: "/api/v1/calendar/calendars/{cal_id}/tasks/{uid}", params: []string{"cal_id", "uid"}, scopes: []string{app.ScopeCalendarWrite}},
+	{method: "DELETE", path: "/api/v1/calendar/calendars/{cal_id}/tasks/{uid}", params: []string{"cal_id", "uid"}, scopes: []string{app.ScopeCalendarWrite}},
 	{method: "POST", path: "/api/v1/drive/{file_id}/archive", params: []string{"file_id"}, scopes: []string{app.ScopeAdmin}},
 	{method: "GET", path: "/api/v1/drive/{file_id}/download.zip", params: []string{"file_id"}, scopes: []string{app.ScopeDriveRead}},
 	{method: "GET", path: "/api/v1/drive/shared-link/{token}/download.zip", params: []string{"token"}},
@@ -387,8 +392,15 @@ var isoRequests = map[string]func(f isoIDs) isoReq{
 	"POST /api/v1/calendar/calendars": func(isoIDs) isoReq {
 		return isoReq{body: map[string]any{"name": "New Calendar"}}
 	},
-	"PATCH /api/v1/calendar/calendars/{cal_id}":  func(isoIDs) isoReq { return isoReq{body: map[string]any{"name": "Taken"}} },
-	"DELETE /api/v1/calendar/calendars/{cal_id}": nil,
+	"PATCH /api/v1/calendar/calendars/{cal_id}":     func(isoIDs) isoReq { return isoReq{body: map[string]any{"name": "Taken"}} },
+	"DELETE /api/v1/calendar/calendars/{cal_id}":    nil,
+	"GET /api/v1/calendar/calendars/{cal_id}/tasks": nil,
+	"POST /api/v1/calendar/calendars/{cal_id}/tasks": func(isoIDs) isoReq {
+		return isoReq{body: map[string]any{"title": "New Task", "due": "2026-05-01"}}
+	},
+	"GET /api/v1/calendar/calendars/{cal_id}/tasks/{uid}":    nil,
+	"PATCH /api/v1/calendar/calendars/{cal_id}/tasks/{uid}":  func(isoIDs) isoReq { return isoReq{body: map[string]any{"completed": true}} },
+	"DELETE /api/v1/calendar/calendars/{cal_id}/tasks/{uid}": nil,
 	"GET /api/v1/calendar/events": func(f isoIDs) isoReq {
 		return isoReq{query: "start=2026-03-01T00:00:00Z&end=2026-04-01T00:00:00Z&calendar_ids=" + f["calendar"]}
 	},
@@ -503,6 +515,7 @@ const (
 	isoEventTitle   = "Qx7 Board Meeting"
 	isoEventPlace   = "Qx7 Room Aardvark"
 	isoEventDesc    = "qx7 agenda of the board"
+	isoTaskTitle    = "Qx7 task of the board"
 	isoFolderName   = "qx7-vault-folder"
 	isoFolder2Name  = "qx7-other-folder"
 	isoFileName     = "qx7-plans.txt"
@@ -714,6 +727,9 @@ func newIsoWorld(t *testing.T) *isoWorld {
 		"attendees": []map[string]string{{"email": isoMemberEmail, "name": "Qx7memberfirst"}}}, &v)
 	w.ids["event"] = get(v, "uid")
 	w.markers = append(w.markers, isoEventTitle, isoEventPlace, isoEventDesc)
+	a.ok(201, "POST", "/api/v1/calendar/calendars/"+w.ids["calendar"]+"/tasks", map[string]any{"title": isoTaskTitle, "due": "2026-03-09"}, &v)
+	w.ids["task"] = get(v, "uid")
+	w.markers = append(w.markers, isoTaskTitle)
 
 	// Drive: two folders, a file with two versions in one of them, a trashed
 	// file, a view link and a user share, a resumable upload under way, a sync
@@ -828,6 +844,8 @@ func (w *isoWorld) param(name, path string) (string, bool) {
 		k = "contact"
 	case name == "cal_id":
 		k = "calendar"
+	case name == "uid" && strings.Contains(path, "/tasks/"):
+		k = "task"
 	case name == "uid":
 		k = "event"
 	case name == "occurrence_date":

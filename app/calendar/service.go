@@ -481,8 +481,12 @@ func (s *Service) remove(ctx context.Context, p *app.Principal, o Object) error 
 		if err := s.store.DeleteObject(ctx, o); err != nil {
 			return err
 		}
-		return s.audit.Record(ctx, app.AuditEntry{Module: "calendar", Action: "event.deleted", ActorID: p.UserID,
-			TargetType: "event", TargetID: o.UID, OrgID: p.OrgID, CreatedAt: s.clock.Now()})
+		target := "event"
+		if o.IsTask() {
+			target = "task"
+		}
+		return s.audit.Record(ctx, app.AuditEntry{Module: "calendar", Action: target + ".deleted", ActorID: p.UserID,
+			TargetType: target, TargetID: o.UID, OrgID: p.OrgID, CreatedAt: s.clock.Now()})
 	})
 }
 

@@ -360,3 +360,34 @@ test('the phone layout at 390×844 has no sideways scrolling', async () => {
   await screenshot(phone, 'calendar-phone-form')
   noProblems(phone)
 })
+
+test('tasks: a due-date list; one is made, done and undone, and deleted; markup in a title is text', async () => {
+  const l = await local()
+  const tasks = page.locator('#task-list')
+  await page.getByLabel('New task', { exact: true }).fill('File the <b>taxes</b>')
+  await page.getByLabel('Due', { exact: true }).fill(l.tomorrow)
+  await button('Add task').click()
+  const done = page.getByRole('checkbox', { name: 'Done: File the <b>taxes</b>', exact: true })
+  await done.waitFor()
+  assert.equal(await tasks.locator('b').count(), 0, 'markup in a title is shown as text')
+  assert.match(await tasks.innerText(), /File the <b>taxes<\/b>\s*Due /)
+  await page.getByLabel('New task', { exact: true }).fill('Someday')
+  await button('Add task').click()
+  await page.getByRole('checkbox', { name: 'Done: Someday', exact: true }).waitFor()
+  const order = await tasks.locator('.task-title').allInnerTexts()
+  assert.deepEqual(order.slice(0, 2), ['File the <b>taxes</b>', 'Someday'], 'a task with a due date comes before one without')
+  await axe(page, 'the calendar with tasks')
+  await screenshot(page, 'calendar-tasks')
+
+  await done.check()
+  await page.locator('#task-list li.done').first().waitFor()
+  assert.deepEqual((await tasks.locator('.task-title').allInnerTexts()).slice(-1), ['File the <b>taxes</b>'], 'a done task goes last')
+  await page.getByRole('checkbox', { name: 'Done: File the <b>taxes</b>', exact: true }).uncheck()
+  await page.waitForFunction(() => document.querySelectorAll('#task-list li.done').length === 0)
+
+  for (const name of ['File the <b>taxes</b>', 'Someday']) {
+    await button(`Delete task ${name}`).click()
+    await page.getByRole('checkbox', { name: `Done: ${name}`, exact: true }).waitFor({ state: 'detached' })
+  }
+  noProblems(page)
+})

@@ -53,6 +53,7 @@ func Register(api huma.API, d Deps) {
 	registerDeveloper(api, d)
 	if d.Calendar != nil {
 		registerCalendar(api, d)
+		registerTasks(api, d)
 	}
 	registerPartner(api, d)
 	registerAdmin(api, d)
