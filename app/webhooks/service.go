@@ -27,7 +27,8 @@ type Service struct {
 type Options struct {
 	// AllowPrivateTargets accepts loopback and private addresses as targets.
 	AllowPrivateTargets bool
-	// Resolver resolves target host names; nil uses the system resolver.
+	// Resolver resolves target host names (net.DefaultResolver in the
+	// wiring: app/ reaches no network itself); nil resolves none.
 	Resolver Resolver
 }
 

@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"net/url"
 	"strings"
 	"time"
 )
 
-// Resolver looks up the addresses of a host name (net.DefaultResolver in
-// production; tests inject their own).
+// Resolver looks up the addresses of a host name (the wiring gives
+// net.DefaultResolver; tests inject their own).
 type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
@@ -101,7 +100,7 @@ func checkURL(ctx context.Context, raw string, allowPrivate bool, r Resolver) st
 		return ""
 	}
 	if r == nil {
-		r = net.DefaultResolver
+		return "host name does not resolve (no resolver is configured)"
 	}
 	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()

@@ -173,7 +173,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		return nil, err
 	}
 	whStore := sqlite.WebhookStore{DB: db}
-	m.Webhooks = webhooks.NewService(whStore, audit, m.Clock, webhooks.Options{AllowPrivateTargets: cfg.Webhooks.AllowPrivateTargets})
+	m.Webhooks = webhooks.NewService(whStore, audit, m.Clock, webhooks.Options{AllowPrivateTargets: cfg.Webhooks.AllowPrivateTargets, Resolver: net.DefaultResolver})
 	poster := hooksend.New(hooksend.Options{Timeout: cfg.Webhooks.Timeout, AllowPrivateTargets: cfg.Webhooks.AllowPrivateTargets, Now: m.Clock})
 	m.Dispatcher = webhooks.NewDispatcher(whStore, poster, webhooks.DispatcherConfig{Schedule: schedule, Timeout: cfg.Webhooks.Timeout,
 		Retention: cfg.Webhooks.Retention}, log, m.Clock)
