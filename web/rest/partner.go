@@ -300,7 +300,7 @@ func registerPartner(api huma.API, d Deps) {
 		o := status(op(http.MethodPost, k.path, k.id, k.sum, "Identity"), http.StatusOK)
 		o.Security = nil
 		o.Metadata[MetaPublic] = true
-		o.Errors = []int{http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity}
+		o.Errors = []int{http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusServiceUnavailable}
 		invite := k.id == "acceptInvitation"
 		huma.Register(api, o, func(ctx context.Context, in *struct {
 			Token string `path:"token"`
