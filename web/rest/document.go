@@ -133,7 +133,7 @@ func jsonFields(t reflect.Type) []jsonField {
 	return out
 }
 
-// declareStatuses lists the statuses every operation of a kind can answer,
+// declareStatuses says that parameters are not null, and lists the statuses every operation of a kind can answer,
 // which its registration does not name one by one, with the problem body of
 // its other errors:
 //   - 429 `rate_limited`, from the limits per credential and per address,
@@ -147,6 +147,15 @@ func declareStatuses(api huma.API) {
 		for _, o := range []*huma.Operation{item.Get, item.Put, item.Post, item.Delete, item.Options, item.Head, item.Patch} {
 			if o == nil {
 				continue
+			}
+			for _, p := range o.Parameters {
+				// A parameter is text, never JSON's null: huma's slices
+				// are nullable by default, which for a query parameter
+				// (mime_types, filter, calendar_ids) only confuses
+				// clients and validators.
+				if p != nil && p.Schema != nil && p.Schema.Type == huma.TypeArray {
+					p.Schema.Nullable = false
+				}
 			}
 			add := []int{http.StatusTooManyRequests}
 			if o.RequestBody != nil && o.RequestBody.Content["application/json"] != nil {

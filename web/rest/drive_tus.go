@@ -103,7 +103,7 @@ func describeTus(api huma.API, resolve *huma.Operation) {
 			"Upload-Offset": offset, "Upload-Expires": expires, "Atrium-Upload-Status": state, "Atrium-File-Id": fileID}},
 		"400", "404", "409", "412", "413", "415", "423", "507")
 	patch := api.OpenAPI().Paths["/api/v1/drive/tus/{upload_id}"].Patch
-	patch.RequestBody = &huma.RequestBody{Required: true, Description: "The bytes.",
+	patch.RequestBody = &huma.RequestBody{Description: "The bytes; may be empty (a PATCH that only declares a deferred `Upload-Length`, or an upload of no bytes).",
 		Content: map[string]*huma.MediaType{"application/offset+octet-stream": {Schema: &huma.Schema{Type: huma.TypeString, Format: "binary"}}}}
 	add(http.MethodDelete, "/drive/tus/{upload_id}", "terminateTusUpload", "Terminate a resumable upload",
 		"Drops the upload and its stored bytes (tus termination); an upload in conflict is discarded. A file the upload already became stays.",
