@@ -33,8 +33,11 @@ import (
 // bytes. Routes outside the document (WebDAV, the hidden operations, the
 // document itself) pass through untouched: a request is matched to the route
 // gin serves it with, a static segment before a parameter, so that
-// /contacts/books/{id}/export (hidden) is not taken for a contact. Requests
-// are not validated: tests send invalid ones on purpose.
+// /contacts/books/{id}/export (hidden) is not taken for a contact.
+//
+// Tests send invalid requests on purpose, which the server refuses: a request
+// is validated only when the server accepted it (2xx), and then the document
+// must take it too (its parameters and JSON body).
 //
 // Every operation a request reaches is recorded: UncalledOperations lists the
 // others (package web's TestMain fails on them).
@@ -220,11 +223,18 @@ func validating(t testing.TB, routes []route, next http.Handler) http.Handler {
 		}
 		route := rt.op
 		called.Store(route.Operation.OperationID, struct{}{})
+		r, body, whole := requestBody(r)
 		rec := &recorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
 		if err := validateResponse(r, route, params, rec); err != nil {
 			report(t, fmt.Sprintf("OpenAPI: %s %s answered %d, which the document does not describe: %v\nbody: %.2000s",
 				r.Method, r.URL.RequestURI(), rec.status(), err, rec.body.Bytes()))
+		}
+		if whole && rec.status() < 300 {
+			if err := validateRequest(r, body, route, params); err != nil {
+				report(t, fmt.Sprintf("OpenAPI: %s %s was accepted (%d), but the document refuses it: %v\nrequest body: %.2000s",
+					r.Method, r.URL.RequestURI(), rec.status(), err, body))
+			}
 		}
 	})
 }
@@ -349,4 +359,35 @@ func isJSON(contentType string) bool {
 		return false
 	}
 	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}
+
+// requestBody reads a request's JSON body (up to maxRecorded) so that the
+// request can be validated once answered, and gives the server the same bytes.
+// It reports whether the request can be validated: nil bytes then stand for a
+// body that is not JSON (the bytes of an upload), which is not validated.
+func requestBody(r *http.Request) (*http.Request, []byte, bool) {
+	if r.Body == nil || r.Body == http.NoBody || !isJSON(r.Header.Get("Content-Type")) {
+		return r, nil, true
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxRecorded+1))
+	r2 := r.WithContext(r.Context())
+	r2.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(b), r.Body), r.Body}
+	return r2, b, err == nil && len(b) <= maxRecorded
+}
+
+// validateRequest checks that the document takes a request the server
+// accepted (answered 2xx): tests send invalid requests on purpose, which the
+// server refuses, and only a request the server takes but the document
+// refuses is the document's mistake.
+func validateRequest(r *http.Request, body []byte, route *routers.Route, params map[string]string) error {
+	req := r.Clone(context.Background())
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	opts := &openapi3filter.Options{MultiError: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc,
+		ExcludeRequestBody: body == nil && r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0}
+	return openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{
+		Request: req, PathParams: params, Route: route, Options: opts,
+	})
 }
