@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -103,5 +104,56 @@ func TestDocsPageOffline(t *testing.T) {
 		if r := s.Do(webtest.Request{Method: "GET", Path: asset}); r.StatusCode != 200 {
 			t.Fatalf("%s: %d", asset, r.StatusCode)
 		}
+	}
+}
+
+// TestOpenAPINulls checks, in the 3.1 document and in its 3.0 form, that the
+// fields the contract answers with null are declared so (issue 54: a client
+// generated from the document must decode them).
+func TestOpenAPINulls(t *testing.T) {
+	t.Parallel()
+	s := webtest.New(t)
+	nullable := []struct{ schema, field string }{
+		{"FolderContents", "folder"}, // null at the root
+		{"ShareInfo", "shared_with"}, // null for a link share
+		{"ShareInfo", "share_link"},  // null for a user share
+		{"Me", "user"},               // null for a service principal without a user
+		{"File", "trashed_at"},       // null unless in the trash
+		{"DeliveryAttempt", "request_headers"},
+	}
+	for _, tc := range []struct{ path, version string }{
+		{"/api/v1/openapi.json", "3.1.0"},
+		{"/api/v1/openapi-3.0.json", "3.0.3"},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			res := s.Do(webtest.Request{Method: "GET", Path: tc.path})
+			if res.StatusCode != 200 {
+				t.Fatalf("status %d", res.StatusCode)
+			}
+			doc, err := openapi3.NewLoader().LoadFromData(res.Body)
+			if err != nil {
+				t.Fatalf("load: %v", err)
+			}
+			if err := doc.Validate(context.Background()); err != nil {
+				t.Fatalf("validate: %v", err)
+			}
+			if doc.OpenAPI != tc.version {
+				t.Fatalf("openapi %q", doc.OpenAPI)
+			}
+			for _, n := range nullable {
+				sc := doc.Components.Schemas[n.schema]
+				if sc == nil || sc.Value.Properties[n.field] == nil {
+					t.Errorf("%s.%s is not in the document", n.schema, n.field)
+					continue
+				}
+				v := sc.Value.Properties[n.field].Value
+				if !v.Type.Includes(openapi3.TypeNull) && !v.Nullable {
+					t.Errorf("%s.%s: type %v, nullable %v: null is not allowed", n.schema, n.field, v.Type, v.Nullable)
+				}
+				if !slices.Contains(sc.Value.Required, n.field) {
+					t.Errorf("%s.%s is not required (the answers always carry it)", n.schema, n.field)
+				}
+			}
+		})
 	}
 }

@@ -158,7 +158,7 @@ func New(cfg Config) *Server {
 	hc := huma.DefaultConfig(APITitle, APIVersion)
 	hc.CreateHooks = nil // no $schema links in bodies
 	hc.Formats = map[string]huma.Format{"application/json": jsonFormat, "json": jsonFormat}
-	hc.OpenAPIPath = "/api/v1/openapi"
+	hc.OpenAPIPath = "" // served by serveOpenAPI
 	hc.DocsPath = ""
 	hc.SchemasPath = ""
 	hc.Info.Description = apiDescription
@@ -207,6 +207,7 @@ func (s *Server) routes() {
 	})
 	e.GET("/metrics", s.metricsGate, gin.WrapH(s.metrics.handler()))
 
+	s.serveOpenAPI(e)
 	dh := http.StripPrefix("/api/v1/docs", docs.Handler("/api/v1/openapi.json", APITitle))
 	e.GET("/api/v1/docs", gin.WrapH(dh))
 	e.GET("/api/v1/docs/*file", gin.WrapH(dh))

@@ -235,12 +235,12 @@ func registerDrive(api huma.API, d Deps) {
 			vs, err := s.Versions(ctx, principal(ctx), in.FileID)
 			return out(vs), err
 		})
-	huma.Register(api, errs(lockable(status(op(http.MethodPost, "/drive/{file_id}/versions/{version_id}/restore", "restoreFileVersion", "Restore a version as the new head", tag, write), http.StatusOK)), nf, http.StatusInsufficientStorage),
+	huma.Register(api, errs(lockable(status(op(http.MethodPost, "/drive/{file_id}/versions/{version_id}/restore", "restoreFileVersion", "Restore a version as the new head", tag, write), http.StatusOK)), nf, http.StatusConflict, http.StatusInsufficientStorage),
 		func(ctx context.Context, in *VersionPath) (*body[drive.File], error) {
 			f, err := s.RestoreVersion(ctx, principal(ctx), in.FileID, in.VersionID)
 			return out(f), err
 		})
-	huma.Register(api, errs(status(op(http.MethodGet, "/drive/{file_id}/versions/{version_id}/download", "downloadFileVersion", "Get a download URL of a version", tag, read), http.StatusOK), nf),
+	huma.Register(api, errs(status(op(http.MethodGet, "/drive/{file_id}/versions/{version_id}/download", "downloadFileVersion", "Get a download URL of a version", tag, read), http.StatusOK), nf, http.StatusConflict),
 		func(ctx context.Context, in *VersionPath) (*body[drive.PresignedURL], error) {
 			l, err := s.DownloadVersion(ctx, principal(ctx), in.FileID, in.VersionID)
 			return out(l), err

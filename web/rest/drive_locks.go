@@ -26,9 +26,9 @@ const ifDoc = "Lock tokens, in the WebDAV form (RFC 4918 §10.4): `(<opaquelockt
 // lockable documents that a lock refuses the operation without its token.
 func lockable(o huma.Operation) huma.Operation {
 	o.Parameters = append(o.Parameters, &huma.Param{Name: "If", In: "header", Description: ifDoc, Schema: &huma.Schema{Type: "string"}})
-	o.Errors = append(o.Errors, http.StatusLocked)
+	o.Errors = append(o.Errors, http.StatusBadRequest, http.StatusLocked)
 	o.Description += "\n\nA lock on the item (WebDAV LOCK, or the online editor's) refuses this with 423 `locked` unless the request " +
-		"presents the lock's token in an `If: (<opaquelocktoken:…>)` header; the lock's owner needs it too."
+		"presents the lock's token in an `If: (<opaquelocktoken:…>)` header; the lock's owner needs it too. A malformed `If` header → 400 `bad_request`."
 	return o
 }
 

@@ -42,7 +42,7 @@ func publicOp(method, path, id, summary, tag string) huma.Operation {
 	o := op(method, path, id, summary, tag)
 	o.Security = nil
 	o.Metadata[MetaPublic] = true
-	o.Errors = []int{http.StatusNotFound, http.StatusUnprocessableEntity}
+	o.Errors = []int{http.StatusNotFound, http.StatusUnprocessableEntity, http.StatusServiceUnavailable}
 	return o
 }
 
@@ -117,7 +117,7 @@ func registerDriveShares(api huma.API, d Deps) {
 	put.Description = "Replaces the content of a text file shared by an `edit` link with the JSON string of the body (at most 1 MiB; larger → 413): a new version, created by the link's creator, within the organisation's quota (507), emitting `drive.file.updated`. A link holds no lock, not even its creator's: a file locked over WebDAV or open in the editor → 423 `locked`, until the lock is released or expires. A `view` link → 403. Returns the FileItem." + linkGoneDoc
 	put.MaxBodyBytes = 8 << 20
 	put.Errors = append(put.Errors, http.StatusForbidden)
-	huma.Register(api, errs(put, conflict, http.StatusRequestEntityTooLarge, http.StatusInsufficientStorage), func(ctx context.Context, in *struct {
+	huma.Register(api, errs(put, conflict, http.StatusRequestEntityTooLarge, http.StatusLocked, http.StatusInsufficientStorage), func(ctx context.Context, in *struct {
 		LinkPath
 		Body string
 	}) (*body[drive.File], error) {

@@ -19,7 +19,7 @@ func registerDriveTus(api huma.API, d Deps) {
 	s := d.Drive
 	res := status(op(http.MethodPost, "/drive/tus/{upload_id}/resolve", "resolveTusUpload", "Settle the name conflict of a completed resumable upload", tag, app.ScopeDriveWrite), http.StatusOK)
 	res.Description = "A completed resumable upload whose name is taken by a live item of the folder waits (`Atrium-Upload-Status: conflict` on its last PATCH and on HEAD) until it is resolved: `skip` discards it and returns the existing item, `rename` stores it as `name (1).ext`, `overwrite` makes it a new version of the existing file (507 when the quota cannot hold it; 423 `locked` while the file is locked: an upload holds no lock, not even its user's). When the item is gone meanwhile, the upload becomes a file of its own name. An upload not in conflict → 409; another user's → 404. Unresolved uploads expire 24 hours after completion."
-	huma.Register(api, errs(res, http.StatusNotFound, http.StatusConflict, http.StatusInsufficientStorage), func(ctx context.Context, in *struct {
+	huma.Register(api, errs(res, http.StatusNotFound, http.StatusConflict, http.StatusLocked, http.StatusInsufficientStorage), func(ctx context.Context, in *struct {
 		UploadID string `path:"upload_id" maxLength:"200" doc:"Upload id (the last segment of the upload's Location)."`
 		Strategy string `query:"strategy" required:"true" enum:"skip,rename,overwrite" doc:"How to settle the conflict."`
 	}) (*body[drive.TusResolution], error) {
@@ -85,7 +85,7 @@ func describeTus(api huma.API, resolve *huma.Operation) {
 			hdr("Upload-Metadata", "Comma-separated `key base64(value)` pairs: `filename`, `filetype`, `parent_id`.", str, false)},
 		"201", &huma.Response{Description: "Created; `Location` is the upload's URL.", Headers: map[string]*huma.Param{
 			"Location": header("The upload's URL: `…/api/v1/drive/tus/{upload_id}`.", str), "Upload-Expires": expires, "Upload-Offset": offset}},
-		"404", "409", "412", "413", "422", "507")
+		"400", "404", "409", "412", "413", "422", "507")
 	add(http.MethodHead, "/drive/tus/{upload_id}", "getTusUploadOffset", "Get a resumable upload's offset",
 		"Where to resume: `Upload-Offset` bytes have been stored. A complete upload carries `Atrium-Upload-Status` (`done` with `Atrium-File-Id`, or `conflict`: see resolve).",
 		app.ScopeDriveRead, []*huma.Param{uploadID, tusResumable},
@@ -101,9 +101,9 @@ func describeTus(api huma.API, resolve *huma.Operation) {
 			hdr("Upload-Length", "Total size, for an upload created with a deferred length.", num, false)},
 		"204", &huma.Response{Description: "Stored.", Headers: map[string]*huma.Param{
 			"Upload-Offset": offset, "Upload-Expires": expires, "Atrium-Upload-Status": state, "Atrium-File-Id": fileID}},
-		"400", "404", "409", "412", "413", "415", "507")
+		"400", "404", "409", "412", "413", "415", "423", "507")
 	patch := api.OpenAPI().Paths["/api/v1/drive/tus/{upload_id}"].Patch
-	patch.RequestBody = &huma.RequestBody{Required: true, Description: "The bytes.",
+	patch.RequestBody = &huma.RequestBody{Description: "The bytes; may be empty (a PATCH that only declares a deferred `Upload-Length`, or an upload of no bytes).",
 		Content: map[string]*huma.MediaType{"application/offset+octet-stream": {Schema: &huma.Schema{Type: huma.TypeString, Format: "binary"}}}}
 	add(http.MethodDelete, "/drive/tus/{upload_id}", "terminateTusUpload", "Terminate a resumable upload",
 		"Drops the upload and its stored bytes (tus termination); an upload in conflict is discarded. A file the upload already became stays.",

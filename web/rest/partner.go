@@ -305,7 +305,7 @@ func registerPartner(api huma.API, d Deps) {
 		o.Security = nil
 		o.Metadata[MetaPublic] = true
 		o.Metadata[MetaLinkToken] = true
-		o.Errors = []int{http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusTooManyRequests}
+		o.Errors = []int{http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusTooManyRequests, http.StatusServiceUnavailable}
 		invite := k.id == "acceptInvitation"
 		huma.Register(api, o, func(ctx context.Context, in *struct {
 			Token string `path:"token"`

@@ -71,6 +71,8 @@ func Register(api huma.API, d Deps) {
 		registerDriveEditor(api, d)
 		registerDriveSearch(api, d)
 	}
+	declareNulls(api)
+	declareStatuses(api)
 }
 
 // op describes an operation: its method, path (under /api/v1), id, summary, tag
@@ -79,7 +81,8 @@ func op(method, path, id, summary, tag string, scopes ...string) huma.Operation 
 	o := huma.Operation{
 		Method: method, Path: "/api/v1" + path, OperationID: id, Summary: summary, Tags: []string{tag},
 		Metadata: map[string]any{MetaScopes: scopes},
-		Errors:   []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusUnprocessableEntity},
+		// 503 `timeout`: an operation that runs longer than the server allows.
+		Errors: []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusUnprocessableEntity, http.StatusServiceUnavailable},
 	}
 	sec := map[string][]string{"bearer": scopes}
 	if len(scopes) == 0 {

@@ -104,7 +104,15 @@ func Start(t testing.TB, dir string, opts ...Option) *Server {
 		t.Fatal(err)
 	}
 	m.StartSearch(context.Background())
-	ts.Config.Handler = m.Server.Handler()
+	spec, err := json.Marshal(m.Server.OpenAPI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, routes, err := loadOpenAPI(spec, m.Server.Routes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Config.Handler = validating(t, routes, m.Server.Handler())
 	ts.Config.ConnContext = m.Server.ConnContext
 	ts.Start()
 	s := &Server{Server: ts, Main: m, Clock: clock, Data: dir, t: t}
