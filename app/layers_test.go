@@ -72,13 +72,6 @@ func TestLayerImports(t *testing.T) {
 
 // layerDebts are the imports that still break the rules, as "file import".
 var layerDebts = []string{
-	// ContentDisposition, a header helper, lives with the /blob/ door in
-	// storage/blob; the door and the helper belong in web/.
-	"web/rest/contacts.go atrium/storage/blob",
-	"web/rest/calendar.go atrium/storage/blob",
-	"web/rest/drive_zip.go atrium/storage/blob",
-	"web/ui/drive.go atrium/storage/blob",
-	"web/driveupload.go atrium/storage/blob",
 	// tusd's store adopts and stats files through the concrete blob store:
 	// drive.Blobs lacks what it needs.
 	"web/tus/store.go atrium/storage/blob",

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -18,35 +17,13 @@ import (
 // every door shares (package web/problem), as REST answers it.
 func problemStatus(code string) (int, bool) { return problem.Status(code, nil) }
 
-// statusCode is the default problem code of a status, for errors raised outside
-// the app (routing, body parsing).
-var statusCode = map[int]string{
-	http.StatusBadRequest:            app.EBadRequest,
-	http.StatusUnauthorized:          app.EUnauthorized,
-	http.StatusForbidden:             app.EForbidden,
-	http.StatusNotFound:              app.ENotFound,
-	http.StatusMethodNotAllowed:      app.EMethodNotAllowed,
-	http.StatusNotAcceptable:         app.ENotAcceptable,
-	http.StatusConflict:              app.EConflict,
-	http.StatusPreconditionFailed:    app.EPreconditionFailed,
-	http.StatusRequestEntityTooLarge: app.EPayloadTooLarge,
-	http.StatusUnsupportedMediaType:  app.EUnsupportedMediaType,
-	http.StatusUnprocessableEntity:   app.EValidation,
-	http.StatusLocked:                app.ELocked,
-	http.StatusTooManyRequests:       app.ERateLimited,
-	http.StatusInternalServerError:   app.EInternal,
-	http.StatusNotImplemented:        app.ENotImplemented,
-	http.StatusServiceUnavailable:    app.EUnavailable,
-	http.StatusInsufficientStorage:   app.EQuotaExceeded,
-}
-
 // ProblemCodes lists every problem code with its status, for the problem pages.
 func ProblemCodes() map[string]int {
 	out := map[string]int{}
 	for c, s := range problem.Codes() {
 		out[c] = s
 	}
-	for s, c := range statusCode {
+	for s, c := range problem.StatusCodes() {
 		if _, ok := out[c]; !ok {
 			out[c] = s
 		}
@@ -83,10 +60,7 @@ type problems struct{ base string }
 
 func (pb problems) make(status int, code, detail string) *Problem {
 	if code == "" {
-		code = statusCode[status]
-		if code == "" {
-			code = "error"
-		}
+		code = problem.CodeOf(status)
 	}
 	return &Problem{Type: pb.base + "/" + code, Title: http.StatusText(status), Status: status, Detail: detail, Code: code}
 }
@@ -126,16 +100,19 @@ func (p *Problem) headers(h http.Header) {
 	}
 }
 
-// write sends a problem response.
+// write sends a problem response through web/problem's writer.
 func (p *Problem) write(w http.ResponseWriter, requestID string) {
-	if p.Instance == "" && requestID != "" {
-		p.Instance = "urn:request:" + requestID
+	if p.Instance == "" {
+		p.Instance = problem.Instance(requestID)
 	}
 	p.headers(w.Header())
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(p.Status)
-	_ = json.NewEncoder(w).Encode(p)
+	problem.Write(w, p.body())
+}
+
+// body is the problem as web/problem's Body (without its Retry-After, which
+// headers set).
+func (p *Problem) body() problem.Body {
+	return problem.Body{Type: p.Type, Title: p.Title, Status: p.Status, Detail: p.Detail, Code: p.Code, Instance: p.Instance, Errors: p.Errors}
 }
 
 // init makes huma produce our problem bodies: its validation errors become

@@ -31,7 +31,7 @@ import (
 var (
 	// ErrNotFound is wrapped by the errors of operations on an object the store
 	// does not hold.
-	ErrNotFound = errors.New("object not found")
+	ErrNotFound = fmt.Errorf("object not found (%w)", fs.ErrNotExist)
 	// ErrInvalidHash is wrapped when a hash is not 64 lowercase hex digits.
 	ErrInvalidHash = errors.New("invalid object hash")
 	// ErrTooLarge is wrapped by Put when the stream is longer than its limit.

@@ -14,7 +14,7 @@ import (
 
 	"atrium/app"
 	"atrium/app/calendar"
-	"atrium/storage/blob"
+	"atrium/web/presign"
 )
 
 // CalendarCreate is the body of a new calendar.
@@ -277,7 +277,7 @@ func registerCalendar(api huma.API, d Deps) {
 			}
 			return &huma.StreamResponse{Body: func(hc huma.Context) {
 				hc.SetHeader("Content-Type", "text/calendar; charset=utf-8")
-				hc.SetHeader("Content-Disposition", blob.ContentDisposition(calendar.ExportFileName(cal), false))
+				hc.SetHeader("Content-Disposition", presign.ContentDisposition(calendar.ExportFileName(cal), false))
 				hc.SetStatus(http.StatusOK)
 				// The status is sent: a failure shows as a body without END:VCALENDAR.
 				_ = write(hc.BodyWriter())

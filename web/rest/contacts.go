@@ -13,7 +13,7 @@ import (
 
 	"atrium/app"
 	"atrium/app/contacts"
-	"atrium/storage/blob"
+	"atrium/web/presign"
 )
 
 // BookPath names an address book.
@@ -50,7 +50,7 @@ func vcardOut(f contacts.VCardFile, err error) (*vcardFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &vcardFile{ContentType: "text/vcard; charset=utf-8", ContentDisposition: blob.ContentDisposition(f.Name, false), Body: f.Data}, nil
+	return &vcardFile{ContentType: "text/vcard; charset=utf-8", ContentDisposition: presign.ContentDisposition(f.Name, false), Body: f.Data}, nil
 }
 
 // vcardResponse documents a text/vcard success response.

@@ -9,7 +9,7 @@ import (
 
 	"atrium/app"
 	"atrium/app/drive"
-	"atrium/storage/blob"
+	"atrium/web/presign"
 )
 
 // registerDriveZip registers the ZIP downloads of folders (Atrium extensions,
@@ -74,7 +74,7 @@ func zipResponses() map[string]*huma.Response {
 func streamZip(z *drive.FolderZip) *huma.StreamResponse {
 	return &huma.StreamResponse{Body: func(hc huma.Context) {
 		hc.SetHeader("Content-Type", "application/zip")
-		hc.SetHeader("Content-Disposition", blob.ContentDisposition(z.Name, false))
+		hc.SetHeader("Content-Disposition", presign.ContentDisposition(z.Name, false))
 		hc.SetHeader("Cache-Control", "no-store")
 		hc.SetHeader("X-Content-Type-Options", "nosniff")
 		hc.SetStatus(http.StatusOK)

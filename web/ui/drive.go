@@ -14,7 +14,7 @@ import (
 
 	"atrium/app"
 	"atrium/app/drive"
-	"atrium/storage/blob"
+	"atrium/web/presign"
 )
 
 // The drive's pages: a folder (/drive is the root, /drive/{id} a folder),
@@ -274,7 +274,7 @@ func (u *UI) driveZip(w http.ResponseWriter, r *http.Request, v *viewer) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/zip")
-	w.Header().Set("Content-Disposition", blob.ContentDisposition(z.Name, false))
+	w.Header().Set("Content-Disposition", presign.ContentDisposition(z.Name, false))
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	if err := z.WriteTo(r.Context(), w); err != nil {

@@ -12,6 +12,7 @@ import (
 	"atrium/app/drive"
 	"atrium/storage/blob"
 	"atrium/storage/sqlite"
+	"atrium/web/presign"
 )
 
 // contents is the drive's byte store (drive.Blobs) of two tiers: objects of
@@ -87,16 +88,16 @@ func (c contents) Walk(ctx context.Context, fn func(string, time.Time) error) er
 }
 
 // driveURLs adapts the presigned URL signer to drive.URLs.
-type driveURLs struct{ signer *blob.Signer }
+type driveURLs struct{ signer *presign.Signer }
 
 func (u driveURLs) Download(hash, name, mimeType string, inline bool, ttl time.Duration) string {
-	p := url.Values{blob.ParamContentType: {mimeType}, blob.ParamFilename: {name}}
+	p := url.Values{presign.ParamContentType: {mimeType}, presign.ParamFilename: {name}}
 	if inline {
-		p.Set(blob.ParamInline, "1")
+		p.Set(presign.ParamInline, "1")
 	}
-	return u.signer.URL("GET", blob.ObjectPath(hash), p, ttl)
+	return u.signer.URL("GET", presign.ObjectPath(hash), p, ttl)
 }
 
 func (u driveURLs) Upload(ref string, ttl time.Duration) string {
-	return u.signer.URL("PUT", blob.UploadPath(ref), nil, ttl)
+	return u.signer.URL("PUT", presign.UploadPath(ref), nil, ttl)
 }

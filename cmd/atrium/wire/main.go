@@ -31,6 +31,7 @@ import (
 	"atrium/storage/blob"
 	"atrium/storage/sqlite"
 	"atrium/web"
+	"atrium/web/presign"
 	"atrium/web/tus"
 )
 
@@ -159,7 +160,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		m.Close()
 		return nil, err
 	}
-	signer := blob.NewSigner(presignKey, cfg.PublicURL, nil)
+	signer := presign.NewSigner(presignKey, cfg.PublicURL, nil)
 	tokenKey, err := ids.Secret(ctx, "user_token_key", randomKey)
 	if err != nil {
 		m.Close()
@@ -223,7 +224,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		Tx:          db,
 		Cursors:     &app.Cursors{Key: cursorKey, Clock: m.Clock},
 		Ready:       m.ready,
-		Blob:        blob.NewHandler(m.Contents, signer, web.DriveUpload(m.Drive), log),
+		Blob:        presign.NewHandler(m.Contents, signer, web.DriveUpload(m.Drive), log),
 		Tus:         m.Tus,
 		Limits:      cfg.Limits.web(),
 		Clock:       m.Clock,

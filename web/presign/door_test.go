@@ -1,43 +1,96 @@
-package blob
+package presign
 
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"atrium/app"
+	"atrium/storage/blob"
+	"atrium/web/problem"
 )
 
-// statusError is an error carrying an HTTP status, as the drive module's will.
-type statusError struct {
-	status int
-	msg    string
+// The tests serve objects of a real blob store (storage/blob) in a temporary
+// directory.
+
+func newStore(t testing.TB) *blob.Store {
+	t.Helper()
+	s, err := blob.Open(t.TempDir())
+	if err != nil {
+		t.Fatalf("open the blob store: %v", err)
+	}
+	return s
 }
 
-func (e *statusError) Error() string   { return e.msg }
-func (e *statusError) HTTPStatus() int { return e.status }
+func randomBytes(t testing.TB, seed uint64, n int64) []byte {
+	t.Helper()
+	var key [32]byte
+	key[0], key[1] = byte(seed), byte(seed>>8)
+	b, err := io.ReadAll(io.LimitReader(rand.NewChaCha8(key), n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func sha(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// assertObjects checks that the store holds the objects want (hashes), none
+// of absent, and nothing half-written in its temp dir.
+func assertObjects(t testing.TB, s *blob.Store, want []string, absent ...string) {
+	t.Helper()
+	if tmp, err := os.ReadDir(s.TempDir()); err != nil || len(tmp) != 0 {
+		t.Errorf("temp dir not empty: %v %v", tmp, err)
+	}
+	for _, h := range want {
+		f, err := s.Open(h)
+		if err != nil {
+			t.Errorf("object %s: %v", h, err)
+			continue
+		}
+		f.Close()
+	}
+	for _, h := range absent {
+		if f, err := s.Open(h); err == nil {
+			f.Close()
+			t.Errorf("object %s is stored", h)
+		}
+	}
+}
+
+// copyBufferSize is a size of several reads of the store's copy buffer.
+const copyBufferSize = 1 << 20
 
 // putCall records one onPut call.
 type putCall struct {
 	ref    string
 	params url.Values
-	obj    Object
+	obj    blob.Object
 }
 
 type testServer struct {
 	*httptest.Server
-	store  *Store
+	store  *blob.Store
 	signer *Signer
 	offset atomic.Int64 // clock offset from t0, in seconds
 	mu     sync.Mutex
@@ -57,12 +110,15 @@ func newTestServer(t *testing.T) *testServer {
 	onPut := func(ctx context.Context, ref string, params url.Values, r *http.Request) error {
 		switch ref {
 		case "quota":
-			return fmt.Errorf("drive: %w", &statusError{http.StatusRequestEntityTooLarge, "the file exceeds your quota"})
+			return fmt.Errorf("drive: %w", app.Errorf(app.EPayloadTooLarge, "the file exceeds your quota"))
 		case "broken":
 			return errors.New("database is on fire")
 		}
 		limit, _ := strconv.ParseInt(params.Get("limit"), 10, 64)
 		obj, err := ts.store.Put(ctx, r.Body, limit)
+		if errors.Is(err, blob.ErrTooLarge) {
+			return app.Errorf(app.EPayloadTooLarge, "the upload is larger than announced")
+		}
 		if err != nil {
 			return err
 		}
@@ -77,8 +133,9 @@ func newTestServer(t *testing.T) *testServer {
 	return ts
 }
 
-// storeObjects serves a Store's files as the handler's Objects.
-type storeObjects struct{ s *Store }
+// storeObjects serves a Store's files as the handler's Objects (a missing one
+// wraps fs.ErrNotExist through blob.ErrNotFound).
+type storeObjects struct{ s *blob.Store }
 
 func (o storeObjects) Open(_ context.Context, hash string) (io.ReadSeekCloser, error) {
 	return o.s.Open(hash)
@@ -336,10 +393,10 @@ func TestHandlerPut(t *testing.T) {
 	if p.ref != "upl_123" || p.params.Get("owner") != "u1" || p.params.Has("X-Signature") || p.params.Has("X-Expires") {
 		t.Errorf("onPut got ref %q params %v", p.ref, p.params)
 	}
-	if p.obj != (Object{Hash: sha(data), Size: int64(len(data))}) {
+	if p.obj != (blob.Object{Hash: sha(data), Size: int64(len(data))}) {
 		t.Errorf("stored %+v", p.obj)
 	}
-	assertObjects(t, ts.store, sha(data))
+	assertObjects(t, ts.store, []string{sha(data)})
 }
 
 func TestHandlerPutRejects(t *testing.T) {
@@ -355,7 +412,7 @@ func TestHandlerPutRejects(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"onPut error with HTTPStatus", "PUT", sign("PUT", "quota", nil), 413, "payload_too_large"},
+		{"onPut app error", "PUT", sign("PUT", "quota", nil), 413, "payload_too_large"},
 		{"store limit exceeded", "PUT", sign("PUT", "small", url.Values{"limit": {"4"}}), 413, "payload_too_large"},
 		{"onPut plain error", "PUT", sign("PUT", "broken", nil), 500, "internal"},
 		{"GET URL used for PUT", "PUT", sign("GET", "r1", nil), 403, "forbidden"},
@@ -379,9 +436,9 @@ func TestHandlerPutRejects(t *testing.T) {
 		checkProblem(t, do(t, "PUT", u, body(), nil), 403, "url_expired")
 	})
 	t.Run("detail", func(t *testing.T) {
-		var p problem
+		var p problem.Body
 		json.Unmarshal(do(t, "PUT", sign("PUT", "quota", nil), body(), nil).body, &p)
-		if p.Detail != "drive: the file exceeds your quota" {
+		if p.Detail != "the file exceeds your quota" {
 			t.Errorf("4xx detail = %q", p.Detail)
 		}
 		json.Unmarshal(do(t, "PUT", sign("PUT", "broken", nil), body(), nil).body, &p)
@@ -394,7 +451,7 @@ func TestHandlerPutRejects(t *testing.T) {
 	if len(ts.puts) != 0 {
 		t.Errorf("onPut stored %d uploads", len(ts.puts))
 	}
-	assertObjects(t, ts.store)
+	assertObjects(t, ts.store, nil, sha([]byte("some upload body")))
 }
 
 func TestHandlerUploadsDisabled(t *testing.T) {

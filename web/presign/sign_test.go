@@ -1,4 +1,4 @@
-package blob
+package presign
 
 import (
 	"errors"

@@ -1,11 +1,15 @@
-package blob
+// Package presign is the door of presigned URLs: it makes and checks them
+// (Signer) and serves them under /blob/ (NewHandler): downloads of stored
+// objects, and uploads handed to the drive service. Its errors are problems
+// of the one vocabulary (web/problem).
+package presign
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -13,6 +17,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"atrium/app"
+	"atrium/web/problem"
 )
 
 // The routes NewHandler serves; the caller mounts the handler under /blob/.
@@ -48,11 +55,9 @@ const (
 //
 // Returning nil makes the handler reply 200 with an empty body; headers the
 // function set through ResponseHeader(ctx) (an ETag, say) are sent with it. An
-// error is turned into a problem response: its status is that of an
-// HTTPStatus() int method found along its chain (errors.As), else 413 for an
-// error wrapping ErrTooLarge, else 500 (logged); its code that of a
-// ProblemCode() string method, else the usual code of the status. The error text is the problem's
-// detail for statuses below 500; 5xx details are generic.
+// error is turned into a problem response: an *app.Error by its code, through
+// the one status table (web/problem), with its message as the detail; any
+// other error is 500 (logged, with a generic detail).
 type PutFunc func(ctx context.Context, ref string, params url.Values, r *http.Request) error
 
 type headerKey struct{}
@@ -68,8 +73,9 @@ func ResponseHeader(ctx context.Context) http.Header {
 	return http.Header{}
 }
 
-// Objects is what GET serves objects from: a Store's Open, or a store of
-// more tiers than files. A missing object is an error wrapping ErrNotFound.
+// Objects is what GET serves objects from: the blob store, or a store of
+// more tiers than files. A missing object is an error wrapping
+// fs.ErrNotExist.
 type Objects interface {
 	Open(ctx context.Context, hash string) (io.ReadSeekCloser, error)
 }
@@ -144,8 +150,12 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request, hash string) {
 	if !ok {
 		return
 	}
+	if !validHash(hash) {
+		h.writeProblem(w, http.StatusNotFound, "not_found", "The object does not exist.")
+		return
+	}
 	f, err := h.objects.Open(r.Context(), hash)
-	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalidHash) {
+	if errors.Is(err, fs.ErrNotExist) {
 		h.writeProblem(w, http.StatusNotFound, "not_found", "The object does not exist.")
 		return
 	}
@@ -198,35 +208,37 @@ func (h *handler) put(w http.ResponseWriter, r *http.Request, ref string) {
 		return
 	}
 	w.Header().Del("ETag")
-	status := http.StatusInternalServerError
-	var hs interface{ HTTPStatus() int }
-	var pc interface{ ProblemCode() string }
-	code := ""
-	if errors.As(err, &pc) {
-		code = pc.ProblemCode()
-	}
+	var ae *app.Error
 	switch {
-	case errors.As(err, &hs):
-		if s := hs.HTTPStatus(); s >= 400 && s <= 599 {
-			status = s
+	case errors.As(err, &ae):
+		status, _ := problem.Status(ae.Code, nil)
+		if status < 500 {
+			h.writeProblem(w, status, ae.Code, ae.Message)
+			return
 		}
-	case errors.Is(err, ErrTooLarge):
-		status = http.StatusRequestEntityTooLarge
+		h.log.ErrorContext(r.Context(), "blob upload failed", "ref", ref, "status", status, "err", err)
+		h.writeProblem(w, status, ae.Code, ae.Message)
 	case r.Context().Err() != nil:
 		// The client went away mid-upload; nobody will read the reply.
 		h.log.InfoContext(r.Context(), "blob upload aborted", "ref", ref, "err", err)
-		h.writeProblem(w, http.StatusBadRequest, "bad_request", "The upload was interrupted.")
-		return
+		h.writeProblem(w, http.StatusBadRequest, app.EBadRequest, "The upload was interrupted.")
+	default:
+		h.log.ErrorContext(r.Context(), "blob upload failed", "ref", ref, "err", err)
+		h.writeProblem(w, http.StatusInternalServerError, app.EInternal, "The upload failed.")
 	}
-	if status >= 500 {
-		h.log.ErrorContext(r.Context(), "blob upload failed", "ref", ref, "status", status, "err", err)
-		h.writeProblem(w, status, problemCode(status), "The upload failed.")
-		return
+}
+
+// validHash reports whether hash is an object's name: 64 lowercase hex digits.
+func validHash(hash string) bool {
+	if len(hash) != 64 {
+		return false
 	}
-	if code == "" {
-		code = problemCode(status)
+	for i := 0; i < len(hash); i++ {
+		if c := hash[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
 	}
-	h.writeProblem(w, status, code, err.Error())
+	return true
 }
 
 // contentType returns ct when it is a well-formed media type, else
@@ -286,71 +298,15 @@ func isAttrChar(c byte) bool {
 	return strings.IndexByte("!#$&+-.^_`|~", c) >= 0
 }
 
-// problem is an RFC 9457 problem body, shaped like those of the rest of Atrium.
-type problem struct {
-	Type     string `json:"type"`
-	Title    string `json:"title"`
-	Status   int    `json:"status"`
-	Detail   string `json:"detail"`
-	Code     string `json:"code"`
-	Instance string `json:"instance,omitempty"`
-}
-
-// writeProblem sends a problem response: its type is the code's page under
-// the public URL's /problems, its instance the request id the server's
-// middleware put on the response.
+// writeProblem sends a problem response (web/problem's writer): its type is
+// the code's page under the public URL's /problems, its instance the request
+// id the server's middleware put on the response.
 func (h *handler) writeProblem(w http.ResponseWriter, status int, code, detail string) {
 	hd := w.Header()
 	for _, k := range []string{"Content-Disposition", "Content-Length", "Accept-Ranges"} {
 		hd.Del(k)
 	}
-	hd.Set("Content-Type", "application/problem+json")
-	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	p := problem{Type: h.signer.base + "/problems/" + code, Title: http.StatusText(status), Status: status, Detail: detail, Code: code}
-	if id := hd.Get("X-Request-Id"); id != "" {
-		p.Instance = "urn:request:" + id
-	}
-	_ = json.NewEncoder(w).Encode(p)
-}
-
-// problemCode is the problem code of a status, matching the codes the rest of
-// Atrium uses.
-func problemCode(status int) string {
-	switch status {
-	case http.StatusBadRequest:
-		return "bad_request"
-	case http.StatusUnauthorized:
-		return "unauthorized"
-	case http.StatusForbidden:
-		return "forbidden"
-	case http.StatusNotFound:
-		return "not_found"
-	case http.StatusMethodNotAllowed:
-		return "method_not_allowed"
-	case http.StatusConflict:
-		return "conflict"
-	case http.StatusPreconditionFailed:
-		return "precondition_failed"
-	case http.StatusRequestEntityTooLarge:
-		return "payload_too_large"
-	case http.StatusUnsupportedMediaType:
-		return "unsupported_media_type"
-	case http.StatusUnprocessableEntity:
-		return "validation_failed"
-	case http.StatusLocked:
-		return "locked"
-	case http.StatusTooManyRequests:
-		return "rate_limited"
-	case http.StatusInternalServerError:
-		return "internal"
-	case http.StatusNotImplemented:
-		return "not_implemented"
-	case http.StatusServiceUnavailable:
-		return "unavailable"
-	case http.StatusInsufficientStorage:
-		return "quota_exceeded"
-	}
-	return "error"
+	problem.Write(w, problem.Body{Type: h.signer.base + "/problems/" + code, Status: status, Detail: detail, Code: code,
+		Instance: problem.Instance(hd.Get("X-Request-Id"))})
 }
