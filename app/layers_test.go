@@ -72,10 +72,6 @@ func TestLayerImports(t *testing.T) {
 
 // layerDebts are the imports that still break the rules, as "file import".
 var layerDebts = []string{
-	// tusd's store adopts and stats files through the concrete blob store:
-	// drive.Blobs lacks what it needs.
-	"web/tus/store.go atrium/storage/blob",
-	"web/tus/tus.go atrium/storage/blob",
 	// The test harness starts a wired server (tests only, but not a _test file).
 	"web/webtest/webtest.go atrium/cmd/atrium/wire",
 	"web/webtest/webtest.go atrium/storage/sqlite",

@@ -13,6 +13,7 @@
 package blob
 
 import (
+	"atrium/diskio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -345,7 +346,7 @@ func copyChunks(ctx context.Context, f *os.File, h io.Writer, r io.Reader, bufs 
 				go func() { h.Write(b); close(hashed) }() // hash.Hash never returns an error
 				_, err := f.Write(b)
 				if err == nil {
-					StartWriteback(f, at, int64(len(b)))
+					diskio.StartWriteback(f, at, int64(len(b)))
 				}
 				<-hashed
 				done <- err

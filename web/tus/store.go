@@ -22,13 +22,13 @@ import (
 
 	"atrium/app"
 	"atrium/app/drive"
-	"atrium/storage/blob"
+	"atrium/diskio"
 )
 
 // store is tusd's data store: rows in the drive service, bytes in dir/<id>.
 type store struct {
 	svc   *drive.Service
-	blobs *blob.Store
+	blobs Blobs
 	dir   string
 	log   *slog.Logger
 }
@@ -351,7 +351,7 @@ func appendAt(f *os.File, offset int64, h hash.Hash, src io.Reader, limit int64)
 				go func() { h.Write(b); close(hashed) }()
 				_, err := f.Write(b)
 				if err == nil {
-					blob.StartWriteback(f, at, int64(len(b)))
+					diskio.StartWriteback(f, at, int64(len(b)))
 				}
 				<-hashed
 				pending <- err
@@ -399,7 +399,7 @@ func (up *upload) finish(ctx context.Context) error {
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
 	adopt := func() error {
-		if _, err := up.s.blobs.Adopt(up.s.path(u.ID), sum, u.Length); err != nil {
+		if err := up.s.blobs.Adopt(up.s.path(u.ID), sum, u.Length); err != nil {
 			// The process stopped after Adopt moved the data file into the store
 			// and before the commit: the bytes are already there.
 			if !errors.Is(err, fs.ErrNotExist) || !up.s.holds(sum, u.Length) {

@@ -28,7 +28,6 @@ import (
 
 	"atrium/app"
 	"atrium/app/drive"
-	"atrium/storage/blob"
 )
 
 // BasePath is where the door is mounted.
@@ -53,13 +52,21 @@ var Routes = []struct{ Method, Path string }{
 	{http.MethodDelete, BasePath + ":upload_id"},
 }
 
+// Blobs is what the tus door needs of the blob store: to take a finished
+// upload's file as the object hash (moved, not copied: the file is gone
+// after it), and to tell an object's size (an error when it is not stored).
+type Blobs interface {
+	Adopt(path, hash string, size int64) error
+	Stat(hash string) (int64, error)
+}
+
 // ProblemFunc answers an error as application/problem+json.
 type ProblemFunc func(w http.ResponseWriter, r *http.Request, err error)
 
 // Config is what the door needs.
 type Config struct {
 	Drive *drive.Service
-	Blobs *blob.Store
+	Blobs Blobs
 	// Dir keeps the partial uploads; it must be on the blob store's file system
 	// (finished uploads are renamed into it) and survive restarts.
 	Dir string

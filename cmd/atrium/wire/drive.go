@@ -101,3 +101,11 @@ func (u driveURLs) Download(hash, name, mimeType string, inline bool, ttl time.D
 func (u driveURLs) Upload(ref string, ttl time.Duration) string {
 	return u.signer.URL("PUT", presign.UploadPath(ref), nil, ttl)
 }
+
+// tusBlobs is the blob store as the tus door needs it (tus.Blobs).
+type tusBlobs struct{ *blob.Store }
+
+func (b tusBlobs) Adopt(path, hash string, size int64) error {
+	_, err := b.Store.Adopt(path, hash, size)
+	return err
+}

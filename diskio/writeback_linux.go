@@ -1,4 +1,6 @@
-package blob
+// Package diskio holds what writing files fast and safely needs of the
+// operating system: the kernel's writeback hint.
+package diskio
 
 import (
 	"os"

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package blob
+package diskio
 
 import "os"
 
