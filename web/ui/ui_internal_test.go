@@ -1,6 +1,13 @@
 package ui
 
-import "testing"
+import (
+	"errors"
+	"net/http"
+	"testing"
+
+	"atrium/app"
+	"atrium/web/problem"
+)
 
 func TestLocalPath(t *testing.T) {
 	t.Parallel()
@@ -24,5 +31,29 @@ func TestLocalPath(t *testing.T) {
 		if got := localPath(c.in); got != c.want {
 			t.Errorf("localPath(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// A page answers an app error with the status of the one table (web/problem):
+// a locked file, a full quota or a rate limit as such, not as a 500.
+func TestPageStatuses(t *testing.T) {
+	for code, want := range problem.Codes() {
+		if code == app.EBadRequest {
+			want = http.StatusUnprocessableEntity // a form that could not be read is shown again
+		}
+		if got := status(app.Errorf(code, "x")); got != want {
+			t.Errorf("%s: %d, want %d", code, got, want)
+		}
+	}
+	for _, c := range []struct {
+		code string
+		want int
+	}{{app.ELocked, 423}, {app.EQuotaExceeded, 507}, {app.ERateLimited, 429}, {app.EReadOnly, 403}, {app.EPayloadTooLarge, 413}} {
+		if got := status(app.Errorf(c.code, "x")); got != c.want {
+			t.Errorf("%s: %d, want %d", c.code, got, c.want)
+		}
+	}
+	if got := status(errors.New("a bug")); got != http.StatusInternalServerError {
+		t.Errorf("an error without a code: %d", got)
 	}
 }
