@@ -30,11 +30,9 @@
 package dav
 
 import (
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"atrium/app"
@@ -229,17 +227,14 @@ func (h reporter) problem(w http.ResponseWriter, r *http.Request, err error) {
 	if code == app.EUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
 		w.Header().Set("WWW-Authenticate", `Basic realm="atrium", charset="UTF-8"`)
 	}
+	var retry int
 	var ae *app.Error
-	if errors.As(err, &ae) && ae.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(ae.RetryAfter))
+	if errors.As(err, &ae) {
+		retry = ae.RetryAfter
 	}
-	h.writeProblem(w, r, st, code, app.ErrorMessage(err))
+	problem.Write(w, problem.Body{Type: h.problems + "/" + code, Status: st, Detail: app.ErrorMessage(err), Code: code, RetryAfter: retry})
 }
 
 func (h reporter) writeProblem(w http.ResponseWriter, _ *http.Request, status int, code, detail string) {
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"type": h.problems + "/" + code, "title": http.StatusText(status), "status": status, "detail": detail, "code": code,
-	})
+	problem.Write(w, problem.Body{Type: h.problems + "/" + code, Status: status, Detail: detail, Code: code})
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/tus/tusd/v2/pkg/memorylocker"
 
 	"atrium/app"
+	"atrium/web/problem"
 	"atrium/app/drive"
 )
 
@@ -126,8 +127,8 @@ func New(cfg Config) (*Handler, error) {
 
 // Mount returns the door's http.Handler, answering errors with problem (the
 // server's problem+json writer).
-func (h *Handler) Mount(problem ProblemFunc) http.Handler {
-	return mounted{h: h, problem: problem}
+func (h *Handler) Mount(answer ProblemFunc) http.Handler {
+	return mounted{h: h, problem: answer}
 }
 
 type mounted struct {
@@ -350,18 +351,13 @@ func (rq *request) fail(err error) error {
 	}}
 }
 
-// tusdStatus maps the statuses of tusd's own errors to problem codes.
-var tusdStatus = map[int]string{
-	http.StatusBadRequest:            app.EBadRequest,
-	http.StatusForbidden:             app.EForbidden,
-	http.StatusNotFound:              app.ENotFound,
-	http.StatusMethodNotAllowed:      app.EBadRequest,
-	http.StatusConflict:              app.EConflict,
-	http.StatusPreconditionFailed:    app.EPreconditionFailed,
-	http.StatusRequestEntityTooLarge: app.EPayloadTooLarge,
-	http.StatusLocked:                app.ELocked,
-	http.StatusNotImplemented:        app.EBadRequest,
-	http.StatusServiceUnavailable:    app.EUnavailable,
+// tusdCodes are the problem codes of tusd's own error statuses where they
+// differ from the one reverse table (web/problem): tusd answers 405 and 501
+// for requests the client got wrong. Another status it answers, not known
+// to the table, is an internal error.
+var tusdCodes = map[int]string{
+	http.StatusMethodNotAllowed: app.EBadRequest,
+	http.StatusNotImplemented:   app.EBadRequest,
 }
 
 // tusdMessages words tusd's errors for people.
@@ -383,7 +379,10 @@ func tusdError(status int, body string) error {
 	} else if msg != "" {
 		msg = strings.ToUpper(msg[:1]) + msg[1:] + "."
 	}
-	if c, ok := tusdStatus[status]; ok {
+	if c, ok := tusdCodes[status]; ok {
+		return app.Errorf(c, "%s", msg)
+	}
+	if c := problem.CodeOf(status); c != "error" && status < 500 || status == http.StatusServiceUnavailable {
 		return app.Errorf(c, "%s", msg)
 	}
 	return fmt.Errorf("tusd answered %d: %s", status, body)

@@ -41,12 +41,10 @@ package webdav
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -259,21 +257,15 @@ func (h *Handler) problem(w http.ResponseWriter, r *http.Request, err error) {
 	case http.StatusMethodNotAllowed:
 		w.Header().Set("Allow", allow)
 	}
+	var retry int
 	var ae *app.Error
-	if errors.As(err, &ae) && ae.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(ae.RetryAfter))
+	if errors.As(err, &ae) {
+		retry = ae.RetryAfter
 	}
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Del("Content-Length")
 	w.Header().Del("ETag")
-	w.WriteHeader(st)
-	if r.Method == http.MethodHead {
-		return
-	}
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"type": h.problems + "/" + code, "title": http.StatusText(st), "status": st, "detail": app.ErrorMessage(err), "code": code,
-	})
+	// A HEAD's answer has no body: net/http drops what is written.
+	problem.Write(w, problem.Body{Type: h.problems + "/" + code, Status: st, Detail: app.ErrorMessage(err), Code: code, RetryAfter: retry})
 }
 
 func readOnly() error {
