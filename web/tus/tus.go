@@ -27,8 +27,8 @@ import (
 	"github.com/tus/tusd/v2/pkg/memorylocker"
 
 	"atrium/app"
-	"atrium/web/problem"
 	"atrium/app/drive"
+	"atrium/web/problem"
 )
 
 // BasePath is where the door is mounted.
