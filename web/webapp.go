@@ -17,10 +17,11 @@ func (s *Server) mountWebApp(e *gin.Engine) {
 	if s.cfg.Identity == nil || s.cfg.Partner == nil {
 		return
 	}
-	h := gin.WrapH(ui.New(ui.Config{PublicURL: s.cfg.PublicURL, Identity: s.cfg.Identity, Partner: s.cfg.Partner, Drive: s.cfg.Drive, Contacts: s.cfg.Contacts,
+	app := ui.New(ui.Config{PublicURL: s.cfg.PublicURL, Identity: s.cfg.Identity, Partner: s.cfg.Partner, Drive: s.cfg.Drive, Contacts: s.cfg.Contacts,
 		Log: s.log, Limiter: signInLimits{s}, ClientIP: s.clientIP,
-		Webhooks: s.cfg.Webhooks}))
-	for _, rt := range ui.Routes {
+		Webhooks: s.cfg.Webhooks})
+	h := gin.WrapH(app)
+	for _, rt := range app.Routes() {
 		e.Handle(rt.Method, rt.Path, h)
 	}
 }

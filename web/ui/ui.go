@@ -93,53 +93,95 @@ type Config struct {
 	ClientIP func(*http.Request) string
 }
 
-// Route is one route of the web app, in the router's syntax.
+// Route is one route of the web app, in the router's (gin's) syntax.
 type Route struct{ Method, Path string }
 
-// Routes are the routes to mount the web app's handler on.
-var Routes = []Route{
-	{http.MethodGet, "/"},
-	{http.MethodGet, "/signin"},
-	{http.MethodPost, "/signin"},
-	{http.MethodGet, "/signin/code"},
-	{http.MethodPost, "/signin/code"},
-	{http.MethodPost, "/signout"},
-	{http.MethodGet, "/forgot"},
-	{http.MethodPost, "/forgot"},
-	{http.MethodGet, "/settings"},
-	{http.MethodPost, "/settings/password"},
-	{http.MethodPost, "/settings/app-passwords"},
-	{http.MethodPost, "/settings/app-passwords/:id/revoke"},
-	{http.MethodPost, "/settings/tokens"},
-	{http.MethodPost, "/settings/tokens/:id/revoke"},
-	{http.MethodPost, "/settings/sessions/:id/revoke"},
-	{http.MethodPost, "/settings/two-factor/setup"},
-	{http.MethodPost, "/settings/two-factor/enable"},
-	{http.MethodPost, "/settings/two-factor/recovery-codes"},
-	{http.MethodPost, "/settings/two-factor/disable"},
-	{http.MethodGet, "/drive"},
-	{http.MethodGet, "/drive/shared"},
-	{http.MethodGet, "/drive/trash"},
-	{http.MethodGet, "/drive/favorites"},
-	{http.MethodGet, "/drive/search"},
-	{http.MethodGet, "/drive/:id"},
-	{http.MethodGet, "/drive/:id/download"},
-	{http.MethodGet, "/drive/:id/download.zip"},
-	{http.MethodGet, "/drive/edit/:id"},
-	{http.MethodGet, "/contacts"},
-	{http.MethodGet, "/contacts/directory"},
-	{http.MethodGet, "/calendar"},
-	{http.MethodGet, "/admin/webhooks"},
-	{http.MethodGet, "/admin/webhooks/:id"},
-	{http.MethodGet, "/admin/principals"},
-	{http.MethodGet, "/partner"},
-	{http.MethodGet, "/partner/:id"},
-	{http.MethodGet, "/admin"},
-	{http.MethodGet, "/admin/teams"},
-	{http.MethodGet, "/admin/usage"},
-	{http.MethodGet, "/admin/audit"},
-	{http.MethodGet, "/assets/*file"},
-	{http.MethodHead, "/assets/*file"},
+// page is one route of the web app's table: a method, a net/http pattern
+// ({name} a segment, a trailing / a subtree), and its handler.
+type pageRoute struct {
+	method, pattern string
+	h               http.HandlerFunc
+}
+
+// table is the web app's one route table: New serves it, Routes lists it for
+// the router.
+func (u *UI) table() []pageRoute {
+	r := []pageRoute{
+		{"GET", "/{$}", u.home},
+		{"GET", "/signin", u.signInPage},
+		{"POST", "/signin", u.signIn},
+		{"GET", "/signin/code", u.codePage},
+		{"POST", "/signin/code", u.verifyCode},
+		{"POST", "/signout", u.signed(u.signOut)},
+		{"GET", "/forgot", u.forgotPage},
+		{"POST", "/forgot", u.forgot},
+		{"GET", "/settings", u.signed(u.settings)},
+		{"POST", "/settings/password", u.signed(u.changePassword)},
+		{"POST", "/settings/app-passwords", u.signed(u.createAppPassword)},
+		{"POST", "/settings/app-passwords/{id}/revoke", u.signed(u.revokeAppPassword)},
+		{"POST", "/settings/tokens", u.signed(u.createToken)},
+		{"POST", "/settings/tokens/{id}/revoke", u.signed(u.revokeToken)},
+		{"POST", "/settings/sessions/{id}/revoke", u.signed(u.revokeSession)},
+		{"POST", "/settings/two-factor/setup", u.signed(u.setUpTwoFactor)},
+		{"POST", "/settings/two-factor/enable", u.signed(u.enableTwoFactor)},
+		{"POST", "/settings/two-factor/recovery-codes", u.signed(u.regenerateRecoveryCodes)},
+		{"POST", "/settings/two-factor/disable", u.signed(u.disableTwoFactor)},
+	}
+	if u.cfg.Drive != nil {
+		r = append(r,
+			pageRoute{"GET", "/drive", u.signed(u.driveRoot)},
+			pageRoute{"GET", "/drive/shared", u.signed(u.driveListView("shared", "Shared with me", u.cfg.Drive.SharedWithMe))},
+			pageRoute{"GET", "/drive/trash", u.signed(u.driveListView("trash", "Trash", u.cfg.Drive.TrashList))},
+			// Favourites: the person's marked items from anywhere in their drive.
+			pageRoute{"GET", "/drive/favorites", u.signed(u.driveListView("favorites", "Favourites", u.cfg.Drive.Favorites))},
+			pageRoute{"GET", "/drive/search", u.signed(u.driveSearch)},
+			pageRoute{"GET", "/drive/{id}", u.signed(u.driveFolderPage)},
+			// download and download.zip (one pattern, so that /drive/edit/{id} is the more specific).
+			pageRoute{"GET", "/drive/{id}/{what}", u.signed(u.driveItemGet)},
+			pageRoute{"GET", "/drive/edit/{id}", u.signed(u.driveEdit)},
+		)
+	}
+	return append(r,
+		pageRoute{"GET", "/contacts", u.signed(u.contactsPage)},
+		pageRoute{"GET", "/contacts/directory", u.signed(u.contactsDirectory)},
+		pageRoute{"GET", "/calendar", u.signed(u.calendar)},
+		pageRoute{"GET", "/admin/webhooks", u.admin(u.adminWebhooks)},
+		pageRoute{"GET", "/admin/webhooks/{id}", u.admin(u.adminWebhook)},
+		pageRoute{"GET", "/admin/principals", u.admin(u.adminPrincipals)},
+		pageRoute{"GET", "/partner", u.signed(u.partnerList)},
+		pageRoute{"GET", "/partner/{id}", u.signed(u.partnerOrg)},
+		pageRoute{"GET", "/admin", u.admin(u.adminUsers)},
+		pageRoute{"GET", "/admin/teams", u.admin(u.adminTeams)},
+		pageRoute{"GET", "/admin/usage", u.admin(u.adminUsage)},
+		pageRoute{"GET", "/admin/audit", u.admin(u.adminAudit)},
+		pageRoute{"GET", "/assets/", u.asset},
+	)
+}
+
+// Routes are the routes to mount the web app's handler on, in the router's
+// syntax: the table's patterns with {name} as :name, a subtree as /*file
+// (GET also HEAD, as net/http serves it).
+func (u *UI) Routes() []Route {
+	var out []Route
+	for _, r := range u.table() {
+		p := strings.TrimSuffix(r.pattern, "{$}")
+		var segs []string
+		for _, seg := range strings.Split(p, "/") {
+			if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
+				seg = ":" + strings.Trim(seg, "{}")
+			}
+			segs = append(segs, seg)
+		}
+		p = strings.Join(segs, "/")
+		if strings.HasSuffix(p, "/") && p != "/" {
+			p += "*file"
+		}
+		out = append(out, Route{r.method, p})
+		if r.method == http.MethodGet && strings.HasSuffix(p, "*file") {
+			out = append(out, Route{http.MethodHead, p})
+		}
+	}
+	return out
 }
 
 // homePath is where a signed-in person lands: their files.
@@ -180,53 +222,14 @@ func New(cfg Config) *UI {
 	sub, _ := fs.Sub(assetFS, "assets")
 	u.assets = http.StripPrefix("/assets/", http.FileServerFS(sub))
 
-	m := http.NewServeMux()
-	m.HandleFunc("GET /{$}", u.home)
-	m.HandleFunc("GET /signin", u.signInPage)
-	m.HandleFunc("POST /signin", u.signIn)
-	m.HandleFunc("GET /signin/code", u.codePage)
-	m.HandleFunc("POST /signin/code", u.verifyCode)
-	m.HandleFunc("POST /signout", u.signed(u.signOut))
-	m.HandleFunc("GET /forgot", u.forgotPage)
-	m.HandleFunc("POST /forgot", u.forgot)
-	m.HandleFunc("GET /settings", u.signed(u.settings))
-	m.HandleFunc("POST /settings/password", u.signed(u.changePassword))
-	m.HandleFunc("POST /settings/app-passwords", u.signed(u.createAppPassword))
-	m.HandleFunc("POST /settings/app-passwords/{id}/revoke", u.signed(u.revokeAppPassword))
-	m.HandleFunc("POST /settings/tokens", u.signed(u.createToken))
-	m.HandleFunc("POST /settings/tokens/{id}/revoke", u.signed(u.revokeToken))
-	m.HandleFunc("POST /settings/sessions/{id}/revoke", u.signed(u.revokeSession))
-	m.HandleFunc("POST /settings/two-factor/setup", u.signed(u.setUpTwoFactor))
-	m.HandleFunc("POST /settings/two-factor/enable", u.signed(u.enableTwoFactor))
-	m.HandleFunc("POST /settings/two-factor/recovery-codes", u.signed(u.regenerateRecoveryCodes))
-	m.HandleFunc("POST /settings/two-factor/disable", u.signed(u.disableTwoFactor))
 	if cfg.Drive != nil {
-		m.HandleFunc("GET /drive", u.signed(u.driveRoot))
-		m.HandleFunc("GET /drive/shared", u.signed(u.driveListView("shared", "Shared with me", u.cfg.Drive.SharedWithMe)))
-		m.HandleFunc("GET /drive/trash", u.signed(u.driveListView("trash", "Trash", u.cfg.Drive.TrashList)))
-		// Favourites: the person's marked items from anywhere in their drive.
-		m.HandleFunc("GET /drive/favorites", u.signed(u.driveListView("favorites", "Favourites", u.cfg.Drive.Favorites)))
-		m.HandleFunc("GET /drive/search", u.signed(u.driveSearch))
-		m.HandleFunc("GET /drive/{id}", u.signed(u.driveFolderPage))
-		// download and download.zip (one pattern, so that /drive/edit/{id} is the more specific).
-		m.HandleFunc("GET /drive/{id}/{what}", u.signed(u.driveItemGet))
-		m.HandleFunc("GET /drive/edit/{id}", u.signed(u.driveEdit))
 		parseDriveEditPage(u.pages)
 	}
-	m.HandleFunc("GET /contacts", u.signed(u.contactsPage))
-	m.HandleFunc("GET /contacts/directory", u.signed(u.contactsDirectory))
-	m.HandleFunc("GET /calendar", u.signed(u.calendar))
-	m.HandleFunc("GET /admin/webhooks", u.admin(u.adminWebhooks))
-	m.HandleFunc("GET /admin/webhooks/{id}", u.admin(u.adminWebhook))
-	m.HandleFunc("GET /admin/principals", u.admin(u.adminPrincipals))
 	parsePartnerPages(u.pages)
-	m.HandleFunc("GET /partner", u.signed(u.partnerList))
-	m.HandleFunc("GET /partner/{id}", u.signed(u.partnerOrg))
-	m.HandleFunc("GET /admin", u.admin(u.adminUsers))
-	m.HandleFunc("GET /admin/teams", u.admin(u.adminTeams))
-	m.HandleFunc("GET /admin/usage", u.admin(u.adminUsage))
-	m.HandleFunc("GET /admin/audit", u.admin(u.adminAudit))
-	m.HandleFunc("GET /assets/", u.asset)
+	m := http.NewServeMux()
+	for _, r := range u.table() {
+		m.HandleFunc(r.method+" "+r.pattern, r.h)
+	}
 	u.mux = m
 	return u
 }

@@ -57,3 +57,24 @@ func TestPageStatuses(t *testing.T) {
 		t.Errorf("an error without a code: %d", got)
 	}
 }
+
+// The router gets the web app's routes from its one table, in gin's syntax.
+func TestRoutesFromTheTable(t *testing.T) {
+	u := New(Config{PublicURL: "http://127.0.0.1:8080", Drive: nil})
+	got := map[Route]bool{}
+	for _, r := range u.Routes() {
+		got[r] = true
+	}
+	for _, want := range []Route{{"GET", "/"}, {"POST", "/signin"}, {"POST", "/settings/tokens/:id/revoke"},
+		{"GET", "/assets/*file"}, {"HEAD", "/assets/*file"}, {"GET", "/calendar"}, {"GET", "/partner/:id"}} {
+		if !got[want] {
+			t.Errorf("no route %v in %v", want, u.Routes())
+		}
+	}
+	if got[Route{"GET", "/drive"}] {
+		t.Error("the drive's pages are routed without a drive")
+	}
+	if len(got) != len(u.table())+1 { // the assets' HEAD
+		t.Errorf("%d routes for %d table rows", len(got), len(u.table()))
+	}
+}
