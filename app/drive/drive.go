@@ -188,6 +188,8 @@ type Share struct {
 	CreatedBy  string     `json:"created_by"`
 	UserID     string     `json:"-"`
 	Token      string     `json:"-"`
+	TeamID     string     `json:"-"`
+	OrgWide    bool       `json:"shared_with_organization"`
 	Permission string     `json:"permission"`
 	ExpiresAt  *time.Time `json:"expires_at"`
 	CreatedAt  time.Time  `json:"created_at"`

@@ -24,13 +24,16 @@ type ShareStore interface {
 	UpdateShare(ctx context.Context, sh Share) error
 	Share(ctx context.Context, id string) (Share, error)
 	ShareByToken(ctx context.Context, token string) (Share, error)
-	// UserShare returns the share of fileID with userID.
-	UserShare(ctx context.Context, fileID, userID string) (Share, error)
-	// Shares lists a file's shares, the oldest first, with the users they are with.
+	// GranteeShare returns the share of fileID with the user, the team or the
+	// organisation that g is with (g.UserID, g.TeamID or g.OrgWide).
+	GranteeShare(ctx context.Context, fileID string, g Share) (Share, error)
+	// Shares lists a file's shares, the oldest first, with the users and teams they are with.
 	Shares(ctx context.Context, fileID string) ([]ShareInfo, error)
 	DeleteShare(ctx context.Context, id string) error
 	// OrgUser finds a user of orgID by id, or by e-mail (any case) when id is empty.
 	OrgUser(ctx context.Context, orgID, id, email string) (ShareUser, error)
+	// OrgTeam returns the team teamID of orgID; not_found when orgID has none.
+	OrgTeam(ctx context.Context, orgID, teamID string) (ShareTeam, error)
 	// LinkPlan returns the plan of organisation orgID for a link userID created:
 	// not_found unless the organisation and the user are active.
 	LinkPlan(ctx context.Context, orgID, userID string) (Plan, error)
@@ -50,22 +53,32 @@ type ShareUser struct {
 	Status      string `json:"-"`
 }
 
-// ShareInfo is a share as its owner sees it: with a user (shared_with) or by
+// ShareTeam is the team a share is with (ShareInfo.shared_with_team).
+type ShareTeam struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// ShareInfo is a share as its owner sees it: with a user (shared_with), a team
+// (shared_with_team), the whole organisation (shared_with_organization) or by
 // link (share_link).
 type ShareInfo struct {
 	Share
-	SharedWith *ShareUser `json:"shared_with"`
-	ShareLink  *string    `json:"share_link"`
+	SharedWith     *ShareUser `json:"shared_with"`
+	SharedWithTeam *ShareTeam `json:"shared_with_team"`
+	ShareLink      *string    `json:"share_link"`
 }
 
-// ShareRequest creates a share (ShareCreate): by link, or with a user given by
-// id or e-mail.
+// ShareRequest creates a share (ShareCreate): by link, with a user given by id
+// or e-mail, with a team of the organisation, or with the whole organisation.
 type ShareRequest struct {
-	CreateLink bool
-	UserID     string
-	Email      string
-	Permission string
-	ExpiresAt  *time.Time
+	CreateLink   bool
+	UserID       string
+	Email        string
+	TeamID       string
+	Organization bool
+	Permission   string
+	ExpiresAt    *time.Time
 }
 
 // SharedLink is what a shared link shows (SharedLinkResponse): the shared item
@@ -144,20 +157,29 @@ func newLinkToken() (string, error) {
 	return base64.RawURLEncoding.EncodeToString(b), nil
 }
 
-func (s *Service) info(sh Share, u *ShareUser) ShareInfo {
-	in := ShareInfo{Share: sh, SharedWith: u}
-	if sh.Token != "" {
+func (s *Service) info(sh Share, u *ShareUser, t *ShareTeam) ShareInfo {
+	in := ShareInfo{Share: sh}
+	switch {
+	case sh.Token != "":
 		l := s.ShareLink(sh.Token)
 		in.ShareLink = &l
-		in.SharedWith = nil
+	case sh.TeamID != "":
+		in.SharedWithTeam = t
+	case sh.UserID != "":
+		in.SharedWith = u
 	}
 	return in
 }
 
 // CreateShare shares an item the caller owns: with an active user of their
-// organisation (a second share with the same user changes its permission and
-// expiry), or by a new link. It emits drive.share.created and records
-// share.created.
+// organisation, with a team of it (every member, as the membership is at each
+// request), with the whole organisation, or by a new link. A second share
+// with the same user, team or organisation changes its permission and expiry.
+// It emits drive.share.created and records share.created (share.updated for
+// a change). Errors: validation_failed (no or several recipients, a user who
+// is not an active user of the organisation, a past expiry), not_found (the
+// item, or a team the organisation does not have), forbidden (an item shared
+// with the caller), conflict (a pending upload, an item in the trash).
 func (s *Service) CreateShare(ctx context.Context, p *app.Principal, fileID string, req ShareRequest) (ShareInfo, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return ShareInfo{}, err
@@ -168,13 +190,19 @@ func (s *Service) CreateShare(ctx context.Context, p *app.Principal, fileID stri
 		req.Permission = PermView
 	}
 	v.Check(req.Permission == PermView || req.Permission == PermEdit, "body.permission", "The permission is view or edit.", req.Permission)
-	req.UserID, req.Email = strings.TrimSpace(req.UserID), strings.TrimSpace(req.Email)
+	req.UserID, req.Email, req.TeamID = strings.TrimSpace(req.UserID), strings.TrimSpace(req.Email), strings.TrimSpace(req.TeamID)
 	user := req.UserID != "" || req.Email != ""
+	kinds := 0
+	for _, k := range []bool{req.CreateLink, user, req.TeamID != "", req.Organization} {
+		if k {
+			kinds++
+		}
+	}
 	switch {
-	case req.CreateLink && user:
-		v.Add("body.create_link", "Create either a link (create_link) or a share with a user (user_id or email), not both.", true)
-	case !req.CreateLink && !user:
-		v.Add("body", "Set create_link to true for a link, or user_id or email to share with a user of your organisation.", nil)
+	case kinds > 1:
+		v.Add("body", "Share with one recipient at a time: a link (create_link), a user (user_id or email), a team (team_id) or the organisation (organization).", nil)
+	case kinds == 0:
+		v.Add("body", "Set create_link to true for a link, user_id or email to share with a user of your organisation, team_id for one of its teams, or organization to true for all of it.", nil)
 	}
 	if req.ExpiresAt != nil {
 		v.Check(req.ExpiresAt.After(now), "body.expires_at", "The expiry must be in the future.", req.ExpiresAt.Format(time.RFC3339))
@@ -193,7 +221,9 @@ func (s *Service) CreateShare(ctx context.Context, p *app.Principal, fileID stri
 		return ShareInfo{}, app.Errorf(app.EConflict, "%q is in the trash; restore it first.", f.Name)
 	}
 	var target ShareUser
-	if user {
+	var team ShareTeam
+	switch {
+	case user:
 		loc, val := "body.user_id", req.UserID
 		if req.UserID == "" {
 			loc, val = "body.email", req.Email
@@ -207,15 +237,24 @@ func (s *Service) CreateShare(ctx context.Context, p *app.Principal, fileID stri
 		case target.UserID == f.OwnerID:
 			return ShareInfo{}, app.Invalid(loc, "The owner has the item already; share it with someone else.", val)
 		}
+	case req.TeamID != "":
+		team, err = s.store.OrgTeam(ctx, f.OrgID, req.TeamID)
+		if app.ErrorCode(err) == app.ENotFound {
+			return ShareInfo{}, app.Errorf(app.ENotFound, "Your organisation has no team %s.", req.TeamID)
+		}
+		if err != nil {
+			return ShareInfo{}, err
+		}
 	}
 	if req.ExpiresAt != nil {
 		t := req.ExpiresAt.UTC().Truncate(time.Millisecond)
 		req.ExpiresAt = &t
 	}
+	grantee := Share{UserID: target.UserID, TeamID: team.ID, OrgWide: req.Organization}
 	var out ShareInfo
 	err = s.store.InTx(ctx, func(ctx context.Context) error {
-		if user {
-			sh, err := s.store.UserShare(ctx, f.ID, target.UserID)
+		if !req.CreateLink {
+			sh, err := s.store.GranteeShare(ctx, f.ID, grantee)
 			if err == nil {
 				var changed []string
 				if sh.Permission != req.Permission {
@@ -228,7 +267,7 @@ func (s *Service) CreateShare(ctx context.Context, p *app.Principal, fileID stri
 				if err := s.store.UpdateShare(ctx, sh); err != nil {
 					return err
 				}
-				out = s.info(sh, &target)
+				out = s.info(sh, &target, &team)
 				return s.record(ctx, p, AuditShareUpdated, "share", sh.ID, changed...)
 			}
 			if app.ErrorCode(err) != app.ENotFound {
@@ -236,11 +275,10 @@ func (s *Service) CreateShare(ctx context.Context, p *app.Principal, fileID stri
 			}
 		}
 		sh := Share{ID: app.NewID(), FileID: f.ID, OrgID: f.OrgID, OwnerID: f.OwnerID, CreatedBy: p.UserID,
+			UserID: grantee.UserID, TeamID: grantee.TeamID, OrgWide: grantee.OrgWide,
 			Permission: req.Permission, ExpiresAt: req.ExpiresAt, CreatedAt: now}
 		var link any
-		if user {
-			sh.UserID = target.UserID
-		} else {
+		if req.CreateLink {
 			tok, err := newLinkToken()
 			if err != nil {
 				return err
@@ -251,8 +289,17 @@ func (s *Service) CreateShare(ctx context.Context, p *app.Principal, fileID stri
 		if err := s.store.CreateShare(ctx, sh); err != nil {
 			return err
 		}
-		out = s.info(sh, &target)
-		if err := s.emit(ctx, EventShareCreated, f, map[string]any{"share_id": sh.ID, "link": link, "permission": sh.Permission}); err != nil {
+		out = s.info(sh, &target, &team)
+		data := map[string]any{"share_id": sh.ID, "link": link, "permission": sh.Permission}
+		switch {
+		case sh.TeamID != "":
+			data["team_id"] = sh.TeamID
+		case sh.OrgWide:
+			data["organization"] = true
+		case sh.UserID != "":
+			data["user_id"] = sh.UserID
+		}
+		if err := s.emit(ctx, EventShareCreated, f, data); err != nil {
 			return err
 		}
 		return s.record(ctx, p, AuditShareCreated, "share", sh.ID)
@@ -286,7 +333,7 @@ func (s *Service) ListShares(ctx context.Context, p *app.Principal, fileID strin
 	}
 	out := make([]ShareInfo, 0, len(list))
 	for _, in := range list {
-		out = append(out, s.info(in.Share, in.SharedWith))
+		out = append(out, s.info(in.Share, in.SharedWith, in.SharedWithTeam))
 	}
 	return out, nil
 }

@@ -723,8 +723,14 @@ type ShareCreate struct {
 	// ExpiresAt When the share stops working; must be in the future. Never when absent.
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 
+	// Organization Share with every user of your organisation, as it is at each request.
+	Organization *bool `json:"organization,omitempty"`
+
 	// Permission view (read and download) or edit (also change content, rename, upload into a shared folder).
 	Permission *ShareCreatePermission `json:"permission,omitempty"`
+
+	// TeamId Share with every member of this team of your organisation, as its membership is at each request.
+	TeamId *string `json:"team_id,omitempty"`
 
 	// UserId Share with this user of your organisation.
 	UserId *string `json:"user_id,omitempty"`
@@ -744,7 +750,17 @@ type ShareInfo struct {
 	ShareLink  *string    `json:"share_link"`
 
 	// SharedWith A ShareUser, or null.
-	SharedWith *ShareUserOrNull `json:"shared_with"`
+	SharedWith             *ShareUserOrNull `json:"shared_with"`
+	SharedWithOrganization bool             `json:"shared_with_organization"`
+
+	// SharedWithTeam A ShareTeam, or null.
+	SharedWithTeam *ShareTeamOrNull `json:"shared_with_team"`
+}
+
+// ShareTeamOrNull A ShareTeam, or null.
+type ShareTeamOrNull struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
 }
 
 // ShareUserOrNull A ShareUser, or null.
@@ -1135,7 +1151,7 @@ type ClientInterface interface {
 
 	// CreateShareWithBody Share a file or folder
 	//
-	// Owner only. With `create_link: true` creates a public link: `share_link` is `{public_url}/s/{token}`, a page where a person sees the item, downloads it or browses the shared folder; `{token}` is what the `/drive/shared-link/{token}` endpoints take (at least 128 random bits). With `user_id` or `email` shares with an active user of your organisation, who then finds the item in `GET /drive/shared`; sharing again with the same user changes the permission and expiry of that share instead of adding one. `permission`: `view` (default) or `edit`. `expires_at` must be in the future (else 422). Emits `drive.share.created` (`file_id`, `share_id`, `link`: the link URL, null for a user share) and records `share.created` in the audit log. A user outside your organisation → 422; an item you do not own → 403 (shared with you) or 404.
+	// Owner only. With `create_link: true` creates a public link: `share_link` is `{public_url}/s/{token}`, a page where a person sees the item, downloads it or browses the shared folder; `{token}` is what the `/drive/shared-link/{token}` endpoints take (at least 128 random bits). With `user_id` or `email` shares with an active user of your organisation, who then finds the item in `GET /drive/shared`; with `team_id` with every member of one of your organisation's teams, and with `organization: true` with every user of your organisation — membership is read at each request, so someone who joins sees the item at once and someone who leaves loses it at once. Sharing again with the same user, team or organisation changes the permission and expiry of that share instead of adding one; one person reached by several shares gets the broadest permission. One recipient per request (else 422). `permission`: `view` (default) or `edit`. `expires_at` must be in the future (else 422). Emits `drive.share.created` (`file_id`, `share_id`, `link`: the link URL, null for other shares; `user_id`, `team_id` or `organization: true` for the recipient) and records `share.created` in the audit log. A user outside your organisation → 422; a team of another organisation → 404; an item you do not own → 403 (shared with you) or 404.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1144,7 +1160,7 @@ type ClientInterface interface {
 
 	// CreateShare Share a file or folder
 	//
-	// Owner only. With `create_link: true` creates a public link: `share_link` is `{public_url}/s/{token}`, a page where a person sees the item, downloads it or browses the shared folder; `{token}` is what the `/drive/shared-link/{token}` endpoints take (at least 128 random bits). With `user_id` or `email` shares with an active user of your organisation, who then finds the item in `GET /drive/shared`; sharing again with the same user changes the permission and expiry of that share instead of adding one. `permission`: `view` (default) or `edit`. `expires_at` must be in the future (else 422). Emits `drive.share.created` (`file_id`, `share_id`, `link`: the link URL, null for a user share) and records `share.created` in the audit log. A user outside your organisation → 422; an item you do not own → 403 (shared with you) or 404.
+	// Owner only. With `create_link: true` creates a public link: `share_link` is `{public_url}/s/{token}`, a page where a person sees the item, downloads it or browses the shared folder; `{token}` is what the `/drive/shared-link/{token}` endpoints take (at least 128 random bits). With `user_id` or `email` shares with an active user of your organisation, who then finds the item in `GET /drive/shared`; with `team_id` with every member of one of your organisation's teams, and with `organization: true` with every user of your organisation — membership is read at each request, so someone who joins sees the item at once and someone who leaves loses it at once. Sharing again with the same user, team or organisation changes the permission and expiry of that share instead of adding one; one person reached by several shares gets the broadest permission. One recipient per request (else 422). `permission`: `view` (default) or `edit`. `expires_at` must be in the future (else 422). Emits `drive.share.created` (`file_id`, `share_id`, `link`: the link URL, null for other shares; `user_id`, `team_id` or `organization: true` for the recipient) and records `share.created` in the audit log. A user outside your organisation → 422; a team of another organisation → 404; an item you do not own → 403 (shared with you) or 404.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1382,7 +1398,7 @@ func (c *Client) SearchDrive(ctx context.Context, params *SearchDriveParams, req
 
 // CreateShareWithBody Share a file or folder
 //
-// Owner only. With `create_link: true` creates a public link: `share_link` is `{public_url}/s/{token}`, a page where a person sees the item, downloads it or browses the shared folder; `{token}` is what the `/drive/shared-link/{token}` endpoints take (at least 128 random bits). With `user_id` or `email` shares with an active user of your organisation, who then finds the item in `GET /drive/shared`; sharing again with the same user changes the permission and expiry of that share instead of adding one. `permission`: `view` (default) or `edit`. `expires_at` must be in the future (else 422). Emits `drive.share.created` (`file_id`, `share_id`, `link`: the link URL, null for a user share) and records `share.created` in the audit log. A user outside your organisation → 422; an item you do not own → 403 (shared with you) or 404.
+// Owner only. With `create_link: true` creates a public link: `share_link` is `{public_url}/s/{token}`, a page where a person sees the item, downloads it or browses the shared folder; `{token}` is what the `/drive/shared-link/{token}` endpoints take (at least 128 random bits). With `user_id` or `email` shares with an active user of your organisation, who then finds the item in `GET /drive/shared`; with `team_id` with every member of one of your organisation's teams, and with `organization: true` with every user of your organisation — membership is read at each request, so someone who joins sees the item at once and someone who leaves loses it at once. Sharing again with the same user, team or organisation changes the permission and expiry of that share instead of adding one; one person reached by several shares gets the broadest permission. One recipient per request (else 422). `permission`: `view` (default) or `edit`. `expires_at` must be in the future (else 422). Emits `drive.share.created` (`file_id`, `share_id`, `link`: the link URL, null for other shares; `user_id`, `team_id` or `organization: true` for the recipient) and records `share.created` in the audit log. A user outside your organisation → 422; a team of another organisation → 404; an item you do not own → 403 (shared with you) or 404.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1401,7 +1417,7 @@ func (c *Client) CreateShareWithBody(ctx context.Context, fileId string, content
 
 // CreateShare Share a file or folder
 //
-// Owner only. With `create_link: true` creates a public link: `share_link` is `{public_url}/s/{token}`, a page where a person sees the item, downloads it or browses the shared folder; `{token}` is what the `/drive/shared-link/{token}` endpoints take (at least 128 random bits). With `user_id` or `email` shares with an active user of your organisation, who then finds the item in `GET /drive/shared`; sharing again with the same user changes the permission and expiry of that share instead of adding one. `permission`: `view` (default) or `edit`. `expires_at` must be in the future (else 422). Emits `drive.share.created` (`file_id`, `share_id`, `link`: the link URL, null for a user share) and records `share.created` in the audit log. A user outside your organisation → 422; an item you do not own → 403 (shared with you) or 404.
+// Owner only. With `create_link: true` creates a public link: `share_link` is `{public_url}/s/{token}`, a page where a person sees the item, downloads it or browses the shared folder; `{token}` is what the `/drive/shared-link/{token}` endpoints take (at least 128 random bits). With `user_id` or `email` shares with an active user of your organisation, who then finds the item in `GET /drive/shared`; with `team_id` with every member of one of your organisation's teams, and with `organization: true` with every user of your organisation — membership is read at each request, so someone who joins sees the item at once and someone who leaves loses it at once. Sharing again with the same user, team or organisation changes the permission and expiry of that share instead of adding one; one person reached by several shares gets the broadest permission. One recipient per request (else 422). `permission`: `view` (default) or `edit`. `expires_at` must be in the future (else 422). Emits `drive.share.created` (`file_id`, `share_id`, `link`: the link URL, null for other shares; `user_id`, `team_id` or `organization: true` for the recipient) and records `share.created` in the audit log. A user outside your organisation → 422; a team of another organisation → 404; an item you do not own → 403 (shared with you) or 404.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2596,7 +2612,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateShareWithBodyWithResponse Share a file or folder
 	//
-	// Owner only. With `create_link: true` creates a public link: `share_link` is `{public_url}/s/{token}`, a page where a person sees the item, downloads it or browses the shared folder; `{token}` is what the `/drive/shared-link/{token}` endpoints take (at least 128 random bits). With `user_id` or `email` shares with an active user of your organisation, who then finds the item in `GET /drive/shared`; sharing again with the same user changes the permission and expiry of that share instead of adding one. `permission`: `view` (default) or `edit`. `expires_at` must be in the future (else 422). Emits `drive.share.created` (`file_id`, `share_id`, `link`: the link URL, null for a user share) and records `share.created` in the audit log. A user outside your organisation → 422; an item you do not own → 403 (shared with you) or 404.
+	// Owner only. With `create_link: true` creates a public link: `share_link` is `{public_url}/s/{token}`, a page where a person sees the item, downloads it or browses the shared folder; `{token}` is what the `/drive/shared-link/{token}` endpoints take (at least 128 random bits). With `user_id` or `email` shares with an active user of your organisation, who then finds the item in `GET /drive/shared`; with `team_id` with every member of one of your organisation's teams, and with `organization: true` with every user of your organisation — membership is read at each request, so someone who joins sees the item at once and someone who leaves loses it at once. Sharing again with the same user, team or organisation changes the permission and expiry of that share instead of adding one; one person reached by several shares gets the broadest permission. One recipient per request (else 422). `permission`: `view` (default) or `edit`. `expires_at` must be in the future (else 422). Emits `drive.share.created` (`file_id`, `share_id`, `link`: the link URL, null for other shares; `user_id`, `team_id` or `organization: true` for the recipient) and records `share.created` in the audit log. A user outside your organisation → 422; a team of another organisation → 404; an item you do not own → 403 (shared with you) or 404.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2605,7 +2621,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateShareWithResponse Share a file or folder
 	//
-	// Owner only. With `create_link: true` creates a public link: `share_link` is `{public_url}/s/{token}`, a page where a person sees the item, downloads it or browses the shared folder; `{token}` is what the `/drive/shared-link/{token}` endpoints take (at least 128 random bits). With `user_id` or `email` shares with an active user of your organisation, who then finds the item in `GET /drive/shared`; sharing again with the same user changes the permission and expiry of that share instead of adding one. `permission`: `view` (default) or `edit`. `expires_at` must be in the future (else 422). Emits `drive.share.created` (`file_id`, `share_id`, `link`: the link URL, null for a user share) and records `share.created` in the audit log. A user outside your organisation → 422; an item you do not own → 403 (shared with you) or 404.
+	// Owner only. With `create_link: true` creates a public link: `share_link` is `{public_url}/s/{token}`, a page where a person sees the item, downloads it or browses the shared folder; `{token}` is what the `/drive/shared-link/{token}` endpoints take (at least 128 random bits). With `user_id` or `email` shares with an active user of your organisation, who then finds the item in `GET /drive/shared`; with `team_id` with every member of one of your organisation's teams, and with `organization: true` with every user of your organisation — membership is read at each request, so someone who joins sees the item at once and someone who leaves loses it at once. Sharing again with the same user, team or organisation changes the permission and expiry of that share instead of adding one; one person reached by several shares gets the broadest permission. One recipient per request (else 422). `permission`: `view` (default) or `edit`. `expires_at` must be in the future (else 422). Emits `drive.share.created` (`file_id`, `share_id`, `link`: the link URL, null for other shares; `user_id`, `team_id` or `organization: true` for the recipient) and records `share.created` in the audit log. A user outside your organisation → 422; a team of another organisation → 404; an item you do not own → 403 (shared with you) or 404.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3964,7 +3980,7 @@ func (c *ClientWithResponses) SearchDriveWithResponse(ctx context.Context, param
 
 // CreateShareWithBodyWithResponse Share a file or folder
 //
-// Owner only. With `create_link: true` creates a public link: `share_link` is `{public_url}/s/{token}`, a page where a person sees the item, downloads it or browses the shared folder; `{token}` is what the `/drive/shared-link/{token}` endpoints take (at least 128 random bits). With `user_id` or `email` shares with an active user of your organisation, who then finds the item in `GET /drive/shared`; sharing again with the same user changes the permission and expiry of that share instead of adding one. `permission`: `view` (default) or `edit`. `expires_at` must be in the future (else 422). Emits `drive.share.created` (`file_id`, `share_id`, `link`: the link URL, null for a user share) and records `share.created` in the audit log. A user outside your organisation → 422; an item you do not own → 403 (shared with you) or 404.
+// Owner only. With `create_link: true` creates a public link: `share_link` is `{public_url}/s/{token}`, a page where a person sees the item, downloads it or browses the shared folder; `{token}` is what the `/drive/shared-link/{token}` endpoints take (at least 128 random bits). With `user_id` or `email` shares with an active user of your organisation, who then finds the item in `GET /drive/shared`; with `team_id` with every member of one of your organisation's teams, and with `organization: true` with every user of your organisation — membership is read at each request, so someone who joins sees the item at once and someone who leaves loses it at once. Sharing again with the same user, team or organisation changes the permission and expiry of that share instead of adding one; one person reached by several shares gets the broadest permission. One recipient per request (else 422). `permission`: `view` (default) or `edit`. `expires_at` must be in the future (else 422). Emits `drive.share.created` (`file_id`, `share_id`, `link`: the link URL, null for other shares; `user_id`, `team_id` or `organization: true` for the recipient) and records `share.created` in the audit log. A user outside your organisation → 422; a team of another organisation → 404; an item you do not own → 403 (shared with you) or 404.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3979,7 +3995,7 @@ func (c *ClientWithResponses) CreateShareWithBodyWithResponse(ctx context.Contex
 
 // CreateShareWithResponse Share a file or folder
 //
-// Owner only. With `create_link: true` creates a public link: `share_link` is `{public_url}/s/{token}`, a page where a person sees the item, downloads it or browses the shared folder; `{token}` is what the `/drive/shared-link/{token}` endpoints take (at least 128 random bits). With `user_id` or `email` shares with an active user of your organisation, who then finds the item in `GET /drive/shared`; sharing again with the same user changes the permission and expiry of that share instead of adding one. `permission`: `view` (default) or `edit`. `expires_at` must be in the future (else 422). Emits `drive.share.created` (`file_id`, `share_id`, `link`: the link URL, null for a user share) and records `share.created` in the audit log. A user outside your organisation → 422; an item you do not own → 403 (shared with you) or 404.
+// Owner only. With `create_link: true` creates a public link: `share_link` is `{public_url}/s/{token}`, a page where a person sees the item, downloads it or browses the shared folder; `{token}` is what the `/drive/shared-link/{token}` endpoints take (at least 128 random bits). With `user_id` or `email` shares with an active user of your organisation, who then finds the item in `GET /drive/shared`; with `team_id` with every member of one of your organisation's teams, and with `organization: true` with every user of your organisation — membership is read at each request, so someone who joins sees the item at once and someone who leaves loses it at once. Sharing again with the same user, team or organisation changes the permission and expiry of that share instead of adding one; one person reached by several shares gets the broadest permission. One recipient per request (else 422). `permission`: `view` (default) or `edit`. `expires_at` must be in the future (else 422). Emits `drive.share.created` (`file_id`, `share_id`, `link`: the link URL, null for other shares; `user_id`, `team_id` or `organization: true` for the recipient) and records `share.created` in the audit log. A user outside your organisation → 422; a team of another organisation → 404; an item you do not own → 403 (shared with you) or 404.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

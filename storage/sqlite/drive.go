@@ -471,10 +471,10 @@ func listWhere(q drive.Query) (cond string, args []any, extra string, err error)
 		args = append(args, q.OwnerID)
 	case drive.ListShared:
 		where = append(where, "f.organization_id = ?", "f.trashed_at IS NULL", "f.status <> 'pending'", "f.owner_id <> ?",
-			"f.id IN (SELECT file_id FROM drive_shares WHERE user_id = ? AND (expires_at IS NULL OR expires_at > ?))")
+			"f.id IN (SELECT file_id FROM drive_share_grants WHERE user_id = ? AND (expires_at IS NULL OR expires_at > ?))")
 		args = append(args, q.OrgID, q.UserID, q.UserID, ms(q.Now))
 		extra = `, (SELECT CASE max(CASE permission WHEN 'edit' THEN 2 ELSE 1 END) WHEN 2 THEN 'edit' ELSE 'view' END
-			FROM drive_shares WHERE file_id = f.id AND user_id = ? AND (expires_at IS NULL OR expires_at > ?))`
+			FROM drive_share_grants WHERE file_id = f.id AND user_id = ? AND (expires_at IS NULL OR expires_at > ?))`
 	default:
 		return "", nil, "", fmt.Errorf("unknown listing kind %q", q.Kind)
 	}
@@ -808,10 +808,11 @@ func (s DriveStore) DeleteOrphan(ctx context.Context, hash string) error {
 	return mapErr(err, "orphan blob")
 }
 
-// SharePermission returns the best permission unexpired user shares of fileIDs grant userID.
+// SharePermission returns the best permission unexpired shares of fileIDs
+// grant userID: with them, with a team they are in, with their organisation.
 func (s DriveStore) SharePermission(ctx context.Context, userID string, fileIDs []string, now time.Time) (string, error) {
 	var best sql.NullInt64
-	err := s.read(ctx).QueryRowContext(ctx, `SELECT max(CASE permission WHEN 'edit' THEN 2 ELSE 1 END) FROM drive_shares
+	err := s.read(ctx).QueryRowContext(ctx, `SELECT max(CASE permission WHEN 'edit' THEN 2 ELSE 1 END) FROM drive_share_grants
 		WHERE user_id = ? AND file_id IN (SELECT value FROM json_each(?)) AND (expires_at IS NULL OR expires_at > ?)`,
 		userID, jsonIDs(fileIDs), ms(now)).Scan(&best)
 	if err != nil {

@@ -90,7 +90,7 @@ func (s DriveStore) VersionsWithoutDigests(ctx context.Context, afterID string, 
 func (s DriveStore) SharedSince(ctx context.Context, orgID, userID string, now time.Time) (time.Time, error) {
 	var t int64
 	err := s.read(ctx).QueryRowContext(ctx, `SELECT max(
-		ifnull((SELECT max(sh.created_at) FROM drive_shares sh JOIN drive_files f ON f.id = sh.file_id
+		ifnull((SELECT max(sh.since) FROM drive_share_grants sh JOIN drive_files f ON f.id = sh.file_id
 			WHERE sh.user_id = ? AND (sh.expires_at IS NULL OR sh.expires_at > ?)
 			AND f.organization_id = ? AND f.trashed_at IS NULL AND f.status <> 'pending'), 0),
 		ifnull((SELECT created_at FROM users WHERE id = ?), 0))`, userID, ms(now), orgID, userID).Scan(&t)

@@ -107,9 +107,9 @@ func (s DriveStore) FolderParents(ctx context.Context) (map[string]string, error
 	return out, mapErr(rows.Err(), "drive folders")
 }
 
-// SharedRoots returns the items shared with userID by unexpired user shares.
+// SharedRoots returns the items unexpired shares grant userID.
 func (s DriveStore) SharedRoots(ctx context.Context, userID string, now time.Time) ([]string, error) {
-	rows, err := s.read(ctx).QueryContext(ctx, `SELECT DISTINCT file_id FROM drive_shares
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT DISTINCT file_id FROM drive_share_grants
 		WHERE user_id = ? AND (expires_at IS NULL OR expires_at > ?)`, userID, ms(now))
 	if err != nil {
 		return nil, mapErr(err, "drive shares")

@@ -10,14 +10,14 @@ import (
 )
 
 const shareCols = `s.id, s.organization_id, s.file_id, s.owner_id, s.created_by, ifnull(s.user_id, ''), ifnull(s.token, ''),
-	s.permission, s.expires_at, s.created_at`
+	ifnull(s.team_id, ''), s.organization_wide, s.permission, s.expires_at, s.created_at`
 
 func scanShare(sc interface{ Scan(...any) error }, extra ...any) (drive.Share, error) {
 	var sh drive.Share
 	var exp sql.NullInt64
 	var c int64
 	err := sc.Scan(append([]any{&sh.ID, &sh.OrgID, &sh.FileID, &sh.OwnerID, &sh.CreatedBy, &sh.UserID, &sh.Token,
-		&sh.Permission, &exp, &c}, extra...)...)
+		&sh.TeamID, &sh.OrgWide, &sh.Permission, &exp, &c}, extra...)...)
 	sh.ExpiresAt, sh.CreatedAt = fromMSPtr(exp), fromMS(c)
 	return sh, err
 }
@@ -25,8 +25,9 @@ func scanShare(sc interface{ Scan(...any) error }, extra ...any) (drive.Share, e
 // CreateShare inserts a share.
 func (s DriveStore) CreateShare(ctx context.Context, sh drive.Share) error {
 	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO drive_shares (id, organization_id, file_id, owner_id, created_by, user_id,
-		token, permission, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, sh.ID, sh.OrgID, sh.FileID, sh.OwnerID,
-		sh.CreatedBy, emptyNull(sh.UserID), emptyNull(sh.Token), sh.Permission, msPtr(sh.ExpiresAt), ms(sh.CreatedAt))
+		token, team_id, organization_wide, permission, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		sh.ID, sh.OrgID, sh.FileID, sh.OwnerID, sh.CreatedBy, emptyNull(sh.UserID), emptyNull(sh.Token), emptyNull(sh.TeamID),
+		sh.OrgWide, sh.Permission, msPtr(sh.ExpiresAt), ms(sh.CreatedAt))
 	return mapErr(err, "share")
 }
 
@@ -55,33 +56,46 @@ func (s DriveStore) ShareByToken(ctx context.Context, token string) (drive.Share
 	return sh, mapErr(err, "share")
 }
 
-// UserShare returns the share of fileID with userID.
-func (s DriveStore) UserShare(ctx context.Context, fileID, userID string) (drive.Share, error) {
+// GranteeShare returns the share of fileID with the user, the team or the
+// organisation that g is with.
+func (s DriveStore) GranteeShare(ctx context.Context, fileID string, g drive.Share) (drive.Share, error) {
+	cond, arg := `s.user_id = ?`, any(g.UserID)
+	switch {
+	case g.TeamID != "":
+		cond, arg = `s.team_id = ?`, g.TeamID
+	case g.OrgWide:
+		cond, arg = `s.organization_wide = ?`, 1
+	}
 	sh, err := scanShare(s.read(ctx).QueryRowContext(ctx, `SELECT `+shareCols+` FROM drive_shares s
-		WHERE s.file_id = ? AND s.user_id = ? ORDER BY s.created_at LIMIT 1`, fileID, userID))
+		WHERE s.file_id = ? AND `+cond+` ORDER BY s.created_at LIMIT 1`, fileID, arg))
 	return sh, mapErr(err, "share")
 }
 
 const userDisplayName = `CASE WHEN trim(u.first_name || ' ' || u.last_name) = '' THEN u.email ELSE trim(u.first_name || ' ' || u.last_name) END`
 
-// Shares lists a file's shares, the oldest first, with the users they are with.
+// Shares lists a file's shares, the oldest first, with the users and teams
+// they are with.
 func (s DriveStore) Shares(ctx context.Context, fileID string) ([]drive.ShareInfo, error) {
-	rows, err := s.read(ctx).QueryContext(ctx, `SELECT `+shareCols+`, ifnull(u.email, ''), ifnull(`+userDisplayName+`, '')
-		FROM drive_shares s LEFT JOIN users u ON u.id = s.user_id WHERE s.file_id = ? ORDER BY s.created_at, s.id`, fileID)
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT `+shareCols+`, ifnull(u.email, ''), ifnull(`+userDisplayName+`, ''),
+		ifnull(t.name, '') FROM drive_shares s LEFT JOIN users u ON u.id = s.user_id LEFT JOIN teams t ON t.id = s.team_id
+		WHERE s.file_id = ? ORDER BY s.created_at, s.id`, fileID)
 	if err != nil {
 		return nil, mapErr(err, "shares")
 	}
 	defer rows.Close()
 	out := []drive.ShareInfo{}
 	for rows.Next() {
-		var email, name string
-		sh, err := scanShare(rows, &email, &name)
+		var email, name, team string
+		sh, err := scanShare(rows, &email, &name, &team)
 		if err != nil {
 			return nil, mapErr(err, "shares")
 		}
 		in := drive.ShareInfo{Share: sh}
 		if sh.UserID != "" {
 			in.SharedWith = &drive.ShareUser{UserID: sh.UserID, Email: email, DisplayName: name}
+		}
+		if sh.TeamID != "" {
+			in.SharedWithTeam = &drive.ShareTeam{ID: sh.TeamID, Name: team}
 		}
 		out = append(out, in)
 	}
@@ -110,6 +124,14 @@ func (s DriveStore) OrgUser(ctx context.Context, orgID, id, email string) (drive
 	err := s.read(ctx).QueryRowContext(ctx, `SELECT u.id, u.email, `+userDisplayName+`, u.status FROM users u
 		WHERE u.organization_id = ? AND `+cond, orgID, arg).Scan(&u.UserID, &u.Email, &u.DisplayName, &u.Status)
 	return u, mapErr(err, "user")
+}
+
+// OrgTeam returns the team teamID of orgID.
+func (s DriveStore) OrgTeam(ctx context.Context, orgID, teamID string) (drive.ShareTeam, error) {
+	var t drive.ShareTeam
+	err := s.read(ctx).QueryRowContext(ctx, `SELECT id, name FROM teams WHERE organization_id = ? AND id = ?`, orgID, teamID).
+		Scan(&t.ID, &t.Name)
+	return t, mapErr(err, "team")
 }
 
 // LinkPlan returns the plan of an active organisation for a link an active

@@ -11,14 +11,17 @@ import (
 	"atrium/app/drive"
 )
 
-// ShareCreate is the body of share creation: a link (create_link) or a share
-// with a user of the organisation (user_id or email).
+// ShareCreate is the body of share creation: a link (create_link), or a share
+// with a user of the organisation (user_id or email), with one of its teams
+// (team_id) or with all of it (organization).
 type ShareCreate struct {
-	CreateLink bool       `json:"create_link,omitempty" doc:"Create a public link; the response carries share_link."`
-	UserID     string     `json:"user_id,omitempty" maxLength:"200" doc:"Share with this user of your organisation."`
-	Email      string     `json:"email,omitempty" maxLength:"320" doc:"Share with the user of your organisation who has this e-mail address."`
-	Permission string     `json:"permission,omitempty" enum:"view,edit" default:"view" doc:"view (read and download) or edit (also change content, rename, upload into a shared folder)."`
-	ExpiresAt  *time.Time `json:"expires_at,omitempty" doc:"When the share stops working; must be in the future. Never when absent."`
+	CreateLink   bool       `json:"create_link,omitempty" doc:"Create a public link; the response carries share_link."`
+	UserID       string     `json:"user_id,omitempty" maxLength:"200" doc:"Share with this user of your organisation."`
+	Email        string     `json:"email,omitempty" maxLength:"320" doc:"Share with the user of your organisation who has this e-mail address."`
+	TeamID       string     `json:"team_id,omitempty" maxLength:"200" doc:"Share with every member of this team of your organisation, as its membership is at each request."`
+	Organization bool       `json:"organization,omitempty" doc:"Share with every user of your organisation, as it is at each request."`
+	Permission   string     `json:"permission,omitempty" enum:"view,edit" default:"view" doc:"view (read and download) or edit (also change content, rename, upload into a shared folder)."`
+	ExpiresAt    *time.Time `json:"expires_at,omitempty" doc:"When the share stops working; must be in the future. Never when absent."`
 }
 
 // SharePath names a share of a drive item.
@@ -55,7 +58,7 @@ func registerDriveShares(api huma.API, d Deps) {
 	const nf, conflict = http.StatusNotFound, http.StatusConflict
 
 	create := op(http.MethodPost, "/drive/{file_id}/shares", "createShare", "Share a file or folder", tag, write)
-	create.Description = "Owner only. With `create_link: true` creates a public link: `share_link` is `{public_url}/s/{token}`, a page where a person sees the item, downloads it or browses the shared folder; `{token}` is what the `/drive/shared-link/{token}` endpoints take (at least 128 random bits). With `user_id` or `email` shares with an active user of your organisation, who then finds the item in `GET /drive/shared`; sharing again with the same user changes the permission and expiry of that share instead of adding one. `permission`: `view` (default) or `edit`. `expires_at` must be in the future (else 422). Emits `drive.share.created` (`file_id`, `share_id`, `link`: the link URL, null for a user share) and records `share.created` in the audit log. A user outside your organisation → 422; an item you do not own → 403 (shared with you) or 404."
+	create.Description = "Owner only. With `create_link: true` creates a public link: `share_link` is `{public_url}/s/{token}`, a page where a person sees the item, downloads it or browses the shared folder; `{token}` is what the `/drive/shared-link/{token}` endpoints take (at least 128 random bits). With `user_id` or `email` shares with an active user of your organisation, who then finds the item in `GET /drive/shared`; with `team_id` with every member of one of your organisation's teams, and with `organization: true` with every user of your organisation — membership is read at each request, so someone who joins sees the item at once and someone who leaves loses it at once. Sharing again with the same user, team or organisation changes the permission and expiry of that share instead of adding one; one person reached by several shares gets the broadest permission. One recipient per request (else 422). `permission`: `view` (default) or `edit`. `expires_at` must be in the future (else 422). Emits `drive.share.created` (`file_id`, `share_id`, `link`: the link URL, null for other shares; `user_id`, `team_id` or `organization: true` for the recipient) and records `share.created` in the audit log. A user outside your organisation → 422; a team of another organisation → 404; an item you do not own → 403 (shared with you) or 404."
 	huma.Register(api, errs(create, nf, conflict), func(ctx context.Context, in *struct {
 		FilePath
 		Body ShareCreate
@@ -64,13 +67,13 @@ func registerDriveShares(api huma.API, d Deps) {
 		return out(sh), err
 	})
 	list := status(op(http.MethodGet, "/drive/{file_id}/shares", "listShares", "List the shares of a file or folder", tag, read), http.StatusOK)
-	list.Description = "The item's user shares (`shared_with`: `user_id`, `email`, `display_name`) and links (`share_link`), expired ones included (see `expires_at`). The owner and users the item is shared with for editing may list them; view-only → 403."
+	list.Description = "The item's user shares (`shared_with`: `user_id`, `email`, `display_name`), team shares (`shared_with_team`: `id`, `name`), organisation shares (`shared_with_organization: true`) and links (`share_link`), expired ones included (see `expires_at`). The owner and users the item is shared with for editing may list them; view-only → 403."
 	huma.Register(api, errs(list, nf), func(ctx context.Context, in *FilePath) (*body[[]drive.ShareInfo], error) {
 		l, err := s.ListShares(ctx, principal(ctx), in.FileID)
 		return out(l), err
 	})
 	revoke := op(http.MethodDelete, "/drive/{file_id}/shares/{share_id}", "revokeShare", "Revoke a share", tag, write)
-	revoke.Description = "Owner only. The user loses access at once; a revoked link answers 404 everywhere, its page included. Records `share.revoked` in the audit log."
+	revoke.Description = "Owner only. The user, the team's members or the organisation lose access at once; a revoked link answers 404 everywhere, its page included. Records `share.revoked` in the audit log."
 	huma.Register(api, errs(revoke, nf), func(ctx context.Context, in *SharePath) (*struct{}, error) {
 		return nil, s.RevokeShare(ctx, principal(ctx), in.FileID, in.ShareID)
 	})
