@@ -118,6 +118,19 @@ func TestDriveShareWithTeam(t *testing.T) {
 			Body: map[string]any{"name": "new", "parent_id": project.ID}}, Status: 403, Problem: "forbidden"},
 	})
 
+	// Anyone of the organisation finds the teams to share with; its admins
+	// see what is shared with each.
+	s.Run(t, []webtest.Scenario{
+		{Name: "teams to share with", Request: webtest.Request{Method: "GET", Path: "/api/v1/drive/share-teams", Token: carol.rest.tok},
+			Status: 200, Contains: []string{`"id":"` + team + `"`, `"name":"Design"`}, NotContains: []string{"Globex"}},
+		{Name: "what is shared with the team", Request: webtest.Request{Method: "GET", Path: "/api/v1/admin/teams/" + team + "/shares", Token: ann.tok},
+			Status: 200, Contains: []string{`"id":"` + sh.ID + `"`, `"file_id":"` + project.ID + `"`, `"file_name":"Moodboards"`, `"is_folder":true`, `"permission":"view"`, `"owner_name":`}},
+		{Name: "not for members", Request: webtest.Request{Method: "GET", Path: "/api/v1/admin/teams/" + team + "/shares", Token: bob.rest.tok},
+			Status: 403, Problem: "insufficient_scope"},
+		{Name: "not another organisation's team", Request: webtest.Request{Method: "GET", Path: "/api/v1/admin/teams/" + otherTeam + "/shares", Token: ann.tok},
+			Status: 404, Problem: "not_found"},
+	})
+
 	// The mount shows the folder under Shared with me, read-only.
 	if g := bob.want(200, "GET", "/Shared%20with%20me/Moodboards/brief-zanzibar.txt", nil, nil); string(g.Body) != "the brief" {
 		t.Errorf("bob reads through the mount: %q", g.Body)

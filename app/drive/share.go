@@ -34,6 +34,10 @@ type ShareStore interface {
 	OrgUser(ctx context.Context, orgID, id, email string) (ShareUser, error)
 	// OrgTeam returns the team teamID of orgID; not_found when orgID has none.
 	OrgTeam(ctx context.Context, orgID, teamID string) (ShareTeam, error)
+	// OrgTeams lists the teams of orgID by name.
+	OrgTeams(ctx context.Context, orgID string) ([]ShareTeam, error)
+	// TeamShares lists the shares with teamID of live items, the newest first.
+	TeamShares(ctx context.Context, teamID string) ([]TeamShare, error)
 	// LinkPlan returns the plan of organisation orgID for a link userID created:
 	// not_found unless the organisation and the user are active.
 	LinkPlan(ctx context.Context, orgID, userID string) (Plan, error)
@@ -57,6 +61,19 @@ type ShareUser struct {
 type ShareTeam struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
+}
+
+// TeamShare is a share with a team as the organisation's admin sees it.
+type TeamShare struct {
+	ID         string     `json:"id"`
+	FileID     string     `json:"file_id"`
+	FileName   string     `json:"file_name"`
+	IsFolder   bool       `json:"is_folder"`
+	OwnerID    string     `json:"owner_id"`
+	OwnerName  string     `json:"owner_name"`
+	Permission string     `json:"permission"`
+	ExpiresAt  *time.Time `json:"expires_at"`
+	CreatedAt  time.Time  `json:"created_at"`
 }
 
 // ShareInfo is a share as its owner sees it: with a user (shared_with), a team
@@ -308,6 +325,32 @@ func (s *Service) CreateShare(ctx context.Context, p *app.Principal, fileID stri
 		return ShareInfo{}, err
 	}
 	return out, nil
+}
+
+// ShareTeams lists the teams of the caller's organisation, by name: those an
+// item can be shared with. Errors: forbidden, feature_not_in_plan.
+func (s *Service) ShareTeams(ctx context.Context, p *app.Principal) ([]ShareTeam, error) {
+	if err := check(p, app.ScopeDriveRead); err != nil {
+		return nil, err
+	}
+	return s.store.OrgTeams(ctx, p.OrgID)
+}
+
+// TeamShares lists what is shared with a team of the caller's organisation
+// (items in the trash left out), the newest share first; for the
+// organisation's admins. Errors: forbidden, not_found (a team of another
+// organisation).
+func (s *Service) TeamShares(ctx context.Context, p *app.Principal, teamID string) ([]TeamShare, error) {
+	if err := p.Require(app.ScopeAdmin); err != nil {
+		return nil, err
+	}
+	if _, err := s.store.OrgTeam(ctx, p.OrgID, teamID); err != nil {
+		if app.ErrorCode(err) == app.ENotFound {
+			return nil, app.Errorf(app.ENotFound, "Your organisation has no team %s.", teamID)
+		}
+		return nil, err
+	}
+	return s.store.TeamShares(ctx, teamID)
 }
 
 func sameTime(a, b *time.Time) bool {

@@ -134,6 +134,49 @@ func (s DriveStore) OrgTeam(ctx context.Context, orgID, teamID string) (drive.Sh
 	return t, mapErr(err, "team")
 }
 
+// OrgTeams lists the teams of orgID by name.
+func (s DriveStore) OrgTeams(ctx context.Context, orgID string) ([]drive.ShareTeam, error) {
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT id, name FROM teams WHERE organization_id = ?
+		ORDER BY name COLLATE NOCASE, id`, orgID)
+	if err != nil {
+		return nil, mapErr(err, "teams")
+	}
+	defer rows.Close()
+	out := []drive.ShareTeam{}
+	for rows.Next() {
+		var t drive.ShareTeam
+		if err := rows.Scan(&t.ID, &t.Name); err != nil {
+			return nil, mapErr(err, "teams")
+		}
+		out = append(out, t)
+	}
+	return out, mapErr(rows.Err(), "teams")
+}
+
+// TeamShares lists the shares with teamID of live items, the newest first.
+func (s DriveStore) TeamShares(ctx context.Context, teamID string) ([]drive.TeamShare, error) {
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT s.id, f.id, f.name, f.is_folder, f.owner_id, ifnull(`+userDisplayName+`, ''),
+		s.permission, s.expires_at, s.created_at
+		FROM drive_shares s JOIN drive_files f ON f.id = s.file_id LEFT JOIN users u ON u.id = f.owner_id
+		WHERE s.team_id = ? AND f.trashed_at IS NULL AND f.status <> 'pending' ORDER BY s.created_at DESC, s.id`, teamID)
+	if err != nil {
+		return nil, mapErr(err, "team shares")
+	}
+	defer rows.Close()
+	out := []drive.TeamShare{}
+	for rows.Next() {
+		var t drive.TeamShare
+		var exp sql.NullInt64
+		var c int64
+		if err := rows.Scan(&t.ID, &t.FileID, &t.FileName, &t.IsFolder, &t.OwnerID, &t.OwnerName, &t.Permission, &exp, &c); err != nil {
+			return nil, mapErr(err, "team shares")
+		}
+		t.ExpiresAt, t.CreatedAt = fromMSPtr(exp), fromMS(c)
+		out = append(out, t)
+	}
+	return out, mapErr(rows.Err(), "team shares")
+}
+
 // LinkPlan returns the plan of an active organisation for a link an active
 // user of it created.
 func (s DriveStore) LinkPlan(ctx context.Context, orgID, userID string) (drive.Plan, error) {

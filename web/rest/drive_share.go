@@ -78,6 +78,23 @@ func registerDriveShares(api huma.API, d Deps) {
 		return nil, s.RevokeShare(ctx, principal(ctx), in.FileID, in.ShareID)
 	})
 
+	// Atrium extensions outside the stable v1 contract: routed, not published
+	// (docs/api-extensions.md).
+	teams := status(op(http.MethodGet, "/drive/share-teams", "listShareTeams", "The teams an item can be shared with", tag, read), http.StatusOK)
+	teams.Hidden = true
+	teams.Description = "The teams of your organisation, by name (`id`, `name`): what `team_id` of a share takes."
+	huma.Register(api, teams, func(ctx context.Context, in *struct{}) (*body[[]drive.ShareTeam], error) {
+		l, err := s.ShareTeams(ctx, principal(ctx))
+		return out(l), err
+	})
+	teamShares := errs(status(adminOp(http.MethodGet, "/teams/{team_id}/shares", "listAdminTeamShares", "What is shared with a team",
+		"The items shared with the team, the newest share first: `id` (the share), `file_id`, `file_name`, `is_folder`, `owner_id`, `owner_name`, `permission`, `expires_at`, `created_at`. Items in the trash are left out."), http.StatusOK), nf)
+	teamShares.Hidden = true
+	huma.Register(api, teamShares, func(ctx context.Context, in *AdminTeamPath) (*body[[]drive.TeamShare], error) {
+		l, err := s.TeamShares(ctx, principal(ctx), in.TeamID)
+		return out(l), err
+	})
+
 	info := status(publicOp(http.MethodGet, "/drive/shared-link/{token}", "getSharedLink", "What a shared link shares", tag), http.StatusOK)
 	info.Description = "SharedLinkResponse: `name`, `is_folder`, `mime_type`, `size_bytes`, `permission`, `expires_at` of the shared item; for a folder also `items` (folders first, paginated with `page`/`per_page`) of the shared folder or of a folder inside it (`folder_id`), with `folder` and `breadcrumbs` from the shared folder down. Nothing outside the shared folder is reachable (404), nor anything in the trash." + linkGoneDoc
 	huma.Register(api, info, func(ctx context.Context, in *struct {
