@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { base, launch, newPage, noProblems, axe, signIn, screenshot } from './browser.mjs'
+import { base, launch, newPage, noProblems, axe, signIn, signInAs, screenshot } from './browser.mjs'
 
 let browser
 let page
@@ -267,6 +267,42 @@ test('Share → Create link gives a link that opens without an account', async (
   await anon.goto(link)
   await anon.getByRole('heading', { name: fileName }).waitFor()
   await anon.context().close()
+  noProblems(page)
+})
+
+test('Share → with a team and with everyone; the admin sees what the team has', async () => {
+  const team = `Designers ${stamp}`
+  const res = await fetch(`${base}/api/v1/partner/orgs/${process.env.BR_ORG}/teams`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${process.env.ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: team })
+  })
+  assert.equal(res.status, 201, await res.text())
+
+  await page.getByRole('button', { name: `Actions for ${fileName}`, exact: true }).click()
+  await page.getByRole('menu').getByRole('menuitem', { name: 'Share' }).click()
+  const dlg = page.getByRole('dialog', { name: `Share “${fileName}”` })
+  await dlg.getByLabel('Share with', { exact: true }).selectOption('team')
+  await dlg.getByLabel('Team', { exact: true }).selectOption({ label: team })
+  await dlg.getByLabel('May').selectOption('edit')
+  await dlg.getByRole('button', { name: 'Share', exact: true }).click()
+  await dlg.getByRole('listitem').filter({ hasText: `Team ${team} (can edit)` }).waitFor()
+  await dlg.getByLabel('Share with', { exact: true }).selectOption('organization')
+  await dlg.getByLabel('May').selectOption('view')
+  assert.equal(await dlg.getByLabel('Team', { exact: true }).isVisible(), false)
+  await dlg.getByRole('button', { name: 'Share', exact: true }).click()
+  await dlg.getByRole('listitem').filter({ hasText: 'Everyone in the organisation (can view)' }).waitFor()
+  await axe(page, 'the share dialog with a team and the organisation')
+  await dlg.getByRole('button', { name: 'Done' }).click()
+
+  const admin = await signInAs(browser, process.env.ADMIN_EMAIL, process.env.ADMIN_PASSWORD, '/admin/teams')
+  await admin.getByRole('button', { name: `Members of ${team}` }).click()
+  const shared = admin.getByRole('list', { name: 'Shared with this team' })
+  await shared.getByText(fileName, { exact: true }).waitFor()
+  assert.match(await shared.innerText(), /can edit/)
+  await axe(admin, 'the teams page with what a team has')
+  noProblems(admin)
+  await admin.context().close()
   noProblems(page)
 })
 

@@ -474,12 +474,32 @@
         $("member-add").querySelector("button").disabled = !sel.options.length;
       });
     }
+    // loadShares lists what is shared with the team: the item, its owner,
+    // the permission and the expiry.
+    function loadShares() {
+      var t = current;
+      return api("GET", "/admin/teams/" + encodeURIComponent(t.id) + "/shares").then(function (shares) {
+        var ul = $("team-shares");
+        ul.textContent = "";
+        shares = shares || [];
+        $("team-shares-empty").hidden = shares.length > 0;
+        shares.forEach(function (s) {
+          var li = el("li");
+          var what = el("span", "who-line");
+          what.appendChild(el("span", "cname", s.file_name + (s.is_folder ? " (folder)" : "")));
+          what.appendChild(el("span", "sub", "Shared by " + s.owner_name + " · " + (s.permission === "edit" ? "can edit" : "can view") +
+            (s.expires_at ? " · until " + new Date(s.expires_at).toLocaleDateString() : "")));
+          li.appendChild(what);
+          ul.appendChild(li);
+        });
+      });
+    }
     function openMembers(t) {
       current = t;
       body.querySelectorAll("tr").forEach(function (tr) { tr.classList.remove("current"); });
       $("members-h").textContent = "Members of " + t.name;
       var ready = users ? Promise.resolve() : allUsers().then(function (us) { users = us; });
-      ready.then(loadMembers).then(function () {
+      ready.then(function () { return Promise.all([loadMembers(), loadShares()]); }).then(function () {
         $("members").hidden = false;
         $("members-h").focus();
       }).catch(fail);
