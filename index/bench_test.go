@@ -163,7 +163,7 @@ func queriesWith(b *testing.B, facets, dates bool) {
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		q := drive.SearchQuery{Text: words(r, z, 1+i%2), OrgID: "org", OwnerID: fmt.Sprintf("user-%d", i%20),
-			SharedRoots: []string{"folder-3-1"}, SortBy: "relevance", SortOrder: "desc", Limit: 50, Facets: facets}
+			SharedRoots: []string{"folder-3-1"}, SharedFolders: []string{"folder-3-1"}, SortBy: "relevance", SortOrder: "desc", Limit: 50, Facets: facets}
 		if dates {
 			// Bounds anywhere in the corpus's span, off the whole second.
 			from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(r.IntN(benchDocs)) * time.Minute).Add(1500 * time.Millisecond)

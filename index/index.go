@@ -491,8 +491,13 @@ func timeRange(keyField, secField string, after, before *time.Time) query.Query 
 func build(q drive.SearchQuery) query.Query {
 	visible := []query.Query{term("owner_id", q.OwnerID)}
 	if len(q.SharedRoots) > 0 {
-		// An item shared with the caller, and everything below it.
-		visible = append(visible, query.NewDocIDQuery(q.SharedRoots), anyTerm("folders", q.SharedRoots))
+		// An item shared with the caller, and everything below a shared
+		// folder: a term per folder, not per item (thousands of files
+		// shared one by one are one id lookup each).
+		visible = append(visible, query.NewDocIDQuery(q.SharedRoots))
+	}
+	if len(q.SharedFolders) > 0 {
+		visible = append(visible, anyTerm("folders", q.SharedFolders))
 	}
 	// Owner and shared item ids belong to one organisation; the org term
 	// keeps that true whatever the ids, at little cost once it is last.

@@ -62,11 +62,14 @@ type SearchDoc struct {
 // visibility and the filters.
 type SearchQuery struct {
 	Text string
-	// OrgID, OwnerID and SharedRoots bound what may match: items of OrgID
-	// owned by OwnerID, or at or below one of SharedRoots.
-	OrgID       string
-	OwnerID     string
-	SharedRoots []string
+	// OrgID, OwnerID, SharedRoots and SharedFolders bound what may match:
+	// items of OrgID owned by OwnerID, one of SharedRoots (the items shared
+	// with the caller), or below one of SharedFolders (those of them that are
+	// folders).
+	OrgID         string
+	OwnerID       string
+	SharedRoots   []string
+	SharedFolders []string
 	// FolderID keeps items below this folder (any depth).
 	FolderID       string
 	MimeTypes      []string
@@ -155,8 +158,9 @@ type SearchStore interface {
 	CountIndexable(ctx context.Context) (int64, error)
 	// FolderParents returns the parent of every folder ("" at the root).
 	FolderParents(ctx context.Context) (map[string]string, error)
-	// SharedRoots returns the items shared with userID by unexpired user shares.
-	SharedRoots(ctx context.Context, userID string, now time.Time) ([]string, error)
+	// SharedRoots returns the items unexpired shares grant userID, and which
+	// of them are folders.
+	SharedRoots(ctx context.Context, userID string, now time.Time) (roots, folders []string, err error)
 }
 
 // SearchChanges are what a run of outbox events changes in the index.
@@ -361,11 +365,11 @@ func (s *Service) searchQuery(ctx context.Context, p *app.Principal, sp SearchPa
 			return q, app.Invalid("query.folder_id", "The item is a file, not a folder.", q.FolderID)
 		}
 	}
-	roots, err := s.store.SharedRoots(ctx, p.UserID, s.clock.Now())
+	roots, folders, err := s.store.SharedRoots(ctx, p.UserID, s.clock.Now())
 	if err != nil {
 		return q, err
 	}
-	q.SharedRoots = roots
+	q.SharedRoots, q.SharedFolders = roots, folders
 	return q, nil
 }
 

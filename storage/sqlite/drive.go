@@ -453,9 +453,8 @@ func filterSQL(f drive.Filter) (string, any) {
 	return col + " " + filterOps[f.Op] + " ?", v
 }
 
-// listWhere renders the conditions of a listing and their arguments; extra
-// is a column added to the page's SELECT (its arguments come first).
-func listWhere(q drive.Query) (cond string, args []any, extra string, err error) {
+// listWhere renders the conditions of a listing and their arguments.
+func listWhere(q drive.Query) (cond string, args []any, err error) {
 	var where []string
 	switch q.Kind {
 	case drive.ListFolder:
@@ -473,10 +472,8 @@ func listWhere(q drive.Query) (cond string, args []any, extra string, err error)
 		where = append(where, "f.organization_id = ?", "f.trashed_at IS NULL", "f.status <> 'pending'", "f.owner_id <> ?",
 			"f.id IN (SELECT file_id FROM drive_share_grants WHERE user_id = ? AND (expires_at IS NULL OR expires_at > ?))")
 		args = append(args, q.OrgID, q.UserID, q.UserID, ms(q.Now))
-		extra = `, (SELECT CASE max(CASE permission WHEN 'edit' THEN 2 ELSE 1 END) WHEN 2 THEN 'edit' ELSE 'view' END
-			FROM drive_share_grants WHERE file_id = f.id AND user_id = ? AND (expires_at IS NULL OR expires_at > ?))`
 	default:
-		return "", nil, "", fmt.Errorf("unknown listing kind %q", q.Kind)
+		return "", nil, fmt.Errorf("unknown listing kind %q", q.Kind)
 	}
 	if q.Q != "" {
 		where = append(where, `f.name LIKE ? ESCAPE '\'`)
@@ -508,7 +505,7 @@ func listWhere(q drive.Query) (cond string, args []any, extra string, err error)
 		}
 		where = append(where, "("+strings.Join(ors, " OR ")+")")
 	}
-	return strings.Join(where, " AND "), args, extra, nil
+	return strings.Join(where, " AND "), args, nil
 }
 
 // listOrder is the ORDER BY of a listing: folders first, then the sort field, then the id.
@@ -529,40 +526,72 @@ func listQueries(cols, cond, order string) (count, page string) {
 
 // List returns one page of a listing and the total count.
 func (s DriveStore) List(ctx context.Context, q drive.Query) ([]drive.File, int, error) {
-	cond, args, extra, err := listWhere(q)
+	cond, args, err := listWhere(q)
 	if err != nil {
 		return nil, 0, err
 	}
-	count, page := listQueries(fileCols+extra, cond, listOrder(q))
+	count, page := listQueries(fileCols, cond, listOrder(q))
 	var total int
 	if err := s.read(ctx).QueryRowContext(ctx, count, args...).Scan(&total); err != nil {
 		return nil, 0, mapErr(err, "drive listing")
 	}
-	pageArgs := args
-	if extra != "" {
-		pageArgs = append([]any{q.UserID, ms(q.Now)}, args...)
-	}
-	rows, err := s.read(ctx).QueryContext(ctx, page, append(pageArgs, q.Limit, q.Offset)...)
+	rows, err := s.read(ctx).QueryContext(ctx, page, append(args, q.Limit, q.Offset)...)
 	if err != nil {
 		return nil, 0, mapErr(err, "drive listing")
 	}
 	defer rows.Close()
 	out := []drive.File{}
 	for rows.Next() {
-		var perm sql.NullString
-		var f drive.File
-		if extra != "" {
-			f, err = scanFile(rows, &perm)
-		} else {
-			f, err = scanFile(rows)
-		}
+		f, err := scanFile(rows)
 		if err != nil {
 			return nil, 0, mapErr(err, "drive listing")
 		}
-		f.Permission = perm.String
 		out = append(out, f)
 	}
-	return out, total, mapErr(rows.Err(), "drive listing")
+	if err := rows.Err(); err != nil {
+		return nil, 0, mapErr(err, "drive listing")
+	}
+	if q.Kind == drive.ListShared && len(out) > 0 {
+		// What the shares grant, for the page's items only, in one query
+		// whose every branch reads by (grantee, item).
+		ids := make([]string, len(out))
+		for i, f := range out {
+			ids[i] = f.ID
+		}
+		perms, err := s.sharePermissions(ctx, q.UserID, ids, q.Now)
+		if err != nil {
+			return nil, 0, err
+		}
+		for i := range out {
+			out[i].Permission = perms[out[i].ID]
+		}
+	}
+	return out, total, nil
+}
+
+// sharePermissions returns the best permission unexpired shares grant userID
+// on each of fileIDs (those with none are left out).
+func (s DriveStore) sharePermissions(ctx context.Context, userID string, fileIDs []string, now time.Time) (map[string]string, error) {
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT file_id, max(CASE permission WHEN 'edit' THEN 2 ELSE 1 END)
+		FROM drive_share_grants WHERE user_id = ? AND file_id IN (SELECT value FROM json_each(?))
+		AND (expires_at IS NULL OR expires_at > ?) GROUP BY file_id`, userID, jsonIDs(fileIDs), ms(now))
+	if err != nil {
+		return nil, mapErr(err, "drive shares")
+	}
+	defer rows.Close()
+	out := make(map[string]string, len(fileIDs))
+	for rows.Next() {
+		var id string
+		var best int
+		if err := rows.Scan(&id, &best); err != nil {
+			return nil, mapErr(err, "drive shares")
+		}
+		out[id] = drive.PermView
+		if best == 2 {
+			out[id] = drive.PermEdit
+		}
+	}
+	return out, mapErr(rows.Err(), "drive shares")
 }
 
 // DeleteFiles removes rows; versions, shares and locks go with them.

@@ -56,7 +56,7 @@ func TestDriveFavoritesList(t *testing.T) {
 	}
 
 	// The plan of the page and of the count: the partial index, no scan of the drive.
-	cond, args, _, err := listWhere(q)
+	cond, args, err := listWhere(q)
 	if err != nil {
 		t.Fatal(err)
 	}

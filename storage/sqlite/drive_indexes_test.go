@@ -43,7 +43,7 @@ func TestDriveFolderReadsWithoutParentIndex(t *testing.T) {
 	}
 	folder := func(parent string) (count, page string, args []any) {
 		q := drive.Query{Kind: drive.ListFolder, OrgID: "oa", OwnerID: "u1", ParentID: parent, SortBy: "name", Limit: 50}
-		cond, args, _, err := listWhere(q)
+		cond, args, err := listWhere(q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,5 +140,48 @@ func TestColdScanIndex(t *testing.T) {
 		if step.on != strings.Contains(p, "drive_files_access") {
 			t.Fatalf("with the index %v: plan %s", step.on, p)
 		}
+	}
+}
+
+// TestDriveShareGrantsReadByGrantee: what shares grant a user — directly,
+// through a team, through the organisation — is read by the user's own rows
+// of each branch of drive_share_grants, and by (grantee, item) when the items
+// are known: never every grant of a team or an organisation per item, nor an
+// index built on the fly.
+func TestDriveShareGrantsReadByGrantee(t *testing.T) {
+	db, _ := contactsDB(t)
+	q := drive.Query{Kind: drive.ListShared, OrgID: "oa", UserID: "u1", SortBy: "name", Limit: 50, Now: time.Now()}
+	cond, args, err := listWhere(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count, page := listQueries("f.id", cond, listOrder(q))
+	now := ms(time.Now())
+	cases := []struct {
+		name, query string
+		args        []any
+		want        []string
+	}{
+		{"the shared listing's count", count, args, []string{"drive_shares_user (user_id=?)", "team_members_user (user_id=?)", "drive_shares_team (team_id=?)", "users_1 (id=?)"}},
+		{"the shared listing's page", page, append(args, 50, 0), []string{"drive_shares_user (user_id=?)", "team_members_user (user_id=?)", "drive_shares_team (team_id=?)"}},
+		{"the page's permissions", `SELECT file_id, max(CASE permission WHEN 'edit' THEN 2 ELSE 1 END) FROM drive_share_grants
+			WHERE user_id = ? AND file_id IN (SELECT value FROM json_each(?)) AND (expires_at IS NULL OR expires_at > ?) GROUP BY file_id`,
+			[]any{"u1", `["a","b"]`, now}, []string{"drive_shares_file_user (file_id=? AND user_id=?)", "drive_shares_team (team_id=? AND file_id=?)", "drive_shares_org (organization_id=? AND file_id=?)"}},
+		{"an item's permission", `SELECT max(CASE permission WHEN 'edit' THEN 2 ELSE 1 END) FROM drive_share_grants
+			WHERE user_id = ? AND file_id IN (SELECT value FROM json_each(?)) AND (expires_at IS NULL OR expires_at > ?)`,
+			[]any{"u1", `["a"]`, now}, []string{"drive_shares_file_user (file_id=? AND user_id=?)", "drive_shares_team (team_id=? AND file_id=?)", "drive_shares_org (organization_id=? AND file_id=?)"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := queryPlan(t, db, c.query, c.args...)
+			for _, w := range c.want {
+				if !strings.Contains(p, w) {
+					t.Errorf("plan: %s\nwant it to read %s", p, w)
+				}
+			}
+			if strings.Contains(p, "AUTOMATIC") || strings.Contains(p, "SCAN s") || strings.Contains(p, "SCAN m") {
+				t.Errorf("plan: %s\nbuilds an index or reads a whole table", p)
+			}
+		})
 	}
 }

@@ -107,21 +107,32 @@ func (s DriveStore) FolderParents(ctx context.Context) (map[string]string, error
 	return out, mapErr(rows.Err(), "drive folders")
 }
 
-// SharedRoots returns the items unexpired shares grant userID.
-func (s DriveStore) SharedRoots(ctx context.Context, userID string, now time.Time) ([]string, error) {
-	rows, err := s.read(ctx).QueryContext(ctx, `SELECT DISTINCT file_id FROM drive_share_grants
-		WHERE user_id = ? AND (expires_at IS NULL OR expires_at > ?)`, userID, ms(now))
+// SharedRoots returns the items unexpired shares grant userID, and which of
+// them are folders.
+func (s DriveStore) SharedRoots(ctx context.Context, userID string, now time.Time) (roots, folders []string, err error) {
+	// An item shared twice comes twice: one pass, no sort, the rest here.
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT g.file_id, f.is_folder FROM drive_share_grants g
+		JOIN drive_files f ON f.id = g.file_id WHERE g.user_id = ? AND (g.expires_at IS NULL OR g.expires_at > ?)`, userID, ms(now))
 	if err != nil {
-		return nil, mapErr(err, "drive shares")
+		return nil, nil, mapErr(err, "drive shares")
 	}
 	defer rows.Close()
-	out := []string{}
+	roots, folders = []string{}, []string{}
+	seen := map[string]bool{}
 	for rows.Next() {
 		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, mapErr(err, "drive shares")
+		var folder bool
+		if err := rows.Scan(&id, &folder); err != nil {
+			return nil, nil, mapErr(err, "drive shares")
 		}
-		out = append(out, id)
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		roots = append(roots, id)
+		if folder {
+			folders = append(folders, id)
+		}
 	}
-	return out, mapErr(rows.Err(), "drive shares")
+	return roots, folders, mapErr(rows.Err(), "drive shares")
 }

@@ -6,8 +6,12 @@ ALTER TABLE drive_shares ADD COLUMN team_id TEXT REFERENCES teams(id) ON DELETE 
 ALTER TABLE drive_shares ADD COLUMN organization_wide INTEGER NOT NULL DEFAULT 0;
 CREATE UNIQUE INDEX drive_shares_file_team ON drive_shares(file_id, team_id) WHERE team_id IS NOT NULL;
 CREATE UNIQUE INDEX drive_shares_file_org ON drive_shares(file_id) WHERE organization_wide = 1;
-CREATE INDEX drive_shares_team ON drive_shares(team_id) WHERE team_id IS NOT NULL;
-CREATE INDEX drive_shares_org ON drive_shares(organization_id) WHERE organization_wide = 1;
+-- A grant is looked up by user and often by item too: by (team, item) and
+-- (organisation, item) rather than a scan of everything the team has; the
+-- indexes hold what a grant needs, so a reading of thousands of them reads
+-- no table row of drive_shares.
+CREATE INDEX drive_shares_team ON drive_shares(team_id, file_id, expires_at, permission, created_at, id) WHERE team_id IS NOT NULL;
+CREATE INDEX drive_shares_org ON drive_shares(organization_id, file_id, expires_at, permission, created_at, id, owner_id) WHERE organization_wide = 1;
 
 -- What shares grant each user, read at each request: a user share, a team
 -- share through every current member, an organisation share through every
