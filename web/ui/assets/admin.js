@@ -7,14 +7,7 @@
   // api calls the REST API (Atrium.fetchJSON, under /api/v1).
   function api(method, path, body, headers) { return Atrium.fetchJSON(method, "/api/v1" + path, body, headers); }
 
-  function $(id) { return document.getElementById(id); }
-  function el(tag, cls, text) {
-    var e = document.createElement(tag);
-    if (cls) { e.className = cls; }
-    if (text !== undefined && text !== null) { e.textContent = text; }
-    return e;
-  }
-  function show(p, msg) { if (!p) { return; } p.textContent = msg || ""; p.hidden = !msg; }
+  var $ = Atrium.$, el = Atrium.el, show = Atrium.showError;
   var flashTimer;
   function flash(msg) {
     show($("adm-error"), "");

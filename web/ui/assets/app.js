@@ -98,9 +98,52 @@ window.Atrium = (function () {
     if (b) { b.closest("dialog").close(); }
   });
 
+  // closeDialog closes the dialog d if it is open.
+  function closeDialog(d) { if (d && d.open) { d.close(); } }
+
+  // $ is the element with the id.
+  function $(id) { return document.getElementById(id); }
+
+  // el makes an element: attrs is its class name (a string) or its
+  // attributes (an object); text, when given, its text (never HTML).
+  function el(tag, attrs, text) {
+    var e = document.createElement(tag);
+    if (typeof attrs === "string") {
+      if (attrs) { e.className = attrs; }
+    } else if (attrs) {
+      Object.keys(attrs).forEach(function (k) { e.setAttribute(k, attrs[k]); });
+    }
+    if (text !== undefined && text !== null) { e.textContent = text; }
+    return e;
+  }
+
+  // showError puts msg (a string or an Error) in the message box and shows
+  // it, or empties and hides the box when msg is empty; focus moves the
+  // focus to the box (it needs a tabindex) so that the message is read next.
+  function showError(box, msg, focus) {
+    if (!box) { return; }
+    var text = msg ? (msg.message || String(msg)) : "";
+    box.textContent = text;
+    box.hidden = !text;
+    if (text && focus) { box.focus(); }
+  }
+
+  // bytes is a size as people read it, in decimal units (1 KB = 1,000 bytes,
+  // as the server's pages write them).
+  function bytes(n) {
+    if (n < 1000) { return n + " B"; }
+    var units = ["KB", "MB", "GB", "TB"], i = -1;
+    do { n /= 1000; i++; } while (n >= 1000 && i < units.length - 1);
+    return (n < 10 ? n.toFixed(1) : Math.round(n)) + " " + units[i];
+  }
+
   // csrfToken is the page's anti-forgery token, for requests made by a
-  // library (tus-js-client) rather than request.
-  return { request: request, fetchJSON: fetchJSON, problemText: problemText, openDialog: openDialog, keepFlash: keepFlash, showFlash: showFlash, csrfToken: token };
+  // library (tus-js-client) rather than request. The rest is the pages'
+  // toolkit: requests and their errors, dialogs, elements, sizes.
+  return {
+    request: request, fetchJSON: fetchJSON, problemText: problemText, openDialog: openDialog, closeDialog: closeDialog,
+    keepFlash: keepFlash, showFlash: showFlash, csrfToken: token, $: $, el: el, showError: showError, bytes: bytes
+  };
 })();
 document.addEventListener("DOMContentLoaded", function () {
   // Copy buttons: shown only when script runs; copy the named field's value.

@@ -12,7 +12,7 @@
   var DAY_CODES = ["SU", "MO", "TU", "WE", "TH", "FR", "SA"];
   var PALETTE = ["#0b5cad", "#1b7f3b", "#a4262c", "#8a4baf", "#b35900", "#00758f", "#5c6bc0", "#6d4c41"];
 
-  var $ = function (id) { return document.getElementById(id); };
+  var $ = Atrium.$;
   var el = function (tag, cls, text) {
     var e = document.createElement(tag);
     if (cls) { e.className = cls; }
@@ -95,10 +95,7 @@
   // ---- the REST API ----
   // api calls the REST API (Atrium.fetchJSON, under API).
   function api(method, path, body, headers) { return Atrium.fetchJSON(method, API + path, body, headers); }
-  function showError(node, err) {
-    node.textContent = err ? (err.message || String(err)) : "";
-    node.hidden = !err;
-  }
+  var showError = Atrium.showError;
   function flash(text) {
     var f = $("cal-flash");
     f.textContent = text;
@@ -594,9 +591,7 @@
     form.opener = opener || null;
     d.showModal();
   }
-  function closeDialog(d) {
-    if (d.open) { d.close(); }
-  }
+  var closeDialog = Atrium.closeDialog;
   [$("ev-dialog"), $("cal-dialog")].forEach(function (d) {
     d.addEventListener("close", function () {
       var o = d === form.dialog ? form.opener : cdState.opener;

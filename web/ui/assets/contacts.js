@@ -6,7 +6,7 @@
   var api = "/api/v1/contacts";
   var flashKey = "atrium.contacts.flash";
 
-  function $(id) { return document.getElementById(id); }
+  var $ = Atrium.$;
 
   // call sends a request to the REST API and resolves with {status, ok, body, etag}.
   var call = Atrium.request;
@@ -19,7 +19,7 @@
   // Dialogs: opened modal, focus returns to the control that opened them
   // (Atrium.openDialog).
   var openDialog = Atrium.openDialog;
-  function closeDialog(d) { if (d.open) { d.close(); } }
+  var closeDialog = Atrium.closeDialog;
 
   // ---- The contact form ----
 

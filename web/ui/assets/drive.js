@@ -13,12 +13,7 @@
   var api = "/api/v1/drive";
 
   // ---- helpers ----
-  function el(tag, attrs, text) {
-    var e = document.createElement(tag);
-    if (attrs) { Object.keys(attrs).forEach(function (k) { e.setAttribute(k, attrs[k]); }); }
-    if (text !== undefined && text !== null) { e.textContent = text; }
-    return e;
-  }
+  var el = Atrium.el, fmtSize = Atrium.bytes;
   function say(msg) {
     statusLine.textContent = "";
     // A change of text a moment later is announced even when it repeats.
@@ -27,12 +22,8 @@
   // call sends a request to the REST API; it resolves with the JSON body (or
   // null) and rejects with an Error whose message is readable.
   var call = Atrium.fetchJSON;
-  function showError(dlg, msg) {
-    var p = dlg.querySelector('p.flash.err');
-    if (!p) { return; }
-    p.textContent = msg || "";
-    p.hidden = !msg;
-  }
+  // showError shows msg in the dialog's error box.
+  function showError(dlg, msg) { Atrium.showError(dlg.querySelector("p.flash.err"), msg); }
 
   // refresh re-reads the page and replaces its list and storage figures.
   var refreshing = null;
@@ -713,12 +704,6 @@
       });
     }, function (err) { showError(versionsDlg, err.message); });
   }
-  function fmtSize(n) {
-    if (n < 1000) { return n + " B"; }
-    var units = ["KB", "MB", "GB", "TB"], i = -1;
-    do { n /= 1000; i++; } while (n >= 1000 && i < units.length - 1);
-    return (n < 10 ? n.toFixed(1) : Math.round(n)) + " " + units[i];
-  }
 
   enhanceList();
 
@@ -732,7 +717,6 @@
   var uploads = [];
   var conflictQueue = [], conflictAll = null, conflictOpen = false;
 
-  var fmtBytes = fmtSize;
   function updateTotal() {
     var sent = 0, total = 0, active = 0;
     uploads.forEach(function (u) {
@@ -741,7 +725,7 @@
       if (u.state === "uploading" || u.state === "paused" || u.state === "waiting") { active++; }
     });
     totalBar.value = total ? Math.floor(sent * 100 / total) : (uploads.length ? 100 : 0);
-    totalText.textContent = fmtBytes(sent) + " of " + fmtBytes(total) + (active ? " · " + active + " in progress" : " · done");
+    totalText.textContent = fmtSize(sent) + " of " + fmtSize(total) + (active ? " · " + active + " in progress" : " · done");
     clearBtn.hidden = !uploads.some(function (u) { return u.finished; });
     if (!active && !conflictQueue.length && !conflictOpen) {
       refresh();
@@ -814,7 +798,7 @@
       onProgress: function (sent, total) {
         u.sent = sent;
         u.bar.value = total ? Math.floor(sent * 100 / total) : 100;
-        if (u.state === "uploading") { u.statusEl.textContent = fmtBytes(sent) + " of " + fmtBytes(total); }
+        if (u.state === "uploading") { u.statusEl.textContent = fmtSize(sent) + " of " + fmtSize(total); }
         updateTotal();
       },
       onSuccess: function () {

@@ -7,7 +7,7 @@
 (function () {
   var flashKey = "atrium.partner.flash";
 
-  function $(id) { return document.getElementById(id); }
+  var $ = Atrium.$;
 
   // newKey is a fresh Idempotency-Key.
   function newKey() {
@@ -32,12 +32,7 @@
     return Atrium.problemText(r, form ? function (name) { return labelOf(form, name); } : null);
   }
 
-  function showError(box, text) {
-    if (!box) { return; }
-    box.textContent = text;
-    box.hidden = false;
-    box.focus();
-  }
+  function showError(box, text) { Atrium.showError(box, text, true); }
 
   function markInvalid(form, r) {
     form.querySelectorAll("[aria-invalid]").forEach(function (f) { f.removeAttribute("aria-invalid"); });

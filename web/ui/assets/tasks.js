@@ -12,9 +12,9 @@
   var target = null; // the calendar new tasks go to
   var base = "/api/v1/calendar/calendars/";
 
-  function showError(r) {
-    errBox.textContent = Atrium.problemText(r, function (f) { return { title: "New task", due: "Due" }[f] || f; });
-    errBox.hidden = false;
+  // refused shows why the server refused r, naming the form's fields.
+  function refused(r) {
+    Atrium.showError(errBox, Atrium.problemText(r, function (f) { return { title: "New task", due: "Due" }[f] || f; }));
   }
 
   // dueText is how a due date reads: the date alone for an all-day one.
@@ -39,7 +39,7 @@
       Atrium.request("PATCH", base + encodeURIComponent(t.calendar_id) + "/tasks/" + encodeURIComponent(t.uid), { completed: box.checked })
         .then(function (r) {
           box.disabled = false;
-          if (!r.ok) { box.checked = !box.checked; showError(r); return; }
+          if (!r.ok) { box.checked = !box.checked; refused(r); return; }
           load();
         });
     });
@@ -65,7 +65,7 @@
     del.addEventListener("click", function () {
       del.disabled = true;
       Atrium.request("DELETE", base + encodeURIComponent(t.calendar_id) + "/tasks/" + encodeURIComponent(t.uid)).then(function (r) {
-        if (!r.ok) { del.disabled = false; showError(r); return; }
+        if (!r.ok) { del.disabled = false; refused(r); return; }
         load();
       });
     });
@@ -77,7 +77,7 @@
 
   function load() {
     Atrium.request("GET", "/api/v1/calendar/calendars").then(function (r) {
-      if (!r.ok) { showError(r); return; }
+      if (!r.ok) { refused(r); return; }
       var cals = (r.body || []).filter(function (c) { return !c.components || c.components.indexOf("VTODO") >= 0; });
       target = cals.length ? cals[0].id : null;
       form.hidden = !target;
@@ -85,7 +85,7 @@
         .then(function (answers) {
           var tasks = [];
           answers.forEach(function (a) {
-            if (!a.ok) { showError(a); return; }
+            if (!a.ok) { refused(a); return; }
             tasks = tasks.concat(a.body || []);
           });
           // Pending first by due date (none last), then done: as each calendar's list.
@@ -117,7 +117,7 @@
     btn.disabled = true;
     Atrium.request("POST", base + encodeURIComponent(target) + "/tasks", body).then(function (r) {
       btn.disabled = false;
-      if (!r.ok) { showError(r); return; }
+      if (!r.ok) { refused(r); return; }
       form.reset();
       form.elements.title.focus();
       load();

@@ -5,7 +5,7 @@
 "use strict";
 (function () {
 
-  function $(id) { return document.getElementById(id); }
+  var $ = Atrium.$;
 
   // call sends a request to the REST API and resolves with {status, ok, body}.
   var call = Atrium.request;
@@ -13,20 +13,13 @@
   // problemText is what a person reads of a failed request.
   var problemText = Atrium.problemText;
 
-  function showError(el, text) {
-    if (!el) { return; }
-    el.textContent = text;
-    el.hidden = false;
-    el.focus();
-  }
-  function clearError(el) { if (el) { el.textContent = ""; el.hidden = true; } }
+  function showError(box, text) { Atrium.showError(box, text, true); }
+  function clearError(box) { Atrium.showError(box, ""); }
 
   // Dialogs: opened modal; focus returns to the control that opened them
   // (Atrium.openDialog).
   var openDialog = Atrium.openDialog;
-  function closeDialog(d) {
-    if (d.open) { d.close(); }
-  }
+  var closeDialog = Atrium.closeDialog;
 
   // The secret dialog shows a secret once; Done reloads the page.
   function showSecret(title, label, note, value) {
