@@ -243,3 +243,40 @@ func TestDriveShareWithOrganization(t *testing.T) {
 	dan2 := newDavUser(t, s, "Drive Org", "dan2@example.test", "member")
 	dan2.rest.wantSees("a new user after the revocation", handbook.ID, handbook.ID, "quetzal", false)
 }
+
+// In the web app, a member signed in sees the team's folder under Shared with
+// me, opens it and downloads from it; removed from the team during the
+// session, the next page no longer lists it and the folder and its file
+// answer 404.
+func TestWebAppTeamShareEndsWithMembership(t *testing.T) {
+	t.Parallel()
+	s, ann := newDrive(t)
+	bob := person(t, s, "Drive Org", "bob@example.test", "member")
+	team := ann.admin(201, "POST", "/teams", map[string]any{"name": "Design"})["id"].(string)
+	ann.admin(201, "POST", "/teams/"+team+"/members", map[string]any{"user_id": bob.UserID})
+	folder := ann.folder("Team plans", "")
+	file := ann.upload("roadmap.txt", folder.ID, "text/plain", []byte("the roadmap"))
+	ann.teamShare(folder.ID, map[string]any{"team_id": team})
+
+	b := newBrowser(t, s)
+	b.mustSignIn("bob@example.test", testPassword)
+	if p := b.get("/drive/shared"); p.StatusCode != 200 || !strings.Contains(p.Body, "Team plans") {
+		t.Fatalf("Shared with me: %d, lists the team's folder: %v", p.StatusCode, strings.Contains(p.Body, "Team plans"))
+	}
+	if p := b.get("/drive/" + folder.ID); p.StatusCode != 200 || !strings.Contains(p.Body, "roadmap.txt") {
+		t.Fatalf("the shared folder: %d", p.StatusCode)
+	}
+	if p := b.get("/drive/" + file.ID + "/download"); p.StatusCode != 303 {
+		t.Fatalf("download: %d, want 303 to the file", p.StatusCode)
+	}
+
+	ann.admin(204, "DELETE", "/teams/"+team+"/members/"+bob.UserID, nil)
+	if p := b.get("/drive/shared"); p.StatusCode != 200 || strings.Contains(p.Body, "Team plans") {
+		t.Errorf("Shared with me after leaving the team: %d, still lists the folder: %v", p.StatusCode, strings.Contains(p.Body, "Team plans"))
+	}
+	for _, path := range []string{"/drive/" + folder.ID, "/drive/" + file.ID + "/download"} {
+		if p := b.get(path); p.StatusCode != 404 {
+			t.Errorf("GET %s after leaving the team: %d, want 404", path, p.StatusCode)
+		}
+	}
+}
