@@ -65,9 +65,16 @@ type route struct {
 	op     *routers.Route
 }
 
-func loadOpenAPI(spec []byte, served gin.RoutesInfo) (*openapi3.T, []route, error) {
+// loadOpenAPI parses the document the first time it is called (spec marshals
+// it: later servers do not pay for that) and returns it with the routes.
+func loadOpenAPI(spec func() ([]byte, error), served gin.RoutesInfo) (*openapi3.T, []route, error) {
 	openAPI.once.Do(func() {
-		doc, err := openapi3.NewLoader().LoadFromData(spec)
+		b, err := spec()
+		if err != nil {
+			openAPI.err = fmt.Errorf("marshal the OpenAPI document: %w", err)
+			return
+		}
+		doc, err := openapi3.NewLoader().LoadFromData(b)
 		if err != nil {
 			openAPI.err = fmt.Errorf("load the OpenAPI document: %w", err)
 			return

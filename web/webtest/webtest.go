@@ -104,11 +104,7 @@ func Start(t testing.TB, dir string, opts ...Option) *Server {
 		t.Fatal(err)
 	}
 	m.StartSearch(context.Background())
-	spec, err := json.Marshal(m.Server.OpenAPI())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, routes, err := loadOpenAPI(spec, m.Server.Routes())
+	_, routes, err := loadOpenAPI(func() ([]byte, error) { return json.Marshal(m.Server.OpenAPI()) }, m.Server.Routes())
 	if err != nil {
 		t.Fatal(err)
 	}
