@@ -19,6 +19,7 @@ type auditPage struct {
 // [audit] max_age: entries older than it leave the audit log at the next
 // maintenance; without it (the default) they stay for good.
 func TestAuditRetention(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		maxAge time.Duration

@@ -139,6 +139,7 @@ func tusEvents(t *testing.T, s *webtest.Server, fileID string) []string {
 }
 
 func TestTusProtocol(t *testing.T) {
+	t.Parallel()
 	s, c, tc := newTus(t)
 	docs := c.folder("Docs", "")
 	content := bytes.Repeat([]byte("0123456789abcdef"), 4096) // 64 KiB
@@ -282,6 +283,7 @@ func TestTusProtocol(t *testing.T) {
 }
 
 func TestTusDeferredLength(t *testing.T) {
+	t.Parallel()
 	_, c, tc := newTus(t)
 	up := tc.create(tusMeta("filename", "stream.log"), -1)
 	webtest.Check(t, tc.do("HEAD", up, nil, nil), webtest.Scenario{Status: 200, Headers: map[string]string{"Upload-Defer-Length": "1", "Upload-Offset": "0"}})
@@ -300,6 +302,7 @@ func TestTusDeferredLength(t *testing.T) {
 }
 
 func TestTusQuota(t *testing.T) {
+	t.Parallel()
 	s, c, tc := newTus(t)
 	ctx := context.Background()
 	if _, err := s.Main.DB.Exec(ctx, `UPDATE plans SET quota_bytes = 100 WHERE slug = 'enterprise'`); err != nil {
@@ -344,6 +347,7 @@ func TestTusQuota(t *testing.T) {
 }
 
 func TestTusConflictResolve(t *testing.T) {
+	t.Parallel()
 	s, c, tc := newTus(t)
 	old := []byte("the original")
 	orig := c.upload("dup.txt", "", "text/plain", old)
@@ -430,6 +434,7 @@ func TestTusConflictResolve(t *testing.T) {
 }
 
 func TestTusExpiry(t *testing.T) {
+	t.Parallel()
 	s, c, tc := newTus(t)
 	up := tc.create(tusMeta("filename", "abandoned.bin"), 100)
 	tc.patch(up, 0, make([]byte, 40))
@@ -468,6 +473,7 @@ func TestTusExpiry(t *testing.T) {
 }
 
 func TestTusResumeAfterRestart(t *testing.T) {
+	t.Parallel()
 	s, c, tc := newTus(t)
 	content := make([]byte, 3<<20+123)
 	for i := range content {
@@ -503,6 +509,7 @@ func TestTusResumeAfterRestart(t *testing.T) {
 // request on the upload completes it from the stored blob (found by the
 // crash suite, interop/suites/90-crash.sh).
 func TestTusCompletesAfterCrashBetweenAdoptAndCommit(t *testing.T) {
+	t.Parallel()
 	s, c, tc := newTus(t)
 	content := bytes.Repeat([]byte("crash between adopt and commit\n"), 40000)
 	up := tc.create(tusMeta("filename", "adopted.bin"), int64(len(content)))
@@ -558,6 +565,7 @@ func TestTusCompletesAfterCrashBetweenAdoptAndCommit(t *testing.T) {
 // A stop between the upload's row and its empty data file leaves an upload at
 // offset 0 with no file: its first PATCH creates the file and goes on.
 func TestTusResumesWithoutDataFileAtOffsetZero(t *testing.T) {
+	t.Parallel()
 	s, c, tc := newTus(t)
 	// Larger than a small upload, which has no data file before its first PATCH.
 	content := bytes.Repeat([]byte("created, then the server stopped before the data file\n"), 2000)
@@ -584,6 +592,7 @@ func TestTusResumesWithoutDataFileAtOffsetZero(t *testing.T) {
 // being put into the store, waits until the file refers to the blob, then finds
 // the reference and deletes nothing.
 func TestTusCompleteKeepsDeduplicatedOrphan(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	cr := s.Bootstrap("Tus Orphan Org", "ann@example.test", "admin")
 	ctx := context.Background()
@@ -651,6 +660,7 @@ func TestTusCompleteKeepsDeduplicatedOrphan(t *testing.T) {
 // memory (drive.Service.TusUpload), without a read of the database: it still
 // answers as the database would, whoever asks and whatever came between.
 func TestTusFirstRequestAfterCreation(t *testing.T) {
+	t.Parallel()
 	s, c, tc := newTus(t)
 	other := s.Bootstrap("Drive Org", "bob@example.test", "member")
 	content := []byte("0123456789")

@@ -14,6 +14,7 @@ import (
 // handler that takes its time: a response written after a long handler (a
 // large PUT hashed and synced to disk, say) still reaches the client.
 func TestIdleTimeoutSparesSlowHandlers(t *testing.T) {
+	t.Parallel()
 	const idle = 150 * time.Millisecond
 	cases := []struct {
 		name    string

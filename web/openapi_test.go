@@ -15,6 +15,7 @@ import (
 // TestOpenAPIDocument loads the served description with kin-openapi and checks
 // what clients and the contract rely on.
 func TestOpenAPIDocument(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	res := s.Do(webtest.Request{Method: "GET", Path: "/api/v1/openapi.json"})
 	if res.StatusCode != 200 {
@@ -92,6 +93,7 @@ func TestOpenAPIDocument(t *testing.T) {
 }
 
 func TestDocsPageOffline(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	res := s.Do(webtest.Request{Method: "GET", Path: "/api/v1/docs"})
 	if res.StatusCode != 200 || !strings.Contains(res.Header.Get("Content-Type"), "text/html") {

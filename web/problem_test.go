@@ -10,6 +10,7 @@ import (
 
 // TestProblemBodies checks every error shape a client can meet over HTTP.
 func TestProblemBodies(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	admin := s.Bootstrap("Operator", "admin@example.test", "admin")
 	big := `{"name":"` + strings.Repeat("x", 1<<20+10) + `","scopes":["contacts:read"]}`
@@ -40,6 +41,7 @@ func TestProblemBodies(t *testing.T) {
 }
 
 func TestOperationalEndpoints(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	s.Run(t, []webtest.Scenario{
 		{Name: "healthz", Request: webtest.Request{Method: "GET", Path: "/healthz"}, Status: 200},

@@ -204,6 +204,7 @@ func (w *hookWorld) waitStatus(t *testing.T, sub string, n int, status string) [
 var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 func TestWebhookSubscriptionsAPI(t *testing.T) {
+	t.Parallel()
 	w := newHookWorld(t)
 	s := w.s
 	ctx := context.Background()
@@ -320,6 +321,7 @@ func TestWebhookSubscriptionsAPI(t *testing.T) {
 }
 
 func TestWebhookDeliverySigned(t *testing.T) {
+	t.Parallel()
 	w := newHookWorld(t)
 	r := newReceiver(t)
 	sub := w.subscribe(t, r) // events: [] — the whole catalog
@@ -393,6 +395,7 @@ func TestWebhookDeliverySigned(t *testing.T) {
 }
 
 func TestWebhookRetriesFailReplay(t *testing.T) {
+	t.Parallel()
 	w := newHookWorld(t)
 	r := newReceiver(t)
 	sub := w.subscribe(t, r, webhooks.EventCalendarEventCreated)
@@ -475,6 +478,7 @@ func TestWebhookRetriesFailReplay(t *testing.T) {
 }
 
 func TestWebhookRetryAfterRedirectTimeout(t *testing.T) {
+	t.Parallel()
 	w := newHookWorld(t, func(c *wire.Config) { c.Webhooks.Timeout = 300 * time.Millisecond })
 	r := newReceiver(t)
 	sub := w.subscribe(t, r, webhooks.EventDriveFileDeleted)
@@ -521,6 +525,7 @@ func TestWebhookRetryAfterRedirectTimeout(t *testing.T) {
 }
 
 func TestWebhookPauseSkipsAndResumeDoesNotResend(t *testing.T) {
+	t.Parallel()
 	w := newHookWorld(t)
 	r := newReceiver(t)
 	sub := w.subscribe(t, r)
@@ -563,6 +568,7 @@ func TestWebhookPauseSkipsAndResumeDoesNotResend(t *testing.T) {
 }
 
 func TestWebhookRotateInvalidatesOldSecret(t *testing.T) {
+	t.Parallel()
 	w := newHookWorld(t)
 	r := newReceiver(t)
 	sub := w.subscribe(t, r)
@@ -594,6 +600,7 @@ func TestWebhookRotateInvalidatesOldSecret(t *testing.T) {
 }
 
 func TestWebhookTargetsRefused(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t, func(c *wire.Config) {
 		c.Webhooks.RetrySchedule = "0s,10ms,10ms,10ms,10ms,10ms"
 		c.Webhooks.AllowPrivateTargets = false
@@ -657,6 +664,7 @@ func TestWebhookTargetsRefused(t *testing.T) {
 }
 
 func TestWebhookRestartLosesNothing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	opts := []webtest.Option{fastSchedule}
 	s := webtest.Start(t, dir, opts...)
@@ -699,6 +707,7 @@ func TestWebhookRestartLosesNothing(t *testing.T) {
 }
 
 func TestWebhookRoutingAndPartnerEvents(t *testing.T) {
+	t.Parallel()
 	w := newHookWorld(t)
 	s := w.s
 	resellerRecv, customerRecv, filtered := newReceiver(t), newReceiver(t), newReceiver(t)
@@ -789,6 +798,7 @@ func TestWebhookRoutingAndPartnerEvents(t *testing.T) {
 }
 
 func TestWebhookConcurrentDispatchersNeverDoubleSend(t *testing.T) {
+	t.Parallel()
 	w := newHookWorld(t)
 	var subs []*receiver
 	for range 5 {
