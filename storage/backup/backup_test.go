@@ -70,6 +70,7 @@ func restore(t *testing.T, from string) string {
 // into a data directory that a second server serves with the same data: the
 // same answers, the same bytes, the same credentials.
 func TestRoundTripWhileWriting(t *testing.T) {
+	t.Parallel()
 	for _, to := range []string{"backup-dir", "backup.tar.zst"} {
 		t.Run(to, func(t *testing.T) {
 			s := webtest.New(t, privateHooks)
@@ -188,6 +189,7 @@ func mapsEqual(a, b map[string]string) bool {
 // archive copy between the snapshot and the copies: the backup takes a new
 // snapshot, which no longer refers to them, and is consistent.
 func TestServerDeletesBetweenSnapshotAndCopy(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	cr := s.Bootstrap("Race Org", "ann@race.test", "admin")
 	ann := client{t, s, cr.Token}
@@ -244,6 +246,7 @@ func TestServerDeletesBetweenSnapshotAndCopy(t *testing.T) {
 // A data directory that lost a blob, or holds a damaged one, makes no backup:
 // the error says so and nothing appears at the destination.
 func TestBackupRefusesLostOrDamagedData(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		damage func(path string) error
@@ -310,6 +313,7 @@ func goodBackup(t *testing.T) (dir string, blob []byte) {
 // Restore refuses a damaged backup or a data directory in use, and leaves
 // nothing behind: the data directory stays as it was.
 func TestRestoreRefuses(t *testing.T) {
+	t.Parallel()
 	dir, content := goodBackup(t)
 	blobName := strings.TrimPrefix(blobPath("", content), string(filepath.Separator))
 	for _, tc := range []struct {
@@ -389,6 +393,7 @@ func checkRefused(t *testing.T, from string, want error, message string) {
 // Hostile tar entries are refused before anything is written outside the
 // work directory.
 func TestRestoreTarPathSafety(t *testing.T) {
+	t.Parallel()
 	dir, _ := goodBackup(t)
 	good := readDirEntries(t, dir)
 	for _, tc := range []struct {
@@ -489,6 +494,7 @@ func must(t *testing.T, err error) {
 // A resumable upload in progress comes along: after the restore the client
 // resumes at the offset the server had recorded and finishes the file.
 func TestUploadInProgressResumesAfterRestore(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	cr := s.Bootstrap("Org", "ann@tus.test", "admin")
 	content := randomBytes(rand.New(rand.NewPCG(5, 6)), 100_000)
