@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -30,6 +31,9 @@ type Server struct {
 	Clock *Clock
 	Data  string
 	t     testing.TB
+	// test, for a test's handle on the shared server, names the test in
+	// its requests (testHeader).
+	test string
 }
 
 // Clock is a settable clock; zero offset is the wall clock.
@@ -61,14 +65,20 @@ type Option func(*wire.Config)
 func New(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	dir := t.TempDir()
-	template.once.Do(func() { template.path, template.err = sqlite.MigratedTemplate(context.Background()) })
-	if template.err != nil {
-		t.Fatalf("migrated template database: %v", template.err)
-	}
-	if err := sqlite.CopyDatabase(template.path, filepath.Join(dir, "atrium.db")); err != nil {
+	if err := newData(dir); err != nil {
 		t.Fatal(err)
 	}
 	return Start(t, dir, opts...)
+}
+
+// newData puts a copy of the migrated template database into the data
+// directory dir.
+func newData(dir string) error {
+	template.once.Do(func() { template.path, template.err = sqlite.MigratedTemplate(context.Background()) })
+	if template.err != nil {
+		return fmt.Errorf("migrated template database: %w", template.err)
+	}
+	return sqlite.CopyDatabase(template.path, filepath.Join(dir, "atrium.db"))
 }
 
 // template is the migrated database New copies.
@@ -82,10 +92,23 @@ var template struct {
 // restarts).
 func Start(t testing.TB, dir string, opts ...Option) *Server {
 	t.Helper()
+	s, err := start(dir, testWriter{t}, func(_ *http.Request, msg string) { report(t, msg) }, nil, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.t = t
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// start starts a server on dir that logs to logs and reports the answers the
+// OpenAPI document does not describe to report; wrap, when set, wraps the
+// handler.
+func start(dir string, logs io.Writer, report func(*http.Request, string), wrap func(http.Handler) http.Handler, opts ...Option) (*Server, error) {
 	ts := httptest.NewUnstartedServer(http.NotFoundHandler())
 	cfg, err := wire.LoadConfig("", func(string) string { return "" }, nil)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	cfg.Data = dir
 	cfg.Listen = ts.Listener.Addr().String()
@@ -97,27 +120,37 @@ func Start(t testing.TB, dir string, opts ...Option) *Server {
 	if os.Getenv("ATRIUM_TEST_LOG") != "" {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level}))
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: level}))
 	clock := &Clock{}
 	m, err := wire.Open(context.Background(), cfg, log, wire.WithClock(clock.Now), wire.Serving())
 	if err != nil {
-		t.Fatal(err)
+		ts.Listener.Close()
+		return nil, err
 	}
 	m.StartSearch(context.Background())
 	_, routes, err := loadOpenAPI(func() ([]byte, error) { return json.Marshal(m.Server.OpenAPI()) }, m.Server.Routes())
 	if err != nil {
-		t.Fatal(err)
+		m.Close()
+		ts.Listener.Close()
+		return nil, err
 	}
-	ts.Config.Handler = validating(t, routes, m.Server.Handler())
+	h := validating(report, routes, m.Server.Handler())
+	if wrap != nil {
+		h = wrap(h)
+	}
+	ts.Config.Handler = h
 	ts.Config.ConnContext = m.Server.ConnContext
 	ts.Start()
-	s := &Server{Server: ts, Main: m, Clock: clock, Data: dir, t: t}
-	t.Cleanup(s.Stop)
-	return s
+	return &Server{Server: ts, Main: m, Clock: clock, Data: dir}, nil
 }
 
-// Stop closes the HTTP server and the database (idempotent).
+// Stop closes the HTTP server and the database (idempotent). A shared
+// server's test cannot stop it (CloseShared does).
 func (s *Server) Stop() {
+	if s.test != "" {
+		s.t.Helper()
+		s.t.Fatal("webtest: a shared server is stopped by CloseShared, after the package's tests")
+	}
 	if s.Main == nil {
 		return
 	}
@@ -220,6 +253,9 @@ func (s *Server) Do(r Request) *Response {
 	}
 	if r.BasicID != "" {
 		req.SetBasicAuth(r.BasicID, r.BasicPW)
+	}
+	if s.test != "" {
+		req.Header.Set(testHeader, s.test)
 	}
 	for k, v := range r.Header {
 		req.Header.Set(k, v)
