@@ -217,7 +217,7 @@ func TestSlowResponseReader(t *testing.T) {
 // timeout frees its connections, and other addresses are served meanwhile.
 func TestSlowloris(t *testing.T) {
 	t.Parallel()
-	s := webtest.New(t)
+	s := webtest.Shared(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -331,7 +331,7 @@ func TestTrustedProxyForwardedFor(t *testing.T) {
 // address (the total cap still holds).
 func TestTrustedProxyConnections(t *testing.T) {
 	t.Parallel()
-	s := webtest.New(t)
+	s := webtest.Shared(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 // TestProblemBodies checks every error shape a client can meet over HTTP.
 func TestProblemBodies(t *testing.T) {
 	t.Parallel()
-	s := webtest.New(t)
+	s := webtest.Shared(t)
 	admin := s.Bootstrap("Operator", "admin@example.test", "admin")
 	big := `{"name":"` + strings.Repeat("x", 1<<20+10) + `","scopes":["contacts:read"]}`
 	s.Run(t, []webtest.Scenario{
@@ -42,7 +42,7 @@ func TestProblemBodies(t *testing.T) {
 
 func TestOperationalEndpoints(t *testing.T) {
 	t.Parallel()
-	s := webtest.New(t)
+	s := webtest.Shared(t)
 	s.Run(t, []webtest.Scenario{
 		{Name: "healthz", Request: webtest.Request{Method: "GET", Path: "/healthz"}, Status: 200},
 		{Name: "readyz", Request: webtest.Request{Method: "GET", Path: "/readyz"}, Status: 200, Contains: []string{"ready"}},
