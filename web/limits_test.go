@@ -196,7 +196,12 @@ func TestSlowResponseReader(t *testing.T) {
 		_ = tc.SetReadBuffer(64 << 10)
 	}
 	fmt.Fprintf(c, "GET /api/v1/webdav/big.bin HTTP/1.1\r\nHost: x\r\nAuthorization: %s\r\n\r\n", basicHeader(ann.Email, ann.AppPassword))
-	time.Sleep(3 * time.Second) // read nothing: the server's writes stall
+	// Read nothing: the server's writes stall until it closes the connection.
+	select {
+	case <-s.Closed(c):
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not close the stalled connection in 10 s")
+	}
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	n, err := io.Copy(io.Discard, c)
 	if err != nil {
@@ -246,7 +251,8 @@ func TestSlowloris(t *testing.T) {
 		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
 		slow = append(slow, c)
 	}
-	time.Sleep(100 * time.Millisecond) // let the server accept them
+	// The listener takes connections in the order they were made: the ten
+	// are counted before the eleventh.
 	if st, body := get("127.0.0.1"); st != http.StatusTooManyRequests || !strings.Contains(body, "rate_limited") {
 		t.Fatalf("11th connection of the address: %d %s", st, body)
 	}
@@ -360,7 +366,7 @@ func TestTrustedProxyConnections(t *testing.T) {
 		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
 		other = append(other, c)
 	}
-	time.Sleep(100 * time.Millisecond)
+	// Taken in order: the two are counted before the third.
 	c := rawConn(t, l.Addr().String(), "127.0.0.2")
 	fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
 	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))

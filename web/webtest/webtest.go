@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -33,7 +34,8 @@ type Server struct {
 	t     testing.TB
 	// test, for a test's handle on the shared server, names the test in
 	// its requests (testHeader).
-	test string
+	test  string
+	conns *conns
 }
 
 // Clock is a settable clock; zero offset is the wall clock.
@@ -140,8 +142,65 @@ func start(dir string, logs io.Writer, report func(*http.Request, string), wrap 
 	}
 	ts.Config.Handler = h
 	ts.Config.ConnContext = m.Server.ConnContext
+	conns := &conns{closed: map[string]chan struct{}{}}
+	ts.Config.ConnState = conns.state
 	ts.Start()
-	return &Server{Server: ts, Main: m, Clock: clock, Data: dir}, nil
+	return &Server{Server: ts, Main: m, Clock: clock, Data: dir, conns: conns}, nil
+}
+
+// Closed returns a channel that is closed once the server has closed the
+// connection c, a client's connection to it (found by the client's address):
+// a test waits on it for the server to cut off a client.
+func (s *Server) Closed(c net.Conn) <-chan struct{} {
+	return s.conns.of(c.LocalAddr().String())
+}
+
+// conns keeps a channel for each client address, closed when the server
+// closes the connection from that address.
+type conns struct {
+	mu     sync.Mutex
+	closed map[string]chan struct{}
+}
+
+func (cs *conns) of(addr string) chan struct{} {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.chanLocked(addr)
+}
+
+func (cs *conns) chanLocked(addr string) chan struct{} {
+	ch, ok := cs.closed[addr]
+	if !ok {
+		ch = make(chan struct{})
+		cs.closed[addr] = ch
+	}
+	return ch
+}
+
+// state is the server's ConnState hook.
+func (cs *conns) state(c net.Conn, st http.ConnState) {
+	addr := c.RemoteAddr().String()
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	switch st {
+	case http.StateNew: // a new connection from the address of a closed one
+		if ch, ok := cs.closed[addr]; ok && isClosed(ch) {
+			delete(cs.closed, addr)
+		}
+	case http.StateClosed, http.StateHijacked:
+		if ch := cs.chanLocked(addr); !isClosed(ch) {
+			close(ch)
+		}
+	}
+}
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // Stop closes the HTTP server and the database (idempotent). A shared
