@@ -147,6 +147,16 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// settled waits until no delivery of the server is pending or retrying: each
+// is made or given up, none is in flight, and nothing more is sent for the
+// events so far.
+func settled(t *testing.T, s *webtest.Server) {
+	t.Helper()
+	eventually(t, "every delivery made", func() bool {
+		return scalar(t, s, `SELECT COUNT(*) FROM webhook_deliveries WHERE status IN ('pending', 'retrying')`) == 0
+	})
+}
+
 type deliveryJSON struct {
 	ID             string     `json:"id"`
 	SubscriptionID string     `json:"subscription_id"`
@@ -551,7 +561,7 @@ func TestWebhookPauseSkipsAndResumeDoesNotResend(t *testing.T) {
 	w.start()
 	live := emit(t, w.s, w.admin.OrganizationID, webhooks.EventDriveShareCreated, map[string]any{"file_id": "1"})
 	eventually(t, "the live event", func() bool { return len(r.received()) >= 1 })
-	time.Sleep(300 * time.Millisecond) // more than a poll: nothing else may come
+	settled(t, w.s) // nothing else may come
 	if got := r.received(); len(got) != 1 || got[0].Event.ID != live.ID {
 		t.Fatalf("after resume the receiver got %d deliveries", len(got))
 	}
@@ -745,7 +755,7 @@ func TestWebhookRoutingAndPartnerEvents(t *testing.T) {
 	eventually(t, "deliveries", func() bool {
 		return len(resellerRecv.received()) == 3 && len(customerRecv.received()) == 2 && len(filtered.received()) == 1
 	})
-	time.Sleep(300 * time.Millisecond)
+	settled(t, s) // nothing else may come
 	types := func(r *receiver) string {
 		var out []string
 		for _, rc := range r.received() {
@@ -825,7 +835,13 @@ func TestWebhookConcurrentDispatchersNeverDoubleSend(t *testing.T) {
 		}
 		return n >= events*len(subs)
 	})
-	time.Sleep(300 * time.Millisecond)
+	// Stopped, the dispatchers have made the attempts they had in flight:
+	// a second send of a delivery, if any, has reached its receiver.
+	for _, d := range []*webhooks.Dispatcher{w.s.Main.Dispatcher, other} {
+		if err := d.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
 	seen := map[string]int{}
 	for _, r := range subs {
 		for _, rc := range r.received() {
