@@ -29,6 +29,7 @@ func TestAuditRetention(t *testing.T) {
 		{"pruned after max_age", 30 * 24 * time.Hour, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			s := webtest.New(t, func(c *wire.Config) { c.Audit.MaxAge = tc.maxAge })
 			ann := s.Bootstrap("Audit Org", "ann@example.test", "admin")
 			c := driveClient{t: t, s: s, tok: ann.Token}

@@ -38,6 +38,7 @@ func TestIdleTimeoutSparesSlowHandlers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			srv := httptest.NewServer(ioDeadlines(idle, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if _, err := io.Copy(io.Discard, r.Body); err != nil {
 					t.Errorf("reading the body: %v", err)

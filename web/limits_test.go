@@ -312,6 +312,7 @@ func TestTrustedProxyForwardedFor(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			s := webtest.New(t, withLimits(func(l *wire.LimitsConfig) { l.AuthFailuresPerIP, l.TrustedProxies = 3, tc.proxies }))
 			ann := s.Bootstrap("Proxy Org", "ann@example.test", "admin")
 			for i := range 3 {

@@ -73,6 +73,7 @@ func TestRoundTripWhileWriting(t *testing.T) {
 	t.Parallel()
 	for _, to := range []string{"backup-dir", "backup.tar.zst"} {
 		t.Run(to, func(t *testing.T) {
+			t.Parallel()
 			s := webtest.New(t, privateHooks)
 			w := seed(t, s)
 			before := w.views(t, s)
@@ -264,6 +265,7 @@ func TestBackupRefusesLostOrDamagedData(t *testing.T) {
 	} {
 		for _, to := range []string{"b", "b.tar.zst"} {
 			t.Run(tc.name+"/"+to, func(t *testing.T) {
+				t.Parallel()
 				s := webtest.New(t)
 				ann := client{t, s, s.Bootstrap("Org", "ann@lost.test", "admin").Token}
 				content := large("a file whose blob the disk loses")
