@@ -3,6 +3,7 @@ package app
 import "testing"
 
 func TestCheckIfMatch(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		ifMatch, etag string
 		ok            bool

@@ -15,19 +15,26 @@ import (
 )
 
 // fakeSoffice writes an executable soffice script into a new directory and
-// puts that directory first on PATH.
+// puts that directory first on PATH (so the test is not parallel).
 func fakeSoffice(t *testing.T, body string) string {
+	t.Helper()
+	dir := filepath.Dir(writeSoffice(t, body))
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return dir
+}
+
+// writeSoffice writes an executable soffice script into a new directory and
+// returns its path.
+func writeSoffice(t *testing.T, body string) string {
 	t.Helper()
 	if runtime.GOOS == "windows" {
 		t.Skip("shell scripts")
 	}
-	dir := t.TempDir()
-	script := "#!/bin/sh\n" + body
-	if err := os.WriteFile(filepath.Join(dir, "soffice"), []byte(script), 0o755); err != nil {
+	path := filepath.Join(t.TempDir(), "soffice")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	return dir
+	return path
 }
 
 // convertScript behaves like soffice --convert-to: it writes <outdir>/<base>.<ext>.
@@ -81,7 +88,12 @@ func TestSofficeConverts(t *testing.T) {
 	}
 }
 
+// A failed conversion is an error and calls nothing. The converter is given
+// the script's path, so the test runs beside others; its cases run one after
+// another, as a script written while another case forks could not be run
+// (ETXTBSY).
 func TestSofficeFailures(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		script  string
@@ -95,8 +107,7 @@ func TestSofficeFailures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fakeSoffice(t, tt.script)
-			c := New("", tt.timeout, t.TempDir())
+			c := New(writeSoffice(t, tt.script), tt.timeout, t.TempDir())
 			start := time.Now()
 			called := false
 			err := c.Convert(context.Background(), "a.xlsx", strings.NewReader("x"), "ods", func(io.Reader, int64) error { called = true; return nil })

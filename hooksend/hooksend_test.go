@@ -9,6 +9,7 @@ import (
 )
 
 func TestDialControlRefusesPrivate(t *testing.T) {
+	t.Parallel()
 	if err := dialControl("tcp4", "127.0.0.1:80", nil); !errors.Is(err, errPrivateTarget) {
 		t.Fatalf("loopback: %v", err)
 	}
@@ -21,6 +22,7 @@ func TestDialControlRefusesPrivate(t *testing.T) {
 }
 
 func TestRetryAfter(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for v, want := range map[string]time.Duration{
 		"120": 2 * time.Minute, "": 0, "soon": 0, "-5": 0, "999999999": webhooks.MaxRetryAfter,

@@ -11,6 +11,7 @@ import (
 )
 
 func TestFit(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		w, h, size int
 		want       image.Point
@@ -29,6 +30,7 @@ func TestFit(t *testing.T) {
 }
 
 func TestCodec(t *testing.T) {
+	t.Parallel()
 	var src bytes.Buffer
 	if err := png.Encode(&src, image.NewRGBA(image.Rect(0, 0, 600, 300))); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 )
 
 func TestIndexLifecycle(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := index.Dir{Path: filepath.Join(t.TempDir(), "index"), OpenTimeout: 200 * time.Millisecond}
 	if _, err := dir.Open(); !errors.Is(err, index.ErrMissing) {
@@ -83,6 +84,7 @@ func TestIndexLifecycle(t *testing.T) {
 }
 
 func TestIndexBuildFailureKeepsTheOldIndex(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := index.Dir{Path: filepath.Join(t.TempDir(), "index")}
 	doc := drive.SearchDoc{ID: "f1", OrgID: "o", OwnerID: "u", Name: "kept.txt"}
@@ -109,6 +111,7 @@ func TestIndexBuildFailureKeepsTheOldIndex(t *testing.T) {
 // millisecond the store keeps, however the bounds fall on the indexed whole
 // seconds, before 1970 too; sorting by a time is by the millisecond.
 func TestTimeRanges(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	base := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	at := map[string]time.Time{

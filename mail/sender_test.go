@@ -138,6 +138,7 @@ func (o *memOutbox) Attempts(_ context.Context, id string) (int, error) {
 }
 
 func TestSenderDeliversAndRetries(t *testing.T) {
+	t.Parallel()
 	srv := startSMTP(t)
 	host, port, _ := net.SplitHostPort(srv.ln.Addr().String())
 	p, _ := strconv.Atoi(port)
@@ -177,6 +178,9 @@ func TestSenderDeliversAndRetries(t *testing.T) {
 	}
 }
 
+// A mail whose every attempt fails is given up after the backoff. Not
+// parallel: the port it sends to is one freed just before, which a parallel
+// test's listener could be given.
 func TestSenderGivesUp(t *testing.T) {
 	now := time.Now()
 	ob := &memOutbox{mails: map[string]*app.Mail{"m": {ID: "m", To: "x@example.test", Status: "queued"}},

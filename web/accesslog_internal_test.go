@@ -21,6 +21,7 @@ import (
 // With a handler that takes whole text lines (the server's own), the line is
 // formatted by the access log and handed over, and no slog record is made.
 func TestAccessLogLine(t *testing.T) {
+	t.Parallel()
 	t.Run("slog record", func(t *testing.T) {
 		var logs bytes.Buffer
 		testAccessLogLine(t, slog.NewTextHandler(&logs, nil), &logs)

@@ -103,6 +103,7 @@ func (w *adminWorld) accept(t *testing.T, email string) string {
 // and the organization.user.created event; the person accepts and is active,
 // and their sign-in shows in the list.
 func TestAdminInviteAndAccept(t *testing.T) {
+	t.Parallel()
 	w := newAdminWorld(t)
 	s := w.s
 	res := s.Do(webtest.Request{Method: "POST", Path: "/api/v1/admin/users", Token: w.admin, Header: map[string]string{"Idempotency-Key": "invite-1"},
@@ -174,6 +175,7 @@ func TestAdminInviteAndAccept(t *testing.T) {
 // Invitations and activations take a seat: beyond the subscription's seats
 // they are seat_floor.
 func TestAdminSeatFloor(t *testing.T) {
+	t.Parallel()
 	w := newAdminWorld(t)
 	first := w.invite(t, "one@acme.test", "member") // 3 of 4 seats
 	w.invite(t, "two@acme.test", "member")          // 4 of 4
@@ -200,6 +202,7 @@ func TestAdminSeatFloor(t *testing.T) {
 // Suspension ends a user's access at once and activation restores it; the
 // state actions answer the updated user and say why they cannot apply.
 func TestAdminUserStates(t *testing.T) {
+	t.Parallel()
 	w := newAdminWorld(t)
 	s := w.s
 	me := webtest.Request{Method: "GET", Path: "/api/v1/me", Token: w.member}
@@ -246,6 +249,7 @@ func TestAdminUserStates(t *testing.T) {
 // Roles change both ways; nobody removes their own admin rights, and the
 // organisation always keeps an active admin.
 func TestAdminRolesAndTheLastAdmin(t *testing.T) {
+	t.Parallel()
 	w := newAdminWorld(t)
 	s := w.s
 	// An unbound service principal with admin:access, which is no admin user.
@@ -286,6 +290,7 @@ func TestAdminRolesAndTheLastAdmin(t *testing.T) {
 // Only an admin of the organisation reaches the admin API, and only for its
 // own users and teams.
 func TestAdminAccess(t *testing.T) {
+	t.Parallel()
 	w := newAdminWorld(t)
 	ops := []struct{ method, path string }{
 		{"GET", "/users"}, {"POST", "/users"}, {"GET", "/users/" + w.memberID}, {"DELETE", "/users/" + w.memberID},
@@ -332,6 +337,7 @@ func TestAdminAccess(t *testing.T) {
 // Deleting a user deletes their data: the drive gives their storage back, and
 // their credentials stop working.
 func TestAdminDeleteUserFreesTheirDrive(t *testing.T) {
+	t.Parallel()
 	w := newAdminWorld(t)
 	uid := w.invite(t, "dev@acme.test", "member")
 	dev := driveClient{t: t, s: w.s, tok: w.accept(t, "dev@acme.test")}
@@ -362,6 +368,7 @@ func TestAdminDeleteUserFreesTheirDrive(t *testing.T) {
 // Teams: create, list, get, rename, delete; members added and removed, users
 // of the organisation only.
 func TestAdminTeams(t *testing.T) {
+	t.Parallel()
 	w := newAdminWorld(t)
 	s := w.s
 	res := w.api("POST", "/teams", w.admin, map[string]any{"name": "Sales"})
@@ -397,6 +404,7 @@ func TestAdminTeams(t *testing.T) {
 // and mail domain (which restricts invitations only when asked to); invalid
 // input names the field and changes nothing.
 func TestAdminOrganizationSettings(t *testing.T) {
+	t.Parallel()
 	w := newAdminWorld(t)
 	png := "data:image/png;base64," + base64.StdEncoding.EncodeToString(append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 200)...))
 	bigPNG := "data:image/png;base64," + base64.StdEncoding.EncodeToString(append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 100<<10)...))
@@ -445,6 +453,7 @@ func TestAdminOrganizationSettings(t *testing.T) {
 
 // The subscription is read only: plan, seats and their use, quota and storage.
 func TestAdminSubscription(t *testing.T) {
+	t.Parallel()
 	w := newAdminWorld(t)
 	w.invite(t, "pending@acme.test", "member")
 	w.s.Run(t, []webtest.Scenario{

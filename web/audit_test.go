@@ -19,6 +19,7 @@ type auditPage struct {
 // [audit] max_age: entries older than it leave the audit log at the next
 // maintenance; without it (the default) they stay for good.
 func TestAuditRetention(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		maxAge time.Duration
@@ -28,6 +29,7 @@ func TestAuditRetention(t *testing.T) {
 		{"pruned after max_age", 30 * 24 * time.Hour, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			s := webtest.New(t, func(c *wire.Config) { c.Audit.MaxAge = tc.maxAge })
 			ann := s.Bootstrap("Audit Org", "ann@example.test", "admin")
 			c := driveClient{t: t, s: s, tok: ann.Token}

@@ -42,6 +42,7 @@ func oauth(t *testing.T, s *webtest.Server, form url.Values, basicID, basicPW st
 }
 
 func TestCredentialKinds(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	admin := s.Bootstrap("Operator", "admin@example.test", "admin")
 	member := s.Bootstrap("Operator", "member@example.test", "member")
@@ -142,6 +143,7 @@ func TestCredentialKinds(t *testing.T) {
 }
 
 func TestExpiredAndSuspended(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	admin := s.Bootstrap("Operator", "admin@example.test", "admin")
 	ctx := context.Background()
@@ -174,6 +176,7 @@ func TestExpiredAndSuspended(t *testing.T) {
 
 // TestExternalOIDC verifies JWTs of a configured external issuer through its JWKS.
 func TestExternalOIDC(t *testing.T) {
+	t.Parallel()
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	b64 := func(n *big.Int) string { return base64.RawURLEncoding.EncodeToString(n.FillBytes(make([]byte, 32))) }
 	idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

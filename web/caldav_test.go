@@ -59,6 +59,7 @@ func hrefs(body []byte) []string {
 }
 
 func TestCalDAV(t *testing.T) {
+	t.Parallel()
 	e := newCalEnv(t)
 	s := e.s
 	home := "/dav/calendars/" + e.alice.UserID + "/"
@@ -306,6 +307,7 @@ func TestCalDAV(t *testing.T) {
 
 // TestCalDAVClientRoundTrip drives the door with go-webdav's CalDAV client.
 func TestCalDAVClientRoundTrip(t *testing.T) {
+	t.Parallel()
 	e := newCalEnv(t)
 	ctx := context.Background()
 	hc := webdav.HTTPClientWithBasicAuth(e.s.Client(), e.alice.Email, e.alice.AppPassword)

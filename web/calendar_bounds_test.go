@@ -16,6 +16,7 @@ import (
 // free/busy and a wide CalDAV time-range, and an open-ended CalDAV query
 // still finds it.
 func TestCalendarRecurrenceBounds(t *testing.T) {
+	t.Parallel()
 	e := newCalEnv(t)
 	s := e.s
 	calPath := "/dav/calendars/" + e.alice.UserID + "/" + e.cal + "/"

@@ -11,6 +11,7 @@ import (
 // changed and deleted over REST; the default one cannot be deleted; an event
 // written over REST answers with everything that was sent.
 func TestCalendarRESTManage(t *testing.T) {
+	t.Parallel()
 	e := newCalEnv(t)
 	s := e.s
 	tok := e.alice.Token

@@ -129,6 +129,7 @@ func evPath(cal, uid string) string { return "/api/v1/calendar/calendars/" + cal
 // TestCalendarDSTExpansion: a daily 09:00 New York series keeps 09:00 local
 // across the March DST change, and its UTC hour moves.
 func TestCalendarDSTExpansion(t *testing.T) {
+	t.Parallel()
 	e := newCalEnv(t)
 	ev := e.create(t, e.alice.Token, e.cal, map[string]any{"title": "Standup", "start": "2026-03-05T09:00:00", "end": "2026-03-05T09:15:00",
 		"timezone": "America/New_York", "rrule": "FREQ=DAILY"})
@@ -164,6 +165,7 @@ func TestCalendarDSTExpansion(t *testing.T) {
 }
 
 func TestCalendarEndpointErrors(t *testing.T) {
+	t.Parallel()
 	e := newCalEnv(t)
 	ev := e.create(t, e.alice.Token, e.cal, map[string]any{"title": "Planning", "start": "2026-05-04T10:00:00Z", "end": "2026-05-04T11:00:00Z"})
 	readOnly := e.s.Token("alice@acme.test", "calendar:read")
@@ -234,6 +236,7 @@ func TestCalendarEndpointErrors(t *testing.T) {
 }
 
 func TestCalendarCRUDAndEvents(t *testing.T) {
+	t.Parallel()
 	e := newCalEnv(t)
 	res := e.s.Do(webtest.Request{Method: "POST", Path: "/api/v1/calendar/calendars", Token: e.alice.Token,
 		Body: map[string]any{"name": "Work", "timezone": "Europe/Paris", "color": "#3366ff"}})
@@ -303,6 +306,7 @@ func TestCalendarCRUDAndEvents(t *testing.T) {
 // window, however long it is and however long before the window it starts
 // (short events are found by both ends of their range, long ones by start).
 func TestCalendarRangeOverlap(t *testing.T) {
+	t.Parallel()
 	e := newCalEnv(t)
 	for _, ev := range []struct{ title, start, end string }{
 		{"six days, ends in the window", "2026-06-26T10:00:00Z", "2026-07-02T10:00:00Z"},
@@ -361,6 +365,7 @@ func dates(ss []calSummary) []string {
 // TestCalendarOccurrenceThis: an override moves one occurrence, emits an update
 // with occurrence_date, survives export → re-import unchanged.
 func TestCalendarOccurrenceThis(t *testing.T) {
+	t.Parallel()
 	e := newCalEnv(t)
 	ev := e.create(t, e.alice.Token, e.cal, map[string]any{"title": "Weekly", "start": "2026-03-02T10:00:00", "end": "2026-03-02T11:00:00",
 		"timezone": "Europe/Berlin", "rrule": "FREQ=WEEKLY;COUNT=6"})
@@ -423,6 +428,7 @@ func TestCalendarOccurrenceThis(t *testing.T) {
 // TestCalendarThisAndFollowing splits a series at its first and at a middle
 // occurrence.
 func TestCalendarThisAndFollowing(t *testing.T) {
+	t.Parallel()
 	e := newCalEnv(t)
 	mk := func() calSummary {
 		return e.create(t, e.alice.Token, e.cal, map[string]any{"title": "Sync", "start": "2026-04-06T09:00:00", "end": "2026-04-06T09:30:00",
@@ -505,6 +511,7 @@ func TestCalendarThisAndFollowing(t *testing.T) {
 }
 
 func TestCalendarFreeBusy(t *testing.T) {
+	t.Parallel()
 	e := newCalEnv(t)
 	bobCal := e.defaultCal(t, e.bob.Token)
 	res := e.s.Do(webtest.Request{Method: "POST", Path: "/api/v1/calendar/calendars", Token: e.bob.Token, Body: map[string]any{"name": "Side"}})
@@ -546,6 +553,7 @@ func TestCalendarFreeBusy(t *testing.T) {
 }
 
 func TestCalendarImport(t *testing.T) {
+	t.Parallel()
 	e := newCalEnv(t)
 	long := strings.Repeat("very long description ", 40)
 	// LF line endings mixed with CRLF, an unfolded 800-character line, a Windows
@@ -626,6 +634,7 @@ func TestCalendarImport(t *testing.T) {
 // TestCalendarObjects exercises the service methods a CalDAV door uses: data a
 // client wrote survives REST edits verbatim; ETags and the change feed.
 func TestCalendarObjects(t *testing.T) {
+	t.Parallel()
 	e := newCalEnv(t)
 	ctx := context.Background()
 	p, err := e.s.Main.Identity.Authenticate(ctx, e.alice.Token)
@@ -700,6 +709,7 @@ func TestCalendarObjects(t *testing.T) {
 
 // TestCalendarDemo: the demo seeds recurring and single events once.
 func TestCalendarDemo(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	ctx := context.Background()
 	var creds []wire.DemoCredential
@@ -812,6 +822,7 @@ func BenchmarkCalendarImportHTTP(b *testing.B) {
 // TestCalendarImportOutlookZone: a TZID that names no zone is read through its
 // VTIMEZONE's offsets, DST included.
 func TestCalendarImportOutlookZone(t *testing.T) {
+	t.Parallel()
 	e := newCalEnv(t)
 	ics := "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:Microsoft Exchange Server 2010\r\n" +
 		"BEGIN:VTIMEZONE\r\nTZID:(UTC+01:00) Amsterdam, Berlin, Bern, Rome, Stockholm, Vienna\r\n" +
@@ -839,6 +850,7 @@ func TestCalendarImportOutlookZone(t *testing.T) {
 
 // TestCalendarMoveSeries: moving a series keeps its exceptions attached.
 func TestCalendarMoveSeries(t *testing.T) {
+	t.Parallel()
 	e := newCalEnv(t)
 	ev := e.create(t, e.alice.Token, e.cal, map[string]any{"title": "Weekly", "start": "2026-03-02T09:00:00", "end": "2026-03-02T10:00:00",
 		"timezone": "Europe/Paris", "rrule": "FREQ=WEEKLY;COUNT=5", "exdates": []string{"2026-03-09"}})
@@ -856,6 +868,7 @@ func TestCalendarMoveSeries(t *testing.T) {
 
 // TestCalendarAllDayFloating: all-day dates are days of the calendar's zone.
 func TestCalendarAllDayFloating(t *testing.T) {
+	t.Parallel()
 	e := newCalEnv(t)
 	res := e.s.Do(webtest.Request{Method: "POST", Path: "/api/v1/calendar/calendars", Token: e.alice.Token, Body: map[string]any{"name": "NY", "timezone": "America/New_York"}})
 	ny := res.JSON()["id"].(string)
@@ -884,6 +897,7 @@ func TestCalendarAllDayFloating(t *testing.T) {
 
 // TestCalendarManage: the service methods a CalDAV door uses for collections.
 func TestCalendarManage(t *testing.T) {
+	t.Parallel()
 	e := newCalEnv(t)
 	ctx := context.Background()
 	p, _ := e.s.Main.Identity.Authenticate(ctx, e.alice.Token)

@@ -106,6 +106,7 @@ func (f *contactsFixture) create(t *testing.T, token, bookID string, body any) s
 }
 
 func TestContactsREST(t *testing.T) {
+	t.Parallel()
 	f := newContactsFixture(t)
 	s := f.s
 	b := f.defaultBook(t, f.tok)
@@ -289,6 +290,7 @@ func urlQuery(s string) string {
 }
 
 func TestContactsDirectory(t *testing.T) {
+	t.Parallel()
 	f := newContactsFixture(t)
 	s := f.s
 	// A suspended user of the same organisation is not listed.
@@ -336,6 +338,7 @@ const richCard = "BEGIN:VCARD\r\n" +
 	"END:VCARD\r\n"
 
 func TestContactsCardDAVRoundTrip(t *testing.T) {
+	t.Parallel()
 	f := newContactsFixture(t)
 	s := f.s
 	ctx := context.Background()

@@ -17,6 +17,7 @@ var syncTokenRe = regexp.MustCompile(`<d:sync-token>([^<]+)</d:sync-token>`)
 // whose sync token predates them is refused with DAV:valid-sync-token (RFC 6578
 // §3.2) and syncs again from the start; newer tokens keep working.
 func TestDAVTombstonesPruned(t *testing.T) {
+	t.Parallel()
 	const maxAge = 90 * 24 * time.Hour
 	s := webtest.New(t)
 	cr := s.Bootstrap("Tomb Org", "ann@example.test", "admin")

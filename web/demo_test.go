@@ -14,6 +14,7 @@ import (
 // TestDemoCredentialsStayTheSame: every start of the demo prints the same
 // credentials, and they work; none are minted on a restart.
 func TestDemoCredentialsStayTheSame(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	ctx := context.Background()
 	first, err := wire.SeedDemo(ctx, s.Main)

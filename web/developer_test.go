@@ -10,6 +10,7 @@ import (
 // use), another principal's token id is 404, and deleting the principal stops
 // its remaining tokens at once.
 func TestServicePrincipalTokenRevoke(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	admin := s.Bootstrap("Operator", "admin@example.test", "admin")
 	member := s.Bootstrap("Operator", "member@example.test", "member")

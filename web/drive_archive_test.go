@@ -86,6 +86,7 @@ func (c driveClient) usage() storageUsage {
 }
 
 func TestDriveArchiveRestore(t *testing.T) {
+	t.Parallel()
 	s, c := newDrive(t)
 	ctx := context.Background()
 	var buf bytes.Buffer
@@ -188,6 +189,7 @@ func TestDriveArchiveRestore(t *testing.T) {
 }
 
 func TestDriveArchiveByAge(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t, func(cfg *wire.Config) { cfg.Drive.ArchiveAfter = 30 * 24 * time.Hour })
 	cr := s.Bootstrap("Drive Org", "ann@example.test", "admin")
 	c := driveClient{t: t, s: s, tok: cr.Token}
@@ -229,6 +231,7 @@ func TestDriveArchiveByAge(t *testing.T) {
 // An archived file read through the file mount, which cannot follow a
 // restore: 503 with a Retry-After while it is restored, then its bytes.
 func TestDriveArchiveReadThroughMount(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	cr := s.Bootstrap("Drive Org", "ann@example.test", "admin")
 	c := driveClient{t: t, s: s, tok: cr.Token}
@@ -257,6 +260,7 @@ func TestDriveArchiveReadThroughMount(t *testing.T) {
 // their commit) is found by maintenance and collected after the grace period;
 // referenced blobs stay.
 func TestDriveStrayBlobsCollected(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	cr := s.Bootstrap("Stray Org", "ann@example.test", "admin")
 	c := driveClient{t: t, s: s, tok: cr.Token}

@@ -105,6 +105,7 @@ func wantWOPI(t *testing.T, res *webtest.Response, status int, lock *string) {
 func ptr(s string) *string { return &s }
 
 func TestEditorWOPIFlow(t *testing.T) {
+	t.Parallel()
 	editor, hits := newFakeEditor(t)
 	s := webtest.New(t, withEditor(editor.URL))
 	ann := newDavUser(t, s, "Drive Org", "ann@example.test", "admin")
@@ -299,6 +300,7 @@ func TestEditorWOPIFlow(t *testing.T) {
 }
 
 func TestEditorViewAndAccess(t *testing.T) {
+	t.Parallel()
 	editor, _ := newFakeEditor(t)
 	s := webtest.New(t, withEditor(editor.URL))
 	ann := newDavUser(t, s, "Drive Org", "ann@example.test", "admin")
@@ -343,6 +345,7 @@ func TestEditorViewAndAccess(t *testing.T) {
 }
 
 func TestEditorCreateDocument(t *testing.T) {
+	t.Parallel()
 	editor, _ := newFakeEditor(t)
 	s := webtest.New(t, withEditor(editor.URL))
 	ann := newDavUser(t, s, "Drive Org", "ann@example.test", "admin")
@@ -404,8 +407,9 @@ func TestEditorCreateDocument(t *testing.T) {
 }
 
 func TestEditorUnavailable(t *testing.T) {
-	t.Setenv("PATH", t.TempDir()) // no soffice either
-	s := webtest.New(t)
+	t.Parallel()
+	noSoffice := filepath.Join(t.TempDir(), "soffice") // no soffice either
+	s := webtest.New(t, func(c *wire.Config) { c.Editor.SofficePath = noSoffice })
 	ann := newDavUser(t, s, "Drive Org", "ann@example.test", "admin")
 	f := ann.rest.upload("report.docx", "", "", []byte("docx"))
 	odt := ann.rest.upload("report.odt", "", "", []byte("odt"))
@@ -427,6 +431,7 @@ func TestEditorUnavailable(t *testing.T) {
 }
 
 func TestEditorSharedLink(t *testing.T) {
+	t.Parallel()
 	editor, _ := newFakeEditor(t)
 	s := webtest.New(t, withEditor(editor.URL))
 	ann := newDavUser(t, s, "Drive Org", "ann@example.test", "admin")
@@ -490,12 +495,12 @@ cat "$in" >> "$out/$base.$ext"
 `
 
 func TestSaveAsODF(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "soffice"), []byte(fakeSofficeScript), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	s := webtest.New(t)
+	s := webtest.New(t, func(c *wire.Config) { c.Editor.SofficePath = filepath.Join(dir, "soffice") })
 	ann := newDavUser(t, s, "Drive Org", "ann@example.test", "admin")
 	bob := newDavUser(t, s, "Drive Org", "bob@example.test", "member")
 	docs := ann.rest.folder("Docs", "")

@@ -50,6 +50,7 @@ func (w lockWorld) content(t *testing.T, id, want string) {
 // write to a file its creator locked over WebDAV is refused, the owner with
 // the token still writes, and after UNLOCK the same link write succeeds.
 func TestDriveLinkWriteHoldsNoLock(t *testing.T) {
+	t.Parallel()
 	w := newLockWorld(t)
 	tok := w.ann.lock("/Box/l.txt", "exclusive", nil)
 	webtest.Check(t, w.linkWrite("by the link"), webtest.Scenario{Status: 423, Problem: "locked"})
@@ -65,6 +66,7 @@ func TestDriveLinkWriteHoldsNoLock(t *testing.T) {
 // another user's deep lock, and its resolution by overwrite of a locked file,
 // are refused like REST confirm and change nothing; after UNLOCK they pass.
 func TestTusHoldsNoLock(t *testing.T) {
+	t.Parallel()
 	w := newLockWorld(t)
 	tc := tusClient{t: t, s: w.s, tok: w.bob.creds.Token}
 	upload := func(name string, content string) *webtest.Response {
@@ -103,6 +105,7 @@ func TestTusHoldsNoLock(t *testing.T) {
 // appears and is locked by another user before the confirm, the confirm is
 // refused under the new file's lock and changes nothing.
 func TestDriveConfirmPendingUnderNewLock(t *testing.T) {
+	t.Parallel()
 	w := newLockWorld(t)
 	var tk uploadTicket
 	w.bob.rest.ok(201, "POST", "/api/v1/drive/upload", map[string]any{"name": "race.txt", "parent_id": w.box.ID, "size": 5}, &tk)
@@ -151,6 +154,7 @@ func unchanged(t *testing.T, s *webtest.Server, outbox, tombstones int) {
 // of the move or copy: when that is refused, the destination stays live, out
 // of the trash, and no event or tombstone tells otherwise.
 func TestWebDAVOverwriteIsAtomic(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	ann := newDavUser(t, s, "Dav Org", "ann@example.test", "admin")
 	ann.want(201, "PUT", "/a.txt", nil, "a")
@@ -189,6 +193,7 @@ func TestWebDAVOverwriteIsAtomic(t *testing.T) {
 // A LOCK on an unmapped URL creates the empty file and locks it in one
 // transaction: a refused lock leaves no file, event or tombstone.
 func TestWebDAVLockUnmappedIsAtomic(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	ann := newDavUser(t, s, "Dav Org", "ann@example.test", "admin")
 	ann.want(201, "MKCOL", "/Box", nil, nil)

@@ -300,7 +300,8 @@ func TestDriveWriteMatrix(t *testing.T) {
 		{name: "over quota", status: 507, code: app.EQuotaExceeded, wopi: 413, wopiLock: true,
 			apply: func(t *testing.T, w matrixWorld) {
 				// The organisation's stored bytes fill every plan's quota.
-				if _, err := w.s.Main.DB.Exec(context.Background(), `UPDATE drive_usage SET bytes = bytes + (8 << 40)`); err != nil {
+				if _, err := w.s.Main.DB.Exec(context.Background(), `UPDATE drive_usage SET bytes = bytes + (8 << 40) WHERE organization_id = ?`,
+					w.ann.creds.OrganizationID); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -354,76 +355,86 @@ func TestDriveWriteMatrix(t *testing.T) {
 		rw.Write([]byte(strings.ReplaceAll(txtDiscovery, "EDITOR", editor.URL)))
 	})
 	t.Cleanup(editor.Close)
-	for _, mode := range []string{"service", "HTTP"} {
-		for _, c := range conditions {
-			for _, d := range doors {
-				if slices.Contains(c.notApply, d.name) {
-					continue
-				}
-				t.Run(mode+"/"+c.name+"/"+d.name, func(t *testing.T) {
-					t.Parallel()
-					w, p := newMatrixWorld(t, editor.URL, c.byBob, func(w matrixWorld) prep {
-						if d.prepare == nil {
-							return nil
-						}
-						return d.prepare(t, w, setup{wopiLock: c.wopiLock, linkPerm: cmp.Or(c.linkPerm, "edit")})
-					})
-					c.apply(t, w)
-					before := w.snapshot(t)
-					if mode == "service" {
-						want := c.code
-						if e, ok := c.except[d.name]; ok {
-							want = e[1].(string)
-						}
-						if d.wopi && c.wopiCode != "" {
-							want = c.wopiCode
-						}
-						if err := d.call(context.Background(), w, p); app.ErrorCode(err) != want {
-							t.Fatalf("%v (%s), want %s", err, app.ErrorCode(err), want)
-						}
-					} else {
-						res := d.do(w, p)
-						if d.wopi {
-							if res.StatusCode != c.wopi {
-								t.Fatalf("WOPI: %d %s, want %d", res.StatusCode, res.Body, c.wopi)
+	// The cells of a condition share one server and run one after another,
+	// each in an organisation of its own: what a condition does (a lock, a
+	// suspension) stays in its cell, and the snapshot of the whole database
+	// before and after a cell's write sees no other cell's writes.
+	for _, c := range conditions {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := webtest.New(t, withEditor(editor.URL))
+			cell := 0
+			for _, mode := range []string{"service", "HTTP"} {
+				for _, d := range doors {
+					if slices.Contains(c.notApply, d.name) {
+						continue
+					}
+					cell++
+					t.Run(mode+"/"+d.name, func(t *testing.T) {
+						w, p := newMatrixWorld(t, s, cell, c.byBob, func(w matrixWorld) prep {
+							if d.prepare == nil {
+								return nil
 							}
-							if c.code == app.ELocked && len(res.Header.Values("X-WOPI-Lock")) != 1 {
-								t.Fatalf("WOPI lock refusal without X-WOPI-Lock: %v", res.Header)
+							return d.prepare(t, w, setup{wopiLock: c.wopiLock, linkPerm: cmp.Or(c.linkPerm, "edit")})
+						})
+						c.apply(t, w)
+						before := w.snapshot(t)
+						if mode == "service" {
+							want := c.code
+							if e, ok := c.except[d.name]; ok {
+								want = e[1].(string)
 							}
-						} else if e, ok := c.mount[d.name]; ok {
-							webtest.Check(t, res, webtest.Scenario{Status: e[0].(int), Problem: e[1].(string)})
-						} else if e, ok := c.except[d.name]; ok {
-							webtest.Check(t, res, webtest.Scenario{Status: e[0].(int), Problem: e[1].(string)})
+							if d.wopi && c.wopiCode != "" {
+								want = c.wopiCode
+							}
+							if err := d.call(context.Background(), w, p); app.ErrorCode(err) != want {
+								t.Fatalf("%v (%s), want %s", err, app.ErrorCode(err), want)
+							}
 						} else {
-							webtest.Check(t, res, webtest.Scenario{Status: c.status, Problem: c.code})
+							res := d.do(w, p)
+							if d.wopi {
+								if res.StatusCode != c.wopi {
+									t.Fatalf("WOPI: %d %s, want %d", res.StatusCode, res.Body, c.wopi)
+								}
+								if c.code == app.ELocked && len(res.Header.Values("X-WOPI-Lock")) != 1 {
+									t.Fatalf("WOPI lock refusal without X-WOPI-Lock: %v", res.Header)
+								}
+							} else if e, ok := c.mount[d.name]; ok {
+								webtest.Check(t, res, webtest.Scenario{Status: e[0].(int), Problem: e[1].(string)})
+							} else if e, ok := c.except[d.name]; ok {
+								webtest.Check(t, res, webtest.Scenario{Status: e[0].(int), Problem: e[1].(string)})
+							} else {
+								webtest.Check(t, res, webtest.Scenario{Status: c.status, Problem: c.code})
+							}
 						}
-					}
-					if after := w.snapshot(t); after != before {
-						t.Fatalf("a refused write changed the drive: %s → %s", before, after)
-					}
-					var content string
-					db := openRO(t, w.s)
-					defer db.Close()
-					if err := db.QueryRow(`SELECT version || ':' || content_hash || ':' || name FROM drive_files WHERE id = ?`, w.f.ID).Scan(&content); err != nil {
-						t.Fatal(err)
-					}
-					if want := fmt.Sprintf("2:%s:f.txt", w.f.ContentHash); content != want {
-						t.Fatalf("f.txt is %s, want %s", content, want)
-					}
-				})
+						if after := w.snapshot(t); after != before {
+							t.Fatalf("a refused write changed the drive: %s → %s", before, after)
+						}
+						var content string
+						db := openRO(t, w.s)
+						defer db.Close()
+						if err := db.QueryRow(`SELECT version || ':' || content_hash || ':' || name FROM drive_files WHERE id = ?`, w.f.ID).Scan(&content); err != nil {
+							t.Fatal(err)
+						}
+						if want := fmt.Sprintf("2:%s:f.txt", w.f.ContentHash); content != want {
+							t.Fatalf("f.txt is %s, want %s", content, want)
+						}
+					})
+				}
 			}
-		}
+		})
 	}
 }
 
-// newMatrixWorld makes the world of one cell: ann's Box with f.txt at
-// version 2, shared with bob for editing; the writer is bob when byBob. It
-// returns what prepare made before the condition is applied.
-func newMatrixWorld(t *testing.T, editorURL string, byBob bool, prepare func(matrixWorld) prep) (matrixWorld, prep) {
+// newMatrixWorld makes the world of one cell on s, in an organisation of its
+// own: ann's Box with f.txt at version 2, shared with bob for editing; the
+// writer is bob when byBob. It returns what prepare made before the condition
+// is applied.
+func newMatrixWorld(t *testing.T, s *webtest.Server, cell int, byBob bool, prepare func(matrixWorld) prep) (matrixWorld, prep) {
 	t.Helper()
-	s := webtest.New(t, withEditor(editorURL))
-	w := matrixWorld{s: s, ann: newDavUser(t, s, "Matrix Org", "ann@example.test", "admin"),
-		bob: newDavUser(t, s, "Matrix Org", "bob@example.test", "member")}
+	org := fmt.Sprintf("Matrix Org %d", cell)
+	w := matrixWorld{s: s, ann: newDavUser(t, s, org, fmt.Sprintf("ann@cell%d.example.test", cell), "admin"),
+		bob: newDavUser(t, s, org, fmt.Sprintf("bob@cell%d.example.test", cell), "member")}
 	w.ann.want(201, "MKCOL", "/Box", nil, nil)
 	w.ann.want(201, "PUT", "/Box/f.txt", map[string]string{"Content-Type": "text/plain"}, "v1")
 	w.ann.want(204, "PUT", "/Box/f.txt", map[string]string{"Content-Type": "text/plain"}, "v2")

@@ -104,6 +104,7 @@ func (c driveClient) thumb(id string, size int) thumbURL {
 }
 
 func TestDrivePreviewThumbnails(t *testing.T) {
+	t.Parallel()
 	s, c := newDrive(t)
 	ctx := context.Background()
 	store := sqlite.DriveStore{DB: s.Main.DB}
@@ -175,6 +176,7 @@ func TestDrivePreviewThumbnails(t *testing.T) {
 func blobName(h string) string { return h[len("sha256:"):] }
 
 func TestDrivePreviewToken(t *testing.T) {
+	t.Parallel()
 	s, c := newDrive(t)
 	photo := c.upload("photo.jpg", "", "image/jpeg", jpegOf(t, 2000, 1000, 1))
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -241,6 +243,7 @@ func TestDrivePreviewToken(t *testing.T) {
 // TestDrivePreviewEviction: the cache of derived images stays under its cap,
 // evicting the least recently used, whose blobs the collector then deletes.
 func TestDrivePreviewEviction(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	images := [][]byte{jpegOf(t, 800, 600, 1), jpegOf(t, 800, 600, 2), jpegOf(t, 800, 600, 3)}
 	// The sizes of the three thumbnails, from a server with the default cap.

@@ -72,6 +72,7 @@ func searchFixture(t *testing.T) (*webtest.Server, davUser, driveFile) {
 }
 
 func TestDriveSearchFindsContentThroughEveryDoor(t *testing.T) {
+	t.Parallel()
 	_, ann, _ := searchFixture(t)
 	c := ann.rest
 	for _, tt := range []struct{ word, want, field string }{
@@ -111,6 +112,7 @@ func TestDriveSearchFindsContentThroughEveryDoor(t *testing.T) {
 }
 
 func TestDriveSearchVisibility(t *testing.T) {
+	t.Parallel()
 	s, ann, reports := searchFixture(t)
 	bob := newDavUser(t, s, "Search Org", "bob@example.test", "member")
 	eve := newDavUser(t, s, "Other Org", "eve@example.test", "admin")
@@ -146,6 +148,7 @@ func TestDriveSearchVisibility(t *testing.T) {
 }
 
 func TestDriveSearchFollowsChanges(t *testing.T) {
+	t.Parallel()
 	_, ann, reports := searchFixture(t)
 	c := ann.rest
 	memo := c.search(q("quokka")).Hits[0]
@@ -187,6 +190,7 @@ func TestDriveSearchFollowsChanges(t *testing.T) {
 }
 
 func TestDriveSearchFiltersFacetsAndSort(t *testing.T) {
+	t.Parallel()
 	_, ann, reports := searchFixture(t)
 	c := ann.rest
 	today := time.Now().UTC().Format(time.DateOnly)
@@ -239,6 +243,7 @@ func TestDriveSearchFiltersFacetsAndSort(t *testing.T) {
 }
 
 func TestDriveSearchValidation(t *testing.T) {
+	t.Parallel()
 	_, c := newDrive(t)
 	for _, query := range []string{"limit=0", "limit=101", "offset=-1", "sort_by=owner", "sort_order=up",
 		"created_after=yesterday", "min_size=-1", "min_size=10&max_size=5", "is_folder=maybe", "offset=9990&limit=20"} {
@@ -258,6 +263,7 @@ func TestDriveSearchValidation(t *testing.T) {
 // did; a missing or damaged index is rebuilt at start while search answers
 // 503 index_rebuilding.
 func TestDriveSearchRebuild(t *testing.T) {
+	t.Parallel()
 	s, ann, _ := searchFixture(t)
 	queries := []string{"", q("zephyrine"), q("axolotl"), q("narwhal"), q("ocelot"), "facets=true", "is_folder=false&sort_by=name"}
 	before := map[string]string{}
@@ -321,6 +327,7 @@ func TestDriveSearchRebuild(t *testing.T) {
 // A user renamed by their reseller is found under the new name: owner_name
 // filters and facets follow the rename, not only the hits' own field.
 func TestDriveSearchFollowsOwnerRename(t *testing.T) {
+	t.Parallel()
 	w := newPartnerWorld(t)
 	s := w.s
 	org := w.createOrg(t, w.tok, "Acme", "boss@acme.test")
@@ -361,6 +368,7 @@ func TestDriveSearchFollowsOwnerRename(t *testing.T) {
 // index older than what was pruned (put back from a copy) is rebuilt at start
 // instead of missing those changes.
 func TestDriveSearchAfterEventsPruned(t *testing.T) {
+	t.Parallel()
 	s, ann, _ := searchFixture(t)
 	ctx := context.Background()
 	tok := ann.rest.tok
@@ -426,6 +434,7 @@ func TestDriveSearchAfterEventsPruned(t *testing.T) {
 // made right after a burst finds every file the burst wrote: it applies the
 // pending changes first.
 func TestDriveSearchRightAfterABurst(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	ann := newDavUser(t, s, "Burst Org", "ann@example.test", "admin")
 	ann.want(201, "MKCOL", "/burst/", nil, nil)

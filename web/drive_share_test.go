@@ -102,6 +102,7 @@ func events(t testing.TB, s *webtest.Server, typ string, data map[string]any) in
 }
 
 func TestDriveShareWithUser(t *testing.T) {
+	t.Parallel()
 	s, ann := newDrive(t)
 	bobCr := s.Bootstrap("Drive Org", "bob@example.test", "member")
 	bob := driveClient{t: t, s: s, tok: bobCr.Token}
@@ -227,6 +228,7 @@ func (c driveClient) meID(s *webtest.Server) string {
 }
 
 func TestDriveShareLink(t *testing.T) {
+	t.Parallel()
 	s, ann := newDrive(t)
 	eve := driveClient{t: t, s: s, tok: s.Bootstrap("Other Org", "eve@example.test", "admin").Token}
 	note := ann.upload("note.txt", "", "text/plain", []byte("hello"))

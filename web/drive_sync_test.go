@@ -113,6 +113,7 @@ func sameChanges(got, want map[string]bool) bool {
 }
 
 func TestDriveSyncSnapshotPaging(t *testing.T) {
+	t.Parallel()
 	_, c := newDrive(t)
 	docs := c.folder("Docs", "")
 	want := map[string]bool{docs.ID: false}
@@ -176,6 +177,7 @@ func TestDriveSyncSnapshotPaging(t *testing.T) {
 }
 
 func TestDriveSyncIncremental(t *testing.T) {
+	t.Parallel()
 	s, c := newDrive(t)
 	bob := s.Bootstrap("Drive Org", "bob@example.test", "member")
 	cb := driveClient{t: t, s: s, tok: bob.Token}
@@ -283,6 +285,7 @@ func TestDriveSyncIncremental(t *testing.T) {
 }
 
 func TestDriveSyncErrors(t *testing.T) {
+	t.Parallel()
 	s, c := newDrive(t)
 	bob := s.Bootstrap("Drive Org", "bob@example.test", "member")
 	f := c.upload("f.txt", "", "text/plain", []byte("f"))
@@ -338,6 +341,7 @@ func TestDriveSyncErrors(t *testing.T) {
 }
 
 func TestDriveSyncCursorExpired(t *testing.T) {
+	t.Parallel()
 	s, c := newDrive(t)
 	f := c.upload("f.txt", "", "text/plain", []byte("f"))
 	_, old, _ := c.syncAll("laptop", "", 0)
@@ -377,6 +381,7 @@ func TestDriveSyncCursorExpired(t *testing.T) {
 }
 
 func TestDriveSyncDevices(t *testing.T) {
+	t.Parallel()
 	s, c := newDrive(t)
 	dir := c.folder("Dir", "")
 	c.upload("a.txt", dir.ID, "text/plain", []byte("a"))
@@ -507,6 +512,7 @@ func diffTrees(a, b map[string]replicaItem) []string {
 // with a random small limit while more operations happen between pages. At the
 // end the replica equals the server's tree, and so does a fresh snapshot.
 func TestDriveSyncReplicaProperty(t *testing.T) {
+	t.Parallel()
 	s, c := newDrive(t)
 	ctx := context.Background()
 	p, err := s.Main.Identity.Authenticate(ctx, c.tok)

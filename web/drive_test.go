@@ -163,6 +163,7 @@ func newDrive(t *testing.T) (*webtest.Server, driveClient) {
 }
 
 func TestDriveThreeStepUpload(t *testing.T) {
+	t.Parallel()
 	s, c := newDrive(t)
 	content := []byte("hello, drive\n")
 
@@ -282,6 +283,7 @@ func TestDriveThreeStepUpload(t *testing.T) {
 }
 
 func TestDriveNamesAndTree(t *testing.T) {
+	t.Parallel()
 	_, c := newDrive(t)
 	docs := c.folder("Docs", "")
 	sub := c.folder("Sub", docs.ID)
@@ -358,6 +360,7 @@ func TestDriveNamesAndTree(t *testing.T) {
 }
 
 func TestDriveListing(t *testing.T) {
+	t.Parallel()
 	_, c := newDrive(t)
 	c.folder("zeta", "")
 	c.upload("b.pdf", "", "application/pdf", []byte("%PDF-1.4 b"))
@@ -415,6 +418,7 @@ func TestDriveListing(t *testing.T) {
 }
 
 func TestDriveMetadataFavoriteComments(t *testing.T) {
+	t.Parallel()
 	_, c := newDrive(t)
 	f := c.upload("notes.md", "", "", []byte("# notes"))
 	if f.MimeType != "text/markdown" {
@@ -443,6 +447,7 @@ func TestDriveMetadataFavoriteComments(t *testing.T) {
 }
 
 func TestDriveAccess(t *testing.T) {
+	t.Parallel()
 	s, c := newDrive(t)
 	f := c.upload("secret.txt", "", "text/plain", []byte("secret"))
 	other := s.Bootstrap("Other Org", "eve@example.test", "admin")
@@ -493,6 +498,7 @@ func TestDriveAccess(t *testing.T) {
 }
 
 func TestDriveQuotaBoundary(t *testing.T) {
+	t.Parallel()
 	s, c := newDrive(t)
 	ctx := context.Background()
 	if _, err := s.Main.DB.Exec(ctx, `UPDATE plans SET quota_bytes = 100 WHERE slug = 'enterprise'`); err != nil {
@@ -536,6 +542,7 @@ func presignKept(t *testing.T, s *webtest.Server, fileID string, body []byte) in
 }
 
 func TestDriveConfirmIntoTrashedFolder(t *testing.T) {
+	t.Parallel()
 	_, c := newDrive(t)
 	dir := c.folder("gone", "")
 	var tk uploadTicket
@@ -549,6 +556,7 @@ func TestDriveConfirmIntoTrashedFolder(t *testing.T) {
 // (409, or 404 for a file the caller cannot see) and changes nothing; the
 // one that can, after the bytes, activates the file once.
 func TestDriveConfirmRefusals(t *testing.T) {
+	t.Parallel()
 	s, c := newDrive(t)
 	bob := driveClient{t: t, s: s, tok: s.Bootstrap("Other Org", "bob@example.test", "admin").Token}
 	var tk uploadTicket
@@ -586,6 +594,7 @@ func TestDriveConfirmRefusals(t *testing.T) {
 }
 
 func TestDriveConcurrency(t *testing.T) {
+	t.Parallel()
 	_, c := newDrive(t)
 	dir := c.folder("busy", "")
 	var files []driveFile
@@ -652,6 +661,7 @@ func TestDriveConcurrency(t *testing.T) {
 }
 
 func TestDriveMaintenance(t *testing.T) {
+	t.Parallel()
 	s, c := newDrive(t)
 	content := []byte("kept bytes")
 	// Uploads never confirmed disappear after 24 h with their pending files
@@ -703,6 +713,7 @@ func TestDriveMaintenance(t *testing.T) {
 
 // TestDriveDemo: the demo seeds a folder tree with real files, once.
 func TestDriveDemo(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	ctx := context.Background()
 	var creds []wire.DemoCredential

@@ -9,7 +9,6 @@ import (
 	"encoding"
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -19,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"atrium/app/drive"
 	"atrium/web/webtest"
 )
 
@@ -139,6 +137,7 @@ func tusEvents(t *testing.T, s *webtest.Server, fileID string) []string {
 }
 
 func TestTusProtocol(t *testing.T) {
+	t.Parallel()
 	s, c, tc := newTus(t)
 	docs := c.folder("Docs", "")
 	content := bytes.Repeat([]byte("0123456789abcdef"), 4096) // 64 KiB
@@ -282,6 +281,7 @@ func TestTusProtocol(t *testing.T) {
 }
 
 func TestTusDeferredLength(t *testing.T) {
+	t.Parallel()
 	_, c, tc := newTus(t)
 	up := tc.create(tusMeta("filename", "stream.log"), -1)
 	webtest.Check(t, tc.do("HEAD", up, nil, nil), webtest.Scenario{Status: 200, Headers: map[string]string{"Upload-Defer-Length": "1", "Upload-Offset": "0"}})
@@ -300,6 +300,7 @@ func TestTusDeferredLength(t *testing.T) {
 }
 
 func TestTusQuota(t *testing.T) {
+	t.Parallel()
 	s, c, tc := newTus(t)
 	ctx := context.Background()
 	if _, err := s.Main.DB.Exec(ctx, `UPDATE plans SET quota_bytes = 100 WHERE slug = 'enterprise'`); err != nil {
@@ -344,6 +345,7 @@ func TestTusQuota(t *testing.T) {
 }
 
 func TestTusConflictResolve(t *testing.T) {
+	t.Parallel()
 	s, c, tc := newTus(t)
 	old := []byte("the original")
 	orig := c.upload("dup.txt", "", "text/plain", old)
@@ -430,6 +432,7 @@ func TestTusConflictResolve(t *testing.T) {
 }
 
 func TestTusExpiry(t *testing.T) {
+	t.Parallel()
 	s, c, tc := newTus(t)
 	up := tc.create(tusMeta("filename", "abandoned.bin"), 100)
 	tc.patch(up, 0, make([]byte, 40))
@@ -468,6 +471,7 @@ func TestTusExpiry(t *testing.T) {
 }
 
 func TestTusResumeAfterRestart(t *testing.T) {
+	t.Parallel()
 	s, c, tc := newTus(t)
 	content := make([]byte, 3<<20+123)
 	for i := range content {
@@ -503,6 +507,7 @@ func TestTusResumeAfterRestart(t *testing.T) {
 // request on the upload completes it from the stored blob (found by the
 // crash suite, interop/suites/90-crash.sh).
 func TestTusCompletesAfterCrashBetweenAdoptAndCommit(t *testing.T) {
+	t.Parallel()
 	s, c, tc := newTus(t)
 	content := bytes.Repeat([]byte("crash between adopt and commit\n"), 40000)
 	up := tc.create(tusMeta("filename", "adopted.bin"), int64(len(content)))
@@ -558,6 +563,7 @@ func TestTusCompletesAfterCrashBetweenAdoptAndCommit(t *testing.T) {
 // A stop between the upload's row and its empty data file leaves an upload at
 // offset 0 with no file: its first PATCH creates the file and goes on.
 func TestTusResumesWithoutDataFileAtOffsetZero(t *testing.T) {
+	t.Parallel()
 	s, c, tc := newTus(t)
 	// Larger than a small upload, which has no data file before its first PATCH.
 	content := bytes.Repeat([]byte("created, then the server stopped before the data file\n"), 2000)
@@ -579,78 +585,11 @@ func TestTusResumesWithoutDataFileAtOffsetZero(t *testing.T) {
 	}
 }
 
-// A finished upload whose content the store already holds as an orphan past
-// its grace period keeps it: the collector, running while the upload's bytes are
-// being put into the store, waits until the file refers to the blob, then finds
-// the reference and deletes nothing.
-func TestTusCompleteKeepsDeduplicatedOrphan(t *testing.T) {
-	s := webtest.New(t)
-	cr := s.Bootstrap("Tus Orphan Org", "ann@example.test", "admin")
-	ctx := context.Background()
-	content := []byte("the same bytes, uploaded again after their first copy was deleted")
-	obj, err := s.Main.Blobs.Put(ctx, bytes.NewReader(content), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Unreferenced for a day: marked as a stray, then past the grace period.
-	s.Clock.Advance(25 * time.Hour)
-	if done, err := s.Main.Drive.Maintain(ctx); err != nil || done["strays_found"] != 1 {
-		t.Fatalf("stray sweep: %v %v", done, err)
-	}
-	s.Clock.Advance(2 * time.Hour)
-
-	p, err := s.Main.Identity.Authenticate(ctx, cr.Token)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, err := s.Main.Drive.CreateTusUpload(ctx, p, drive.TusCreate{Name: "again.txt", Length: int64(len(content))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := sha256.New()
-	h.Write(content)
-	state, _ := h.(encoding.BinaryMarshaler).MarshalBinary()
-	if _, err := s.Main.Drive.TusProgress(ctx, p, u.ID, int64(len(content)), state); err != nil {
-		t.Fatal(err)
-	}
-	// A put that fails changes nothing: the upload stays, to be finished again.
-	_, err = s.Main.Drive.CompleteTusUpload(ctx, p, u.ID, obj.Hash, int64(len(content)), nil, func() error { return errors.New("disk full") })
-	var pe *drive.PutError
-	if !errors.As(err, &pe) {
-		t.Fatalf("failed put: %v", err)
-	}
-	if got, err := s.Main.Drive.TusUpload(ctx, p, u.ID); err != nil || got.Status != drive.TusUploading {
-		t.Fatalf("after a failed put: %+v %v", got, err)
-	}
-	collected := make(chan map[string]int, 1)
-	put := func() error { // the adapter's Adopt finds the content stored and drops its own copy
-		go func() {
-			done, err := s.Main.Drive.Maintain(ctx)
-			if err != nil {
-				t.Error(err)
-			}
-			collected <- done
-		}()
-		time.Sleep(200 * time.Millisecond) // the collector runs now, if it can
-		return nil
-	}
-	done, err := s.Main.Drive.CompleteTusUpload(ctx, p, u.ID, obj.Hash, int64(len(content)), nil, put)
-	if err != nil {
-		t.Fatalf("complete: %v", err)
-	}
-	if got := <-collected; got["blobs_deleted"] != 0 {
-		t.Fatalf("the collector deleted %d blobs", got["blobs_deleted"])
-	}
-	c := driveClient{t: t, s: s, tok: cr.Token}
-	if got := c.download(done.FileID); !bytes.Equal(got, content) {
-		t.Fatalf("downloaded %q", got)
-	}
-}
-
 // An upload's first request after its creation reads it as created, from
 // memory (drive.Service.TusUpload), without a read of the database: it still
 // answers as the database would, whoever asks and whatever came between.
 func TestTusFirstRequestAfterCreation(t *testing.T) {
+	t.Parallel()
 	s, c, tc := newTus(t)
 	other := s.Bootstrap("Drive Org", "bob@example.test", "member")
 	content := []byte("0123456789")

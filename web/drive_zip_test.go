@@ -56,6 +56,7 @@ func entryNames(m map[string]string) string {
 }
 
 func TestDriveFolderZip(t *testing.T) {
+	t.Parallel()
 	s, ann := newDrive(t)
 	bobCr := s.Bootstrap("Drive Org", "bob@example.test", "member")
 	bob := driveClient{t: t, s: s, tok: bobCr.Token}
@@ -176,6 +177,7 @@ func TestDriveFolderZipLimit(t *testing.T) {
 // The web app's Download of a folder: the same archive with the session
 // cookie; signed out → sign-in; a refusal is a page, not a broken archive.
 func TestWebAppDriveFolderZip(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	fx := newDriveFixture(t, s, "zipper@example.test")
 	b := newBrowser(t, s)

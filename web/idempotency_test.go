@@ -13,6 +13,7 @@ import (
 )
 
 func TestIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	admin := s.Bootstrap("Operator", "admin@example.test", "admin")
 	create := func(key string, body any) *webtest.Response {
@@ -106,6 +107,7 @@ func TestIdempotencyKeyPerPrincipal(t *testing.T) {
 }
 
 func TestIdempotencyConcurrent(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	admin := s.Bootstrap("Operator", "admin@example.test", "admin")
 	body := map[string]any{"name": "once", "scopes": []string{"contacts:read"}}
@@ -146,6 +148,7 @@ func TestIdempotencyConcurrent(t *testing.T) {
 }
 
 func TestCursorPagination(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	admin := s.Bootstrap("Operator", "admin@example.test", "admin")
 	for i := range 5 {

@@ -59,6 +59,7 @@ import (
 // (CardDAV, CalDAV, the file mount, WOPI) get the same credentials in
 // checkDoors.
 func TestIsolationMatrix(t *testing.T) {
+	t.Parallel()
 	w := newIsoWorld(t)
 	s := w.s
 

@@ -14,6 +14,7 @@ import (
 // handler that takes its time: a response written after a long handler (a
 // large PUT hashed and synced to disk, say) still reaches the client.
 func TestIdleTimeoutSparesSlowHandlers(t *testing.T) {
+	t.Parallel()
 	const idle = 150 * time.Millisecond
 	cases := []struct {
 		name    string
@@ -37,6 +38,7 @@ func TestIdleTimeoutSparesSlowHandlers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			srv := httptest.NewServer(ioDeadlines(idle, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if _, err := io.Copy(io.Discard, r.Body); err != nil {
 					t.Errorf("reading the body: %v", err)

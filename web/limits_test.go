@@ -35,6 +35,7 @@ func checkRateLimited(t *testing.T, res *webtest.Response) {
 }
 
 func TestRateLimitPerToken(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t, withLimits(func(l *wire.LimitsConfig) { l.RatePerToken, l.BurstPerToken = 0.01, 3 }))
 	ann := s.Bootstrap("Rate Org", "ann@example.test", "admin")
 	bob := s.Bootstrap("Rate Org", "bob@example.test", "member")
@@ -52,6 +53,7 @@ func TestRateLimitPerToken(t *testing.T) {
 }
 
 func TestRateLimitPerIP(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t, withLimits(func(l *wire.LimitsConfig) { l.RatePerIP, l.BurstPerIP = 0.01, 2 }))
 	ann := s.Bootstrap("Rate Org", "ann@example.test", "admin")
 	webtest.Check(t, s.Do(webtest.Request{Method: http.MethodGet, Path: "/api/v1/me"}), webtest.Scenario{Status: 401})
@@ -63,6 +65,7 @@ func TestRateLimitPerIP(t *testing.T) {
 }
 
 func TestAuthFailuresPerIP(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t, withLimits(func(l *wire.LimitsConfig) { l.AuthFailuresPerIP = 5 }))
 	ann := s.Bootstrap("Rate Org", "ann@example.test", "admin")
 	for i := 0; i < 5; i++ {
@@ -82,6 +85,7 @@ func TestAuthFailuresPerIP(t *testing.T) {
 }
 
 func TestOAuthClientFailures(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	form := func(secret string) webtest.Request {
 		return webtest.Request{Method: http.MethodPost, Path: "/oauth/token",
@@ -100,6 +104,7 @@ func TestOAuthClientFailures(t *testing.T) {
 }
 
 func TestRequestTimeout(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t, withLimits(func(l *wire.LimitsConfig) { l.RequestTimeout = time.Nanosecond }))
 	ann := s.Bootstrap("Slow Org", "ann@example.test", "admin")
 	res := s.Do(webtest.Request{Method: http.MethodGet, Path: "/api/v1/contacts/books", Token: ann.Token})
@@ -110,6 +115,7 @@ func TestRequestTimeout(t *testing.T) {
 }
 
 func TestJSONBodyTooLarge(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	ann := s.Bootstrap("Big Org", "ann@example.test", "admin")
 	var books []struct {
@@ -152,6 +158,7 @@ func basicHeader(email, pw string) string {
 // A client that stops sending its body is cut off after the idle timeout, and
 // nothing of the upload is kept.
 func TestSlowRequestBody(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t, withLimits(func(l *wire.LimitsConfig) { l.IOIdleTimeout = 300 * time.Millisecond }))
 	ann := s.Bootstrap("Slow Org", "ann@example.test", "admin")
 	c := rawConn(t, s.Listener.Addr().String(), "")
@@ -176,6 +183,7 @@ func TestSlowRequestBody(t *testing.T) {
 // suites side by side) does not stall the test's own well-behaved transfers
 // that long; the file, 16 MiB, is still far more than the socket buffers hold.
 func TestSlowResponseReader(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t, withLimits(func(l *wire.LimitsConfig) { l.IOIdleTimeout = time.Second }))
 	ann := s.Bootstrap("Slow Org", "ann@example.test", "admin")
 	const size = 16 << 20
@@ -188,7 +196,12 @@ func TestSlowResponseReader(t *testing.T) {
 		_ = tc.SetReadBuffer(64 << 10)
 	}
 	fmt.Fprintf(c, "GET /api/v1/webdav/big.bin HTTP/1.1\r\nHost: x\r\nAuthorization: %s\r\n\r\n", basicHeader(ann.Email, ann.AppPassword))
-	time.Sleep(3 * time.Second) // read nothing: the server's writes stall
+	// Read nothing: the server's writes stall until it closes the connection.
+	select {
+	case <-s.Closed(c):
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not close the stalled connection in 10 s")
+	}
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	n, err := io.Copy(io.Discard, c)
 	if err != nil {
@@ -208,7 +221,8 @@ func TestSlowResponseReader(t *testing.T) {
 // cannot take the server: it has a connection cap of its own, the header
 // timeout frees its connections, and other addresses are served meanwhile.
 func TestSlowloris(t *testing.T) {
-	s := webtest.New(t)
+	t.Parallel()
+	s := webtest.Shared(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -237,7 +251,8 @@ func TestSlowloris(t *testing.T) {
 		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
 		slow = append(slow, c)
 	}
-	time.Sleep(100 * time.Millisecond) // let the server accept them
+	// The listener takes connections in the order they were made: the ten
+	// are counted before the eleventh.
 	if st, body := get("127.0.0.1"); st != http.StatusTooManyRequests || !strings.Contains(body, "rate_limited") {
 		t.Fatalf("11th connection of the address: %d %s", st, body)
 	}
@@ -276,6 +291,7 @@ func TestSlowloris(t *testing.T) {
 // names (its rightmost address not itself a trusted proxy); from any other peer
 // the header is ignored, since a client can send it.
 func TestTrustedProxyForwardedFor(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		proxies []string
@@ -296,6 +312,7 @@ func TestTrustedProxyForwardedFor(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			s := webtest.New(t, withLimits(func(l *wire.LimitsConfig) { l.AuthFailuresPerIP, l.TrustedProxies = 3, tc.proxies }))
 			ann := s.Bootstrap("Proxy Org", "ann@example.test", "admin")
 			for i := range 3 {
@@ -320,7 +337,8 @@ func TestTrustedProxyForwardedFor(t *testing.T) {
 // A trusted proxy carries many clients: its connections are not capped per
 // address (the total cap still holds).
 func TestTrustedProxyConnections(t *testing.T) {
-	s := webtest.New(t)
+	t.Parallel()
+	s := webtest.Shared(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -349,7 +367,7 @@ func TestTrustedProxyConnections(t *testing.T) {
 		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
 		other = append(other, c)
 	}
-	time.Sleep(100 * time.Millisecond)
+	// Taken in order: the two are counted before the third.
 	c := rawConn(t, l.Addr().String(), "127.0.0.2")
 	fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
 	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))

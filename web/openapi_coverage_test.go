@@ -16,11 +16,16 @@ import (
 // document (webtest's harness).
 var uncalledOperations = map[string]string{}
 
-// TestMain runs the package's tests, then fails the run when an operation of
-// the document was called by none of them (coverage of the document). It only
-// checks when every test ran: not under -run, -skip, -short or -fuzz.
+// TestMain runs the package's tests and closes the server some of them share
+// (webtest.Shared), then fails the run when an operation of the document was
+// called by none of them (coverage of the document). It only checks when
+// every test ran: not under -run, -skip, -short or -fuzz.
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if err := webtest.CloseShared(); err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL:", err)
+		code = 1
+	}
 	if wholeRun() && checkCoverage() != 0 && code == 0 {
 		code = 1
 	}

@@ -15,7 +15,8 @@ import (
 // TestOpenAPIDocument loads the served description with kin-openapi and checks
 // what clients and the contract rely on.
 func TestOpenAPIDocument(t *testing.T) {
-	s := webtest.New(t)
+	t.Parallel()
+	s := webtest.Shared(t)
 	res := s.Do(webtest.Request{Method: "GET", Path: "/api/v1/openapi.json"})
 	if res.StatusCode != 200 {
 		t.Fatalf("status %d", res.StatusCode)
@@ -92,7 +93,8 @@ func TestOpenAPIDocument(t *testing.T) {
 }
 
 func TestDocsPageOffline(t *testing.T) {
-	s := webtest.New(t)
+	t.Parallel()
+	s := webtest.Shared(t)
 	res := s.Do(webtest.Request{Method: "GET", Path: "/api/v1/docs"})
 	if res.StatusCode != 200 || !strings.Contains(res.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("%d %s", res.StatusCode, res.Header.Get("Content-Type"))
@@ -112,7 +114,7 @@ func TestDocsPageOffline(t *testing.T) {
 // generated from the document must decode them).
 func TestOpenAPINulls(t *testing.T) {
 	t.Parallel()
-	s := webtest.New(t)
+	s := webtest.Shared(t)
 	nullable := []struct{ schema, field string }{
 		{"FolderContents", "folder"}, // null at the root
 		{"ShareInfo", "shared_with"}, // null for a link share

@@ -92,6 +92,7 @@ func (w *partnerWorld) lastToken(t *testing.T, to, kind string) string {
 }
 
 func TestPartnerOrganisations(t *testing.T) {
+	t.Parallel()
 	w := newPartnerWorld(t)
 	s := w.s
 	res := w.do("POST", "/orgs", w.tok, map[string]any{"name": "Acme Corp", "plan_slug": "business", "admin_email": "boss@acme.test",
@@ -167,6 +168,7 @@ func TestPartnerOrganisations(t *testing.T) {
 }
 
 func TestPartnerOrgListAndIdempotency(t *testing.T) {
+	t.Parallel()
 	w := newPartnerWorld(t)
 	for i, n := range []string{"Alpha Foods", "Beta Motors", "Alphabet Soup", "Gamma Rays", "Delta Air"} {
 		w.createOrg(t, w.tok, n, fmt.Sprintf("admin%d@cust.test", i))
@@ -238,6 +240,7 @@ func TestPartnerOrgListAndIdempotency(t *testing.T) {
 }
 
 func TestPartnerUsersLifecycle(t *testing.T) {
+	t.Parallel()
 	w := newPartnerWorld(t)
 	s := w.s
 	org := w.createOrg(t, w.tok, "Acme", "boss@acme.test")
@@ -311,6 +314,7 @@ func TestPartnerUsersLifecycle(t *testing.T) {
 }
 
 func TestPartnerTeams(t *testing.T) {
+	t.Parallel()
 	w := newPartnerWorld(t)
 	org := w.createOrg(t, w.tok, "Acme", "boss@acme.test")
 	other := w.createOrg(t, w.tok, "Other", "boss@other-cust.test")
@@ -373,6 +377,7 @@ func TestPartnerTeams(t *testing.T) {
 }
 
 func TestPartnerSubscriptionAndSeatFloor(t *testing.T) {
+	t.Parallel()
 	w := newPartnerWorld(t)
 	org := w.createOrg(t, w.tok, "Acme", "boss@acme.test") // 3 seats, 1 invited
 	// One active user and one more invitation: the floor is 3.
@@ -413,6 +418,7 @@ func TestPartnerSubscriptionAndSeatFloor(t *testing.T) {
 }
 
 func TestPartnerSuspendRefusesEveryDoor(t *testing.T) {
+	t.Parallel()
 	w := newPartnerWorld(t)
 	s := w.s
 	org := w.createOrg(t, w.tok, "Acme", "boss@acme.test")

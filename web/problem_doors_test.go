@@ -12,6 +12,7 @@ import (
 // suspended organisation is 403 org_suspended over REST, the WebDAV mount and
 // the DAV doors alike (the DAV doors answered 500).
 func TestErrorVocabularyOverTheDoors(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	ann := s.Bootstrap("Doors Org", "ann@example.test", "admin")
 	if err := s.Main.Identity.SetOrgStatus(context.Background(), "", ann.OrganizationID, identity.OrgSuspended); err != nil {

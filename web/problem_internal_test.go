@@ -13,6 +13,7 @@ import (
 
 // TestEveryCodeMakesAProblem renders every domain code the way a client sees it.
 func TestEveryCodeMakesAProblem(t *testing.T) {
+	t.Parallel()
 	pb := problems{base: "https://atrium.example/problems"}
 	want := map[string]int{
 		"unauthorized": 401, "forbidden": 403, "insufficient_scope": 403, "feature_not_in_plan": 403, "no_bound_user": 403,

@@ -10,7 +10,8 @@ import (
 
 // TestProblemBodies checks every error shape a client can meet over HTTP.
 func TestProblemBodies(t *testing.T) {
-	s := webtest.New(t)
+	t.Parallel()
+	s := webtest.Shared(t)
 	admin := s.Bootstrap("Operator", "admin@example.test", "admin")
 	big := `{"name":"` + strings.Repeat("x", 1<<20+10) + `","scopes":["contacts:read"]}`
 	s.Run(t, []webtest.Scenario{
@@ -40,7 +41,8 @@ func TestProblemBodies(t *testing.T) {
 }
 
 func TestOperationalEndpoints(t *testing.T) {
-	s := webtest.New(t)
+	t.Parallel()
+	s := webtest.Shared(t)
 	s.Run(t, []webtest.Scenario{
 		{Name: "healthz", Request: webtest.Request{Method: "GET", Path: "/healthz"}, Status: 200},
 		{Name: "readyz", Request: webtest.Request{Method: "GET", Path: "/readyz"}, Status: 200, Contains: []string{"ready"}},

@@ -11,7 +11,7 @@ import (
 // could not parse are explained in the caller's terms.
 func TestUnknownQueryParameters(t *testing.T) {
 	t.Parallel()
-	s := webtest.New(t)
+	s := webtest.Shared(t)
 	tok := s.Bootstrap("Query Org", "q@query.test", "admin").Token
 	s.Run(t, []webtest.Scenario{
 		{Name: "from and to for start and end", Request: webtest.Request{Method: "GET",

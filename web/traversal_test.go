@@ -59,6 +59,7 @@ func filesUnder(t *testing.T, dir string) []string {
 // drive's own store, never read one (no /etc/passwd, no database, no key), never
 // 5xx, and never create a file outside the data directory.
 func TestPathTraversal(t *testing.T) {
+	t.Parallel()
 	parent := t.TempDir()
 	data := filepath.Join(parent, "data")
 	s := webtest.Start(t, data)

@@ -17,6 +17,9 @@ import (
 // keep-alive connection.
 func TestFairTurnsYieldBackToBack(t *testing.T) {
 	t.Parallel()
+	// A window far longer than a request on loopback takes, even on a busy
+	// machine, and pauses and slow requests well past it.
+	const window, past = 50 * time.Millisecond, 150 * time.Millisecond
 	type step struct {
 		client int           // which client (each has one connection)
 		pause  time.Duration // before the request
@@ -31,13 +34,13 @@ func TestFairTurnsYieldBackToBack(t *testing.T) {
 	}{
 		{"a connection's first request", time.Minute, true, []step{{0, 0, 0}}, 0},
 		{"requests back to back on one connection", time.Minute, true, []step{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}, 2},
-		{"a request after a pause longer than the window", 20 * time.Millisecond, true, []step{{0, 0, 0}, {0, 60 * time.Millisecond, 0}}, 0},
-		{"a pause, then back to back again", 20 * time.Millisecond, true, []step{{0, 0, 0}, {0, 60 * time.Millisecond, 0}, {0, 0, 0}}, 1},
+		{"a request after a pause longer than the window", window, true, []step{{0, 0, 0}, {0, past, 0}}, 0},
+		{"a pause, then back to back again", window, true, []step{{0, 0, 0}, {0, past, 0}, {0, 0, 0}}, 1},
 		{"the first request of another connection", time.Minute, true, []step{{0, 0, 0}, {1, 0, 0}}, 0},
 		{"two connections, each back to back", time.Minute, true, []step{{0, 0, 0}, {1, 0, 0}, {0, 0, 0}, {1, 0, 0}}, 2},
 		{"a server without the connection record", time.Minute, false, []step{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}, 0},
-		{"right after a request that took longer than the window", 20 * time.Millisecond, true, []step{{0, 0, 60 * time.Millisecond}, {0, 0, 0}}, 0},
-		{"a slow request, then quick ones back to back", 20 * time.Millisecond, true, []step{{0, 0, 60 * time.Millisecond}, {0, 0, 0}, {0, 0, 0}}, 1},
+		{"right after a request that took longer than the window", window, true, []step{{0, 0, past}, {0, 0, 0}}, 0},
+		{"a slow request, then quick ones back to back", window, true, []step{{0, 0, past}, {0, 0, 0}, {0, 0, 0}}, 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

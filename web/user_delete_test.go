@@ -35,6 +35,7 @@ func (w *partnerWorld) acceptedUser(t *testing.T, org, email string) (string, dr
 // longer counts their files, their blobs and unfinished uploads are freed, and
 // search forgets them.
 func TestDeletingAUserFreesTheirDrive(t *testing.T) {
+	t.Parallel()
 	w := newPartnerWorld(t)
 	s := w.s
 	ctx := context.Background()

@@ -13,6 +13,7 @@ import (
 // them, anyone else gets 404, a signed-out visitor goes to sign-in, and what a
 // receiver or an event carries shows as text.
 func TestWebAppWebhooksPages(t *testing.T) {
+	t.Parallel()
 	w := newHookWorld(t)
 	s := w.s
 	w.start()

@@ -82,6 +82,7 @@ func share(t *testing.T, s *webtest.Server, owner davUser, fileID, userID, perm 
 }
 
 func TestWebDAVMethods(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	ann := newDavUser(t, s, "Dav Org", "ann@example.test", "admin")
 
@@ -212,6 +213,7 @@ func davReq(u davUser, method, path string, header map[string]string, body any) 
 }
 
 func TestWebDAVAuth(t *testing.T) {
+	t.Parallel()
 	w := newPartnerWorld(t)
 	s := w.s
 	ann := newDavUser(t, s, "Dav Org", "ann@example.test", "admin")
@@ -239,6 +241,7 @@ func TestWebDAVAuth(t *testing.T) {
 }
 
 func TestWebDAVRateLimit(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	ann := newDavUser(t, s, "Dav Org", "ann@example.test", "admin")
 	for i := 0; i < 10; i++ {
@@ -260,6 +263,7 @@ func TestWebDAVRateLimit(t *testing.T) {
 }
 
 func TestWebDAVLocks(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	ann := newDavUser(t, s, "Dav Org", "ann@example.test", "admin")
 	bob := newDavUser(t, s, "Dav Org", "bob@example.test", "member")
@@ -347,6 +351,7 @@ func TestWebDAVLocks(t *testing.T) {
 }
 
 func TestWebDAVSharedWithMe(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	ann := newDavUser(t, s, "Dav Org", "ann@example.test", "admin")
 	bob := newDavUser(t, s, "Dav Org", "bob@example.test", "member")
@@ -380,6 +385,7 @@ func TestWebDAVSharedWithMe(t *testing.T) {
 }
 
 func TestWebDAVPutLimits(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	ann := newDavUser(t, s, "Dav Org", "ann@example.test", "admin")
 	ann.want(201, "PUT", "/keep.txt", nil, "the old version")

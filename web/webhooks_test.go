@@ -147,6 +147,16 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// settled waits until no delivery of the server is pending or retrying: each
+// is made or given up, none is in flight, and nothing more is sent for the
+// events so far.
+func settled(t *testing.T, s *webtest.Server) {
+	t.Helper()
+	eventually(t, "every delivery made", func() bool {
+		return scalar(t, s, `SELECT COUNT(*) FROM webhook_deliveries WHERE status IN ('pending', 'retrying')`) == 0
+	})
+}
+
 type deliveryJSON struct {
 	ID             string     `json:"id"`
 	SubscriptionID string     `json:"subscription_id"`
@@ -204,6 +214,7 @@ func (w *hookWorld) waitStatus(t *testing.T, sub string, n int, status string) [
 var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 func TestWebhookSubscriptionsAPI(t *testing.T) {
+	t.Parallel()
 	w := newHookWorld(t)
 	s := w.s
 	ctx := context.Background()
@@ -320,6 +331,7 @@ func TestWebhookSubscriptionsAPI(t *testing.T) {
 }
 
 func TestWebhookDeliverySigned(t *testing.T) {
+	t.Parallel()
 	w := newHookWorld(t)
 	r := newReceiver(t)
 	sub := w.subscribe(t, r) // events: [] — the whole catalog
@@ -393,6 +405,7 @@ func TestWebhookDeliverySigned(t *testing.T) {
 }
 
 func TestWebhookRetriesFailReplay(t *testing.T) {
+	t.Parallel()
 	w := newHookWorld(t)
 	r := newReceiver(t)
 	sub := w.subscribe(t, r, webhooks.EventCalendarEventCreated)
@@ -475,6 +488,7 @@ func TestWebhookRetriesFailReplay(t *testing.T) {
 }
 
 func TestWebhookRetryAfterRedirectTimeout(t *testing.T) {
+	t.Parallel()
 	w := newHookWorld(t, func(c *wire.Config) { c.Webhooks.Timeout = 300 * time.Millisecond })
 	r := newReceiver(t)
 	sub := w.subscribe(t, r, webhooks.EventDriveFileDeleted)
@@ -521,6 +535,7 @@ func TestWebhookRetryAfterRedirectTimeout(t *testing.T) {
 }
 
 func TestWebhookPauseSkipsAndResumeDoesNotResend(t *testing.T) {
+	t.Parallel()
 	w := newHookWorld(t)
 	r := newReceiver(t)
 	sub := w.subscribe(t, r)
@@ -546,7 +561,7 @@ func TestWebhookPauseSkipsAndResumeDoesNotResend(t *testing.T) {
 	w.start()
 	live := emit(t, w.s, w.admin.OrganizationID, webhooks.EventDriveShareCreated, map[string]any{"file_id": "1"})
 	eventually(t, "the live event", func() bool { return len(r.received()) >= 1 })
-	time.Sleep(300 * time.Millisecond) // more than a poll: nothing else may come
+	settled(t, w.s) // nothing else may come
 	if got := r.received(); len(got) != 1 || got[0].Event.ID != live.ID {
 		t.Fatalf("after resume the receiver got %d deliveries", len(got))
 	}
@@ -563,6 +578,7 @@ func TestWebhookPauseSkipsAndResumeDoesNotResend(t *testing.T) {
 }
 
 func TestWebhookRotateInvalidatesOldSecret(t *testing.T) {
+	t.Parallel()
 	w := newHookWorld(t)
 	r := newReceiver(t)
 	sub := w.subscribe(t, r)
@@ -594,6 +610,7 @@ func TestWebhookRotateInvalidatesOldSecret(t *testing.T) {
 }
 
 func TestWebhookTargetsRefused(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t, func(c *wire.Config) {
 		c.Webhooks.RetrySchedule = "0s,10ms,10ms,10ms,10ms,10ms"
 		c.Webhooks.AllowPrivateTargets = false
@@ -657,6 +674,7 @@ func TestWebhookTargetsRefused(t *testing.T) {
 }
 
 func TestWebhookRestartLosesNothing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	opts := []webtest.Option{fastSchedule}
 	s := webtest.Start(t, dir, opts...)
@@ -699,6 +717,7 @@ func TestWebhookRestartLosesNothing(t *testing.T) {
 }
 
 func TestWebhookRoutingAndPartnerEvents(t *testing.T) {
+	t.Parallel()
 	w := newHookWorld(t)
 	s := w.s
 	resellerRecv, customerRecv, filtered := newReceiver(t), newReceiver(t), newReceiver(t)
@@ -736,7 +755,7 @@ func TestWebhookRoutingAndPartnerEvents(t *testing.T) {
 	eventually(t, "deliveries", func() bool {
 		return len(resellerRecv.received()) == 3 && len(customerRecv.received()) == 2 && len(filtered.received()) == 1
 	})
-	time.Sleep(300 * time.Millisecond)
+	settled(t, s) // nothing else may come
 	types := func(r *receiver) string {
 		var out []string
 		for _, rc := range r.received() {
@@ -789,6 +808,7 @@ func TestWebhookRoutingAndPartnerEvents(t *testing.T) {
 }
 
 func TestWebhookConcurrentDispatchersNeverDoubleSend(t *testing.T) {
+	t.Parallel()
 	w := newHookWorld(t)
 	var subs []*receiver
 	for range 5 {
@@ -815,7 +835,13 @@ func TestWebhookConcurrentDispatchersNeverDoubleSend(t *testing.T) {
 		}
 		return n >= events*len(subs)
 	})
-	time.Sleep(300 * time.Millisecond)
+	// Stopped, the dispatchers have made the attempts they had in flight:
+	// a second send of a delivery, if any, has reached its receiver.
+	for _, d := range []*webhooks.Dispatcher{w.s.Main.Dispatcher, other} {
+		if err := d.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
 	seen := map[string]int{}
 	for _, r := range subs {
 		for _, rc := range r.received() {

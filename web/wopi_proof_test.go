@@ -85,6 +85,7 @@ func signWOPI(t *testing.T, k *rsa.PrivateKey, token, rawURL string, at time.Tim
 // With an editor that has a proof key, WOPI requests must be signed by it:
 // an access token alone, taken elsewhere, opens nothing.
 func TestEditorWOPIProofKeys(t *testing.T) {
+	t.Parallel()
 	current, old, stranger := rsaKey(t), rsaKey(t), rsaKey(t)
 	editor := newProofEditor(t, current, old)
 	s := webtest.New(t, withEditor(editor.URL))

@@ -33,6 +33,7 @@ func strp(s string) *string { return &s }
 // TestGoldenSeriesWithOverride: the iCalendar Atrium writes for a recurring
 // event with attendees, an EXDATE and one moved occurrence.
 func TestGoldenSeriesWithOverride(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 2, 1, 12, 0, 0, 0, time.UTC)
 	paris := mustLoad(t, "Europe/Paris")
 	in := EventInput{Title: strp("Team sync"), Start: strp("2026-03-02T10:00:00"), End: strp("2026-03-02T11:00:00"),

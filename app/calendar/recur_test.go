@@ -17,6 +17,7 @@ func mustLoad(t *testing.T, name string) *time.Location {
 }
 
 func TestOccurrencesAcrossDST(t *testing.T) {
+	t.Parallel()
 	ny := mustLoad(t, "America/New_York")
 	start := time.Date(2026, 3, 6, 9, 0, 0, 0, ny)
 	c := Component{Start: start, End: start.Add(30 * time.Minute), RRule: "FREQ=DAILY", Timezone: "America/New_York"}
@@ -40,6 +41,7 @@ func TestOccurrencesAcrossDST(t *testing.T) {
 // TestFastForward: starting the walk near the window gives the same
 // occurrences as walking from DTSTART, for rules it applies to.
 func TestFastForward(t *testing.T) {
+	t.Parallel()
 	paris := mustLoad(t, "Europe/Paris")
 	rules := []string{"FREQ=DAILY", "FREQ=DAILY;INTERVAL=3", "FREQ=WEEKLY;BYDAY=MO,WE,FR", "FREQ=WEEKLY;INTERVAL=2;BYDAY=TU,SU;WKST=SU",
 		"FREQ=WEEKLY", "FREQ=DAILY;BYMONTH=3,10", "FREQ=WEEKLY;UNTIL=20281231T000000Z", "FREQ=DAILY;COUNT=400", "FREQ=MONTHLY;BYMONTHDAY=31",
@@ -81,6 +83,7 @@ func TestFastForward(t *testing.T) {
 }
 
 func TestBoundsAndSplitRules(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
 	tests := []struct {
 		rule string
@@ -109,6 +112,7 @@ func TestBoundsAndSplitRules(t *testing.T) {
 }
 
 func TestMerge(t *testing.T) {
+	t.Parallel()
 	at := func(h int) time.Time { return time.Date(2026, 1, 1, h, 0, 0, 0, time.UTC) }
 	got := merge([]Interval{{at(9), at(10)}, {at(14), at(15)}, {at(9), at(11)}, {at(11), at(12)}, {at(10), at(10)}})
 	want := []Interval{{at(9), at(12)}, {at(14), at(15)}}
@@ -118,6 +122,7 @@ func TestMerge(t *testing.T) {
 }
 
 func TestSplitLenient(t *testing.T) {
+	t.Parallel()
 	in := "\ufeffBEGIN:VCALENDAR\nVERSION:2.0\r\nBEGIN:VEVENT\nUID:a\nSUMMARY:fol\r\n ded\n\nEND:VEVENT\r\nEND:VCALENDAR\nBEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:b\nEND:VEVENT\nEND:VCALENDAR\n"
 	var got []chunk
 	if err := split(strings.NewReader(in), func(c chunk) error { got = append(got, c); return nil }); err != nil {
@@ -132,6 +137,7 @@ func TestSplitLenient(t *testing.T) {
 }
 
 func TestResolveTZ(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{"Europe/Paris": "Europe/Paris", "/mozilla.org/20050126_1/Europe/Paris": "Europe/Paris",
 		"W. Europe Standard Time": "Europe/Berlin", "/freeassociation.sourceforge.net/Tzfile/America/Argentina/Buenos_Aires": "America/Argentina/Buenos_Aires"} {
 		if l, ok := resolveTZ(in); !ok || l.String() != want {
@@ -144,6 +150,7 @@ func TestResolveTZ(t *testing.T) {
 }
 
 func TestVTimezone(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	if err := writeComponent(&b, vtimezone("America/New_York", mustLoad(t, "America/New_York"), 2026)); err != nil {
 		t.Fatal(err)
@@ -159,6 +166,7 @@ func TestVTimezone(t *testing.T) {
 // TestLearnedZonesStayInTheirResource: a VTIMEZONE that defines an unknown
 // TZID changes only the resource that carries it.
 func TestLearnedZonesStayInTheirResource(t *testing.T) {
+	t.Parallel()
 	a := "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:x\r\nBEGIN:VTIMEZONE\r\nTZID:Custom Zone\r\nBEGIN:STANDARD\r\nDTSTART:19700101T000000\r\nTZOFFSETFROM:+0530\r\nTZOFFSETTO:+0530\r\nEND:STANDARD\r\nEND:VTIMEZONE\r\n" +
 		"BEGIN:VEVENT\r\nUID:a\r\nDTSTAMP:20260101T000000Z\r\nDTSTART;TZID=Custom Zone:20260301T100000\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
 	b := "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:x\r\nBEGIN:VEVENT\r\nUID:b\r\nDTSTAMP:20260101T000000Z\r\nDTSTART;TZID=Custom Zone:20260301T100000\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"

@@ -20,7 +20,8 @@ func foldedICS(n int) string {
 // TestImportUnfoldIsLinear: splitting an import whose DESCRIPTION is folded
 // over many lines allocates in proportion to its size (appending each
 // continuation to a string copied it every time: 4 times the lines cost 16
-// times the bytes). Work is counted in bytes allocated, not in time.
+// times the bytes). Work is counted in bytes allocated, not in time: the
+// process's, so not in parallel with other tests.
 func TestImportUnfoldIsLinear(t *testing.T) {
 	split1 := func(n int) uint64 {
 		text := foldedICS(n)

@@ -31,7 +31,8 @@ func allocated(f func()) uint64 {
 // TestUnfoldIsLinear: reading a vCard whose NOTE is folded over many lines
 // allocates in proportion to its size (joining the lines one by one copied the
 // note every time: 4 times the lines cost 16 times the bytes). Work is counted
-// in bytes allocated, not in time.
+// in bytes allocated, not in time: the process's, so not in parallel with
+// other tests.
 func TestUnfoldIsLinear(t *testing.T) {
 	parse := func(n int) uint64 {
 		data := foldedCard(n)

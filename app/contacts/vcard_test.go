@@ -27,6 +27,7 @@ const appleCard = "BEGIN:VCARD\r\n" +
 	"END:VCARD\r\n"
 
 func TestMapOut(t *testing.T) {
+	t.Parallel()
 	v4 := "BEGIN:VCARD\r\nVERSION:4.0\r\nFN:Grace Hopper\r\nN:Hopper;Grace;;;\r\nEMAIL;TYPE=work:grace@navy.example\r\n" +
 		"EMAIL;PREF=1:grace@home.example\r\nTEL;VALUE=uri;TYPE=cell:tel:+1-555-0100\r\nBDAY:19061209\r\nEND:VCARD\r\n"
 	cases := []struct {
@@ -66,6 +67,7 @@ func TestMapOut(t *testing.T) {
 // An edit rewrites only the lines it changes; every other line stays byte for
 // byte and in place.
 func TestApplyKeepsUnchangedLines(t *testing.T) {
+	t.Parallel()
 	d, err := parseDoc([]byte(appleCard))
 	if err != nil {
 		t.Fatal(err)
@@ -117,6 +119,7 @@ func TestApplyKeepsUnchangedLines(t *testing.T) {
 }
 
 func TestNewCardEscapes(t *testing.T) {
+	t.Parallel()
 	d := newDoc("urn:uuid:x")
 	f := Fields{FirstName: "Jean; Luc", LastName: "Picard, J.", Notes: "line one\nline two", Organization: "Starfleet; Command",
 		Emails: []Email{{Type: "work", Value: "jl@starfleet.example"}}}
@@ -142,6 +145,7 @@ func TestNewCardEscapes(t *testing.T) {
 }
 
 func TestParseDocErrors(t *testing.T) {
+	t.Parallel()
 	for name, in := range map[string]string{
 		"not a vCard":  "hello",
 		"two cards":    "BEGIN:VCARD\nVERSION:4.0\nFN:a\nEND:VCARD\nBEGIN:VCARD\nVERSION:4.0\nFN:b\nEND:VCARD\n",
@@ -156,6 +160,7 @@ func TestParseDocErrors(t *testing.T) {
 }
 
 func TestFold(t *testing.T) {
+	t.Parallel()
 	long := "NOTE:" + strings.Repeat("ü", 60)
 	out := fold(long)
 	for _, l := range strings.Split(out, "\r\n") {
@@ -169,6 +174,7 @@ func TestFold(t *testing.T) {
 }
 
 func TestFTSQuery(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"ada":                                 `"ada"*`,
 		"  Zoë  Müller ":                      `"Zoë"* "Müller"*`,
@@ -185,6 +191,7 @@ func TestFTSQuery(t *testing.T) {
 }
 
 func TestMatchETag(t *testing.T) {
+	t.Parallel()
 	const tag = `"abc"`
 	for _, c := range []struct {
 		header string
@@ -197,6 +204,7 @@ func TestMatchETag(t *testing.T) {
 }
 
 func TestFileName(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{"Zoë Müller": "Zoë Müller.vcf", `../../etc/"x"`: "etcx.vcf", "": "contact.vcf", "a/b\\c": "abc.vcf"} {
 		if got := fileName(in); got != want {
 			t.Errorf("fileName(%q) = %q, want %q", in, got, want)
@@ -205,6 +213,7 @@ func TestFileName(t *testing.T) {
 }
 
 func TestToV4(t *testing.T) {
+	t.Parallel()
 	d, err := parseDoc([]byte(appleCard))
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestRestoreProgress(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	job := func(size, done int64) *restoreJob {
 		j := &restoreJob{size: size, started: start}
@@ -43,6 +44,7 @@ func TestRestoreProgress(t *testing.T) {
 }
 
 func TestArchiveNeedsTier(t *testing.T) {
+	t.Parallel()
 	s := NewService(nil, nil, nil, nil, nil, nil, nil, Options{})
 	_, err := s.archiveFile(context.Background(), File{ID: "f", Name: "a.txt", Status: StatusActive}, "system")
 	if app.ErrorCode(err) != app.EConflict {

@@ -11,6 +11,7 @@ import (
 )
 
 func TestEditorURL(t *testing.T) {
+	t.Parallel()
 	src := "https://atrium.example/wopi/files/f1"
 	tests := []struct{ urlsrc, lang, theme, want string }{
 		{"https://o/cool.html?", "", "", "https://o/cool.html?WOPISrc=https%3A%2F%2Fatrium.example%2Fwopi%2Ffiles%2Ff1"},
@@ -29,6 +30,7 @@ func TestEditorURL(t *testing.T) {
 }
 
 func TestEditorTokens(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	s := &Service{clock: func() time.Time { return now }, opts: Options{Editor: EditorOptions{TokenKey: []byte("k1"), TokenTTL: time.Hour}}}
 	tok, exp, err := s.issueEditorToken(editorClaims{FileID: "f1", UserID: "u1", OrgID: "o1", Perm: PermEdit})
@@ -62,6 +64,7 @@ func TestEditorTokens(t *testing.T) {
 }
 
 func TestDocumentName(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, typ, want, wantType, err string }{
 		{"", "", "New document.odt", "odt", ""},
 		{"", "ods", "New spreadsheet.ods", "ods", ""},
@@ -90,6 +93,7 @@ func TestDocumentName(t *testing.T) {
 }
 
 func TestBlankDocuments(t *testing.T) {
+	t.Parallel()
 	for typ, mt := range DocumentTypes {
 		b, err := BlankDocument(typ)
 		if err != nil {

@@ -211,6 +211,9 @@ func (s *Service) lockForCollect(ctx context.Context) bool {
 			s.collectStarved.Store(0)
 			return true
 		}
+		if h := s.collectorWaits.Load(); h != nil {
+			(*h)()
+		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			break
 		}

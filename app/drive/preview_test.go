@@ -3,6 +3,7 @@ package drive
 import "testing"
 
 func TestPreviewable(t *testing.T) {
+	t.Parallel()
 	for mime, want := range map[string]bool{
 		"image/jpeg": true, "IMAGE/PNG; charset=binary": true, "image/gif": true, "image/webp": true, "image/tiff": true,
 		"image/bmp": true, "image/heic": false, "application/pdf": false, "image/svg+xml": false, "text/plain": false,
@@ -14,6 +15,7 @@ func TestPreviewable(t *testing.T) {
 }
 
 func TestWebpName(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{"photo.JPG": "photo.webp", "scan": "scan.webp", "a.b.png": "a.b.webp"} {
 		if got := webpName(in); got != want {
 			t.Errorf("webpName(%q) = %q, want %q", in, got, want)

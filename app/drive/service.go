@@ -139,6 +139,9 @@ type Service struct {
 	// beforeWrite, in tests, runs between a change's early checks and its
 	// transaction (see export_test.go).
 	beforeWrite atomic.Pointer[func()]
+	// collectorWaits, in tests, runs each time the collector finds refMu
+	// held by writers (see export_test.go).
+	collectorWaits atomic.Pointer[func()]
 
 	// freshTus: the resumable uploads created and not yet read (TusUpload).
 	freshTus freshTus

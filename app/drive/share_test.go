@@ -6,6 +6,7 @@ import (
 )
 
 func TestNewLinkToken(t *testing.T) {
+	t.Parallel()
 	urlSafe := regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 	seen := map[string]bool{}
 	for range 1000 {
@@ -25,6 +26,7 @@ func TestNewLinkToken(t *testing.T) {
 }
 
 func TestShareLinkURL(t *testing.T) {
+	t.Parallel()
 	s := NewService(nil, nil, nil, nil, nil, nil, nil, Options{}.WithPublicURL("https://atrium.example/"))
 	if got := s.ShareLink("abc"); got != "https://atrium.example/s/abc" {
 		t.Fatalf("share link %q", got)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestTusUploadComplete(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		u    TusUpload
 		want bool
@@ -28,6 +29,7 @@ func TestTusUploadComplete(t *testing.T) {
 // The checks that come before any storage: scope, acting user, plan, name and
 // strategy. (The rest is tested end to end in package web.)
 func TestTusValidation(t *testing.T) {
+	t.Parallel()
 	s := NewService(nil, nil, nil, nil, nil, nil, nil, Options{})
 	writer := &app.Principal{OrgID: "o", UserID: "u", Scopes: app.NewScopes(app.ScopeDriveWrite, app.ScopeDriveRead), Features: []string{"drive"}}
 	reader := &app.Principal{OrgID: "o", UserID: "u", Scopes: app.NewScopes(app.ScopeDriveRead), Features: []string{"drive"}}
@@ -60,6 +62,7 @@ func second[T any](_ T, err error) error { return err }
 
 // freshTus keeps at most freshTusMax uploads, the newest; take gives one once.
 func TestFreshTus(t *testing.T) {
+	t.Parallel()
 	var f freshTus
 	for i := range freshTusMax + 6 {
 		f.put(TusUpload{ID: fmt.Sprint("u", i)})

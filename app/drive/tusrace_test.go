@@ -1,13 +1,20 @@
 package drive_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
+	"io"
+	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"atrium/app"
 	"atrium/app/drive"
@@ -57,5 +64,88 @@ func TestTusUploadGoneBeforeCompletion(t *testing.T) {
 	sum := sha256.Sum256([]byte("hello"))
 	if ok, err := (sqlite.SmallBlobs{DB: s.Main.DB}).Exists(context.Background(), hex.EncodeToString(sum[:])); err != nil || ok {
 		t.Errorf("the bytes of the terminated upload are stored: %v %v", ok, err)
+	}
+}
+
+// A finished upload whose content the store already holds as an orphan past
+// its grace period keeps it: the collector, running while the upload's bytes are
+// being put into the store, waits until the file refers to the blob, then finds
+// the reference and deletes nothing.
+func TestTusCompleteKeepsDeduplicatedOrphan(t *testing.T) {
+	t.Parallel()
+	s := webtest.New(t)
+	cr := s.Bootstrap("Tus Orphan Org", "ann@example.test", "admin")
+	ctx := context.Background()
+	content := []byte("the same bytes, uploaded again after their first copy was deleted")
+	obj, err := s.Main.Blobs.Put(ctx, bytes.NewReader(content), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Unreferenced for a day: marked as a stray, then past the grace period.
+	s.Clock.Advance(25 * time.Hour)
+	if done, err := s.Main.Drive.Maintain(ctx); err != nil || done["strays_found"] != 1 {
+		t.Fatalf("stray sweep: %v %v", done, err)
+	}
+	s.Clock.Advance(2 * time.Hour)
+
+	p, err := s.Main.Identity.Authenticate(ctx, cr.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := s.Main.Drive.CreateTusUpload(ctx, p, drive.TusCreate{Name: "again.txt", Length: int64(len(content))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	h.Write(content)
+	state, _ := h.(encoding.BinaryMarshaler).MarshalBinary()
+	if _, err := s.Main.Drive.TusProgress(ctx, p, u.ID, int64(len(content)), state); err != nil {
+		t.Fatal(err)
+	}
+	// A put that fails changes nothing: the upload stays, to be finished again.
+	_, err = s.Main.Drive.CompleteTusUpload(ctx, p, u.ID, obj.Hash, int64(len(content)), nil, func() error { return errors.New("disk full") })
+	var pe *drive.PutError
+	if !errors.As(err, &pe) {
+		t.Fatalf("failed put: %v", err)
+	}
+	if got, err := s.Main.Drive.TusUpload(ctx, p, u.ID); err != nil || got.Status != drive.TusUploading {
+		t.Fatalf("after a failed put: %+v %v", got, err)
+	}
+	waiting := make(chan struct{})
+	var once sync.Once
+	drive.SetCollectorWaits(s.Main.Drive, func() { once.Do(func() { close(waiting) }) })
+	defer drive.SetCollectorWaits(s.Main.Drive, nil)
+	collected := make(chan map[string]int, 1)
+	put := func() error { // the adapter's Adopt finds the content stored and drops its own copy
+		go func() {
+			done, err := s.Main.Drive.Maintain(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			collected <- done
+		}()
+		select { // the collector runs now, and waits for the put
+		case <-waiting:
+		case <-time.After(10 * time.Second):
+			t.Error("the collector did not wait for the put in 10 s")
+		}
+		return nil
+	}
+	done, err := s.Main.Drive.CompleteTusUpload(ctx, p, u.ID, obj.Hash, int64(len(content)), nil, put)
+	if err != nil {
+		t.Fatalf("complete: %v", err)
+	}
+	if got := <-collected; got["blobs_deleted"] != 0 {
+		t.Fatalf("the collector deleted %d blobs", got["blobs_deleted"])
+	}
+	var l struct{ URL string }
+	user{s, cr}.rest("GET", "/api/v1/drive/"+done.FileID+"/download", nil).Decode(t, &l)
+	res, err := http.Get(l.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if got, _ := io.ReadAll(res.Body); res.StatusCode != 200 || !bytes.Equal(got, content) {
+		t.Fatalf("downloaded %d %q", res.StatusCode, got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 )
 
 func TestPasswordHash(t *testing.T) {
+	t.Parallel()
 	h, err := HashPassword("correct horse battery")
 	if err != nil {
 		t.Fatal(err)
@@ -41,6 +42,7 @@ func TestPasswordHash(t *testing.T) {
 }
 
 func TestTruncate(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		in   string
 		n    int

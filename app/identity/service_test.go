@@ -35,6 +35,7 @@ func newService(t *testing.T) (*identity.Service, sqlite.IdentityStore) {
 }
 
 func TestAppPasswordsAndAccountPasswords(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, store := newService(t)
 	res, err := s.Bootstrap(ctx, "Operator", "dav@example.test", app.RoleMember)
@@ -91,6 +92,7 @@ func wrongLast(secret string) string {
 }
 
 func TestTokenScopesFollowTheRole(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, _ := newService(t)
 	res, err := s.Bootstrap(ctx, "Operator", "m@example.test", app.RoleMember)
@@ -125,6 +127,7 @@ func TestTokenScopesFollowTheRole(t *testing.T) {
 }
 
 func TestScopeImplication(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		have []string
 		want string

@@ -13,6 +13,7 @@ import (
 // the door, and accepts one that holds that scope alone (it answers for the
 // operation, here mostly not_found for the unknown user and team).
 func TestServiceScopes(t *testing.T) {
+	t.Parallel()
 	svc, admin, _ := world(t)
 	ctx := context.Background()
 	org, err := svc.CreateOrg(ctx, admin, partner.CreateOrgInput{Name: "Customer", PlanSlug: "business", AdminEmail: "admin@customer.test"})

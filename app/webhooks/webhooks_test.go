@@ -10,6 +10,7 @@ import (
 )
 
 func TestPublicAddr(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		addr   string
 		public bool
@@ -43,6 +44,7 @@ func (f fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Ad
 }
 
 func TestCheckURL(t *testing.T) {
+	t.Parallel()
 	r := fakeResolver{
 		"hooks.example.com": {"93.184.215.14"},
 		"rebind.example":    {"93.184.215.14", "10.0.0.5"}, // one private address is enough to refuse
@@ -86,6 +88,7 @@ func TestCheckURL(t *testing.T) {
 }
 
 func TestSignVerify(t *testing.T) {
+	t.Parallel()
 	secret := strings.Repeat("ab", 32)
 	body := []byte(`{"id":"e1"}`)
 	now := time.Unix(1_800_000_000, 0)
@@ -119,6 +122,7 @@ func TestSignVerify(t *testing.T) {
 }
 
 func TestBody(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 11, 22, 5, 9, 36, 123456789, time.FixedZone("x", 3600))
 	b, err := Body("e1", EventDriveFileCreated, at, "o1", []byte(`{"file_id":"f"}`))
 	if err != nil {
@@ -134,6 +138,7 @@ func TestBody(t *testing.T) {
 }
 
 func TestScheduleAndRetryAfter(t *testing.T) {
+	t.Parallel()
 	s := DefaultSchedule
 	for _, c := range []struct {
 		n          int

@@ -25,6 +25,7 @@ func run(t *testing.T, args ...string) (stdout, stderr string, err error) {
 // atrium restore with --config-to: the restored directory serves the same
 // user with the same token, and the configuration file came back.
 func TestBackupRestoreCommands(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	cr := s.Bootstrap("CLI Org", "ann@cli.test", "admin")
 	dir := t.TempDir()

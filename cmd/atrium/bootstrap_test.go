@@ -18,6 +18,7 @@ import (
 // has a password, prints none. A second bootstrap with another address adds a
 // user to the same top-level organisation.
 func TestBootstrapPrintsAPasswordLink(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	ctx := context.Background()
 	first := s.Bootstrap("Operator", "admin@op.test", "admin")
@@ -72,6 +73,7 @@ func TestBootstrapPrintsAPasswordLink(t *testing.T) {
 // The link lives as long as any password reset link (24 hours), and a newer
 // one replaces the older.
 func TestBootstrapPasswordLinkExpires(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	accept := func(link string) webtest.Request {
 		return webtest.Request{Method: "POST", Path: "/api/v1/password-resets/" + link[strings.LastIndexByte(link, '/')+1:] + "/accept",

@@ -60,6 +60,7 @@ func checkNormalised(t testing.TB, s string, max int) {
 }
 
 func TestSupported(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		mime, name string
 		want       bool
@@ -97,6 +98,7 @@ func TestSupported(t *testing.T) {
 }
 
 func TestTextFormats(t *testing.T) {
+	t.Parallel()
 	utf16le := []byte{0xFF, 0xFE}
 	for _, r := range "UTF-16 wombat text" {
 		utf16le = append(utf16le, byte(r), 0)
@@ -196,6 +198,7 @@ func TestTextFormats(t *testing.T) {
 }
 
 func TestTextMax(t *testing.T) {
+	t.Parallel()
 	// "ü" and "€" are 2 and 3 bytes long: every cut point is tried.
 	words := strings.Repeat("grüße an €uro ", 40)
 	for _, tc := range []struct {
@@ -233,6 +236,7 @@ func TestTextMax(t *testing.T) {
 }
 
 func TestUnsupported(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ mime, name string }{
 		{"image/png", "a.png"},
 		{"application/octet-stream", "a.bin"},
@@ -260,6 +264,7 @@ func (f failingReader) ReadAt([]byte, int64) (int, error) {
 }
 
 func TestTooLarge(t *testing.T) {
+	t.Parallel()
 	// Declared sizes over the limits are not read at all.
 	for _, tc := range []struct {
 		mime string
@@ -284,6 +289,7 @@ type onlyReader struct{ r io.Reader }
 func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
 
 func TestSpool(t *testing.T) {
+	t.Parallel()
 	// Over memSpool, so spooled to a temporary file.
 	var b bytes.Buffer
 	zw := zip.NewWriter(&b)
@@ -375,6 +381,7 @@ func rawZip(t testing.TB, data []byte, fh zip.FileHeader, names ...string) []byt
 }
 
 func TestZipBomb(t *testing.T) {
+	t.Parallel()
 	const (
 		size   = 400 << 20 // decompressed, about 400 KiB deflated
 		prefix = `<w:document xmlns:w="x"><w:body><w:p><w:r><w:t>bombword</w:t></w:r></w:p>`
@@ -420,19 +427,29 @@ func TestZipBomb(t *testing.T) {
 			}
 		})
 	}
-	t.Run("the archive budget stops the next members", func(t *testing.T) {
-		defer func(m, a int64) { maxMemberBytes, maxArchiveBytes = m, a }(maxMemberBytes, maxArchiveBytes)
-		maxMemberBytes, maxArchiveBytes = 1<<20, 3<<20
-		slides := rawZip(t, paras, pfh, "ppt/presentation.xml", "ppt/slides/slide1.xml", "ppt/slides/slide2.xml",
-			"ppt/slides/slide3.xml", "ppt/slides/slide4.xml", "ppt/slides/slide5.xml")
-		s, ok, err := text(t, slides, mimePPTX, "bomb.pptx", 1000)
-		if err != nil || s != "bombword\nbombword\nbombword" {
-			t.Errorf("Text = %q, %v, %v; want three slides' text", s, ok, err)
-		}
-	})
+}
+
+// The archive budget stops the next members. Not parallel: it lowers the
+// package's limits, which every parallel test reads.
+func TestZipArchiveBudget(t *testing.T) {
+	const (
+		size   = 400 << 20
+		prefix = `<w:document xmlns:w="x"><w:body><w:p><w:r><w:t>bombword</w:t></w:r></w:p>`
+		suffix = `<w:p><w:r><w:t>pastthecap</w:t></w:r></w:p></w:body></w:document>`
+	)
+	paras, pfh := deflated(t, prefix, "<w:p/>"+strings.Repeat(" ", 1018), size, suffix)
+	defer func(m, a int64) { maxMemberBytes, maxArchiveBytes = m, a }(maxMemberBytes, maxArchiveBytes)
+	maxMemberBytes, maxArchiveBytes = 1<<20, 3<<20
+	slides := rawZip(t, paras, pfh, "ppt/presentation.xml", "ppt/slides/slide1.xml", "ppt/slides/slide2.xml",
+		"ppt/slides/slide3.xml", "ppt/slides/slide4.xml", "ppt/slides/slide5.xml")
+	s, ok, err := text(t, slides, mimePPTX, "bomb.pptx", 1000)
+	if err != nil || s != "bombword\nbombword\nbombword" {
+		t.Errorf("Text = %q, %v, %v; want three slides' text", s, ok, err)
+	}
 }
 
 func TestMalformed(t *testing.T) {
+	t.Parallel()
 	good := buildPDF(pdfText("goodword"))
 	// replace edits the xref table or trailer of a PDF (after the objects,
 	// so that their offsets stay right).
@@ -506,6 +523,7 @@ func TestMalformed(t *testing.T) {
 }
 
 func TestCancel(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, tc := range []struct {
@@ -525,6 +543,7 @@ func TestCancel(t *testing.T) {
 }
 
 func TestWriter(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		max  int

@@ -70,8 +70,10 @@ func restore(t *testing.T, from string) string {
 // into a data directory that a second server serves with the same data: the
 // same answers, the same bytes, the same credentials.
 func TestRoundTripWhileWriting(t *testing.T) {
+	t.Parallel()
 	for _, to := range []string{"backup-dir", "backup.tar.zst"} {
 		t.Run(to, func(t *testing.T) {
+			t.Parallel()
 			s := webtest.New(t, privateHooks)
 			w := seed(t, s)
 			before := w.views(t, s)
@@ -188,6 +190,7 @@ func mapsEqual(a, b map[string]string) bool {
 // archive copy between the snapshot and the copies: the backup takes a new
 // snapshot, which no longer refers to them, and is consistent.
 func TestServerDeletesBetweenSnapshotAndCopy(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	cr := s.Bootstrap("Race Org", "ann@race.test", "admin")
 	ann := client{t, s, cr.Token}
@@ -244,6 +247,7 @@ func TestServerDeletesBetweenSnapshotAndCopy(t *testing.T) {
 // A data directory that lost a blob, or holds a damaged one, makes no backup:
 // the error says so and nothing appears at the destination.
 func TestBackupRefusesLostOrDamagedData(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		damage func(path string) error
@@ -261,6 +265,7 @@ func TestBackupRefusesLostOrDamagedData(t *testing.T) {
 	} {
 		for _, to := range []string{"b", "b.tar.zst"} {
 			t.Run(tc.name+"/"+to, func(t *testing.T) {
+				t.Parallel()
 				s := webtest.New(t)
 				ann := client{t, s, s.Bootstrap("Org", "ann@lost.test", "admin").Token}
 				content := large("a file whose blob the disk loses")
@@ -310,6 +315,7 @@ func goodBackup(t *testing.T) (dir string, blob []byte) {
 // Restore refuses a damaged backup or a data directory in use, and leaves
 // nothing behind: the data directory stays as it was.
 func TestRestoreRefuses(t *testing.T) {
+	t.Parallel()
 	dir, content := goodBackup(t)
 	blobName := strings.TrimPrefix(blobPath("", content), string(filepath.Separator))
 	for _, tc := range []struct {
@@ -389,6 +395,7 @@ func checkRefused(t *testing.T, from string, want error, message string) {
 // Hostile tar entries are refused before anything is written outside the
 // work directory.
 func TestRestoreTarPathSafety(t *testing.T) {
+	t.Parallel()
 	dir, _ := goodBackup(t)
 	good := readDirEntries(t, dir)
 	for _, tc := range []struct {
@@ -489,6 +496,7 @@ func must(t *testing.T, err error) {
 // A resumable upload in progress comes along: after the restore the client
 // resumes at the offset the server had recorded and finishes the file.
 func TestUploadInProgressResumesAfterRestore(t *testing.T) {
+	t.Parallel()
 	s := webtest.New(t)
 	cr := s.Bootstrap("Org", "ann@tus.test", "admin")
 	content := randomBytes(rand.New(rand.NewPCG(5, 6)), 100_000)

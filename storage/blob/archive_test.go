@@ -13,6 +13,7 @@ import (
 )
 
 func TestArchive(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a, err := OpenArchive(dir)
 	if err != nil {

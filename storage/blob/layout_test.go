@@ -8,6 +8,7 @@ import (
 )
 
 func TestLayoutNames(t *testing.T) {
+	t.Parallel()
 	s, err := Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

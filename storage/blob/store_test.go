@@ -91,6 +91,7 @@ func assertObjects(t testing.TB, s *Store, want ...string) {
 }
 
 func TestPutOpenRoundTrip(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		data []byte
@@ -145,6 +146,7 @@ func TestPutOpenRoundTrip(t *testing.T) {
 }
 
 func TestOpenCreatesLayout(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "a", "blobs")
 	s, err := Open(dir)
 	if err != nil {
@@ -168,6 +170,7 @@ func TestOpenCreatesLayout(t *testing.T) {
 }
 
 func TestPutDedup(t *testing.T) {
+	t.Parallel()
 	s := newStore(t)
 	data := randomBytes(t, 7, 2*copyBufferSize)
 	a, err := s.Put(context.Background(), bytes.NewReader(data), 0)
@@ -197,6 +200,7 @@ func TestPutDedup(t *testing.T) {
 }
 
 func TestPutRepairsDamagedObject(t *testing.T) {
+	t.Parallel()
 	s := newStore(t)
 	data := randomBytes(t, 8, 5000)
 	obj, err := s.Put(context.Background(), bytes.NewReader(data), 0)
@@ -217,6 +221,7 @@ func TestPutRepairsDamagedObject(t *testing.T) {
 }
 
 func TestPutConcurrent(t *testing.T) {
+	t.Parallel()
 	const n = 20
 	cases := []struct {
 		name string
@@ -271,6 +276,7 @@ func TestPutConcurrent(t *testing.T) {
 }
 
 func TestPutLimit(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		size    int64
@@ -330,6 +336,7 @@ func (c *cancellingReader) Read(p []byte) (int, error) {
 }
 
 func TestPutContextCancelled(t *testing.T) {
+	t.Parallel()
 	t.Run("mid-stream", func(t *testing.T) {
 		s := newStore(t)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -380,6 +387,7 @@ func (f *failingReader) Read(p []byte) (int, error) {
 }
 
 func TestPutReaderFails(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		r    io.Reader
@@ -408,6 +416,7 @@ func TestPutReaderFails(t *testing.T) {
 // part of an upload to its temp file: the object must not be visible, and the
 // next Open must clear the temp dir while keeping committed objects.
 func TestCrashBetweenWriteAndRename(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s, err := Open(dir)
 	if err != nil {
@@ -466,6 +475,7 @@ func TestCrashBetweenWriteAndRename(t *testing.T) {
 }
 
 func TestInvalidHash(t *testing.T) {
+	t.Parallel()
 	s := newStore(t)
 	good := sha([]byte("x"))
 	cases := []string{
@@ -500,6 +510,7 @@ func TestInvalidHash(t *testing.T) {
 }
 
 func TestNotFoundAndDelete(t *testing.T) {
+	t.Parallel()
 	s := newStore(t)
 	missing := sha([]byte("never stored"))
 	if _, err := s.Open(missing); !errors.Is(err, ErrNotFound) {
@@ -557,6 +568,8 @@ func (m *memSampler) sample() {
 	m.peak = max(m.peak, ms.HeapAlloc)
 }
 
+// A 256 MiB Put grows the heap by less than 16 MiB. Not parallel: the heap is
+// the process's, which parallel tests would grow too.
 func TestPutLargeStreamMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 256 MiB")
@@ -624,6 +637,7 @@ func BenchmarkPutSmall(b *testing.B) {
 }
 
 func TestAdopt(t *testing.T) {
+	t.Parallel()
 	s := newStore(t)
 	scratch := t.TempDir() // beside the store, as a resumable upload's data file
 	write := func(name string, data []byte) string {
@@ -702,6 +716,7 @@ func sortedHashes(h ...string) []string {
 }
 
 func TestWalk(t *testing.T) {
+	t.Parallel()
 	s, err := Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

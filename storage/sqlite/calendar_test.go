@@ -39,6 +39,7 @@ func calendarStore(t *testing.T) (CalendarStore, []identity.User) {
 }
 
 func TestCalendarStoreDefaultAndScope(t *testing.T) {
+	t.Parallel()
 	s, users := calendarStore(t)
 	ctx := context.Background()
 	now := time.Now().UTC()
@@ -65,6 +66,7 @@ func TestCalendarStoreDefaultAndScope(t *testing.T) {
 }
 
 func TestCalendarStoreWindowAndChanges(t *testing.T) {
+	t.Parallel()
 	s, users := calendarStore(t)
 	ctx := context.Background()
 	now := time.Now().UTC()

@@ -49,6 +49,7 @@ func countParams(q string) int {
 }
 
 func TestContactsStore(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, s := contactsDB(t)
 	now := time.Now().UTC()
@@ -169,6 +170,7 @@ func TestContactsStore(t *testing.T) {
 // PruneTombstones forgets old deletions across books and raises each book's
 // horizon to the newest sequence it forgot; recent deletions stay.
 func TestContactTombstonesPruned(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, s := contactsDB(t)
 	now := time.Now().UTC()

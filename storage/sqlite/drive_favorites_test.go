@@ -13,6 +13,7 @@ import (
 // confirmed items marked favourite from every folder, folders first, and its
 // page and count read the partial index drive_files_favorites.
 func TestDriveFavoritesList(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := contactsDB(t)
 	s := DriveStore{DB: db}

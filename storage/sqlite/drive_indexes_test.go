@@ -36,6 +36,7 @@ func queryPlan(t *testing.T, db *DB, query string, args ...any) string {
 // drive_files_parent, which every new file paid for; the reads of a folder's
 // items it could have served still read an index, none the whole drive.
 func TestDriveFolderReadsWithoutParentIndex(t *testing.T) {
+	t.Parallel()
 	db, _ := contactsDB(t)
 	var n int
 	if err := db.r.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'drive_files_parent'`).Scan(&n); err != nil || n != 0 {
@@ -86,6 +87,7 @@ func TestDriveFolderReadsWithoutParentIndex(t *testing.T) {
 // tier archives and dropped when it does not, once each; the scan answers the
 // same files either way, and reads the index while there is one.
 func TestColdScanIndex(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := contactsDB(t)
 	s := DriveStore{DB: db}

@@ -14,6 +14,7 @@ import (
 // with the columns File returns; DriveEventsAfter lists the items of the
 // events and, of those, the ones an event created.
 func TestDriveSearchReads(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := contactsDB(t)
 	s := DriveStore{DB: db}

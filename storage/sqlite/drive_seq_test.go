@@ -11,6 +11,7 @@ import (
 // transaction, after another process wrote the sequence, after the owner's
 // sequence was deleted.
 func TestDriveNextSeq(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := contactsDB(t)
 	st := DriveStore{DB: db}

@@ -16,6 +16,7 @@ import (
 // Small contents commit with the transaction they are put in, or not at all;
 // Data, Exists, Delete and Walk see what committed, Walk a page at a time.
 func TestSmallBlobs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "atrium.db")
 	if _, err := Migrate(ctx, path, nil); err != nil {
@@ -107,6 +108,7 @@ func TestSmallBlobs(t *testing.T) {
 // (VersionsWithoutDigests) asks for neither. A write that fails after its
 // put leaves neither row.
 func TestSmallBlobDigests(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := contactsDB(t)
 	sb, ds := SmallBlobs{db}, DriveStore{DB: db}
@@ -228,6 +230,7 @@ func TestSmallBlobDigests(t *testing.T) {
 // with the digest columns before the bytes, keeping every content; going
 // down, the digests kept in them move to drive_digests.
 func TestSmallBlobDigestsMigration(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	raw, p := migrationsOn(t)
 	if _, err := p.UpTo(ctx, 25); err != nil {
@@ -274,6 +277,7 @@ func TestSmallBlobDigestsMigration(t *testing.T) {
 // A small content held for the writer's next statement that cannot be
 // written there fails its transaction: nothing of it stays.
 func TestSmallBlobPendingFails(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := contactsDB(t)
 	sb, ds := SmallBlobs{db}, DriveStore{DB: db}

@@ -15,6 +15,7 @@ import (
 // field alone reads back as written, the row counts as changed once, and an
 // update that changes nothing writes nothing; an unknown item is not found.
 func TestDriveUpdateFile(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := contactsDB(t)
 	s := DriveStore{DB: db}

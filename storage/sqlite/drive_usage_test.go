@@ -14,6 +14,7 @@ import (
 // new owner or kind, more and fewer bytes, an owner's drive deleted; another
 // organisation's stay apart.
 func TestDriveOrgUsage(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := contactsDB(t)
 	s := DriveStore{DB: db}
@@ -73,6 +74,7 @@ func TestDriveOrgUsage(t *testing.T) {
 // TestDriveOrgUsageMigration: migration 00025 starts each organisation's
 // totals from its counters, and goes back down.
 func TestDriveOrgUsageMigration(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	raw, p := migrationsOn(t)
 	if _, err := p.UpTo(ctx, 24); err != nil {
@@ -153,6 +155,7 @@ func BenchmarkDriveOrgUsage(b *testing.B) {
 // changes with it, even after it wrote the others' (its savepoint undoes
 // that, and they are kept again).
 func TestDriveUsagePending(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := contactsDB(t)
 	s := DriveStore{DB: db}
@@ -244,6 +247,7 @@ func TestDriveUsagePending(t *testing.T) {
 // import) keeps one sum a counter, which the quota reads and the commit
 // writes.
 func TestDriveUsagePendingSums(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := contactsDB(t)
 	s := DriveStore{DB: db}
@@ -275,6 +279,7 @@ func TestDriveUsagePendingSums(t *testing.T) {
 // or at the commit, fails its transaction: the caller hears it, and nothing
 // of the transaction stays.
 func TestDriveUsagePendingFails(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := contactsDB(t)
 	s := DriveStore{DB: db}

@@ -95,6 +95,7 @@ func parkedInRun(c *committer) int {
 // others all commit — and each caller returns only once its change is
 // committed.
 func TestGroupCommit(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := gcTestDB(t)
 
@@ -256,6 +257,7 @@ func TestGroupCommit(t *testing.T) {
 // that group's commit rather than wait for it and then for their own, each
 // with its own outcome: a failing one leaves no trace.
 func TestGroupCommitJoin(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := gcTestDB(t)
 	db.cm.joinFor = time.Hour // however slow the machine, the three share a commit
@@ -317,6 +319,7 @@ func TestGroupCommitJoin(t *testing.T) {
 // statement refused) the transaction is rolled back and begun again, and
 // the group goes on: only the jobs that succeeded commit, together.
 func TestGroupCommitFailuresFirst(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := gcTestDB(t)
 	db.cm.joinFor = 0 // the held transaction takes nobody in
@@ -395,6 +398,7 @@ func TestGroupCommitFailuresFirst(t *testing.T) {
 // connection (inside a transaction too) and kept, and onConn reaches the
 // connection between transactions.
 func TestWriterConnection(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := gcTestDB(t)
 	w := db.cm.w

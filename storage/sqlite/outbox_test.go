@@ -13,6 +13,7 @@ import (
 // written, so an index built after everything was pruned is not taken for
 // one that missed events.
 func TestOutboxPruning(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := Open(ctx, filepath.Join(t.TempDir(), "atrium.db"), nil)
 	if err != nil {
@@ -71,6 +72,7 @@ func TestOutboxPruning(t *testing.T) {
 // that an event after it gets a seq above every one given before, even one
 // pruned; and back down.
 func TestOutboxMigrationKeepsSequence(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	raw, p := migrationsOn(t)
 	exec := func(q string, args ...any) {

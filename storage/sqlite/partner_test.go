@@ -9,6 +9,7 @@ import (
 // of its own, off by default; an organisation that had set a mail domain
 // before (and so had the limit) keeps it.
 func TestRestrictInvitationsMigration(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	raw, p := migrationsOn(t)
 	if _, err := p.UpTo(ctx, 26); err != nil {

@@ -17,6 +17,7 @@ import (
 )
 
 func TestMigrations(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "atrium.db")
 
@@ -67,6 +68,7 @@ func TestMigrations(t *testing.T) {
 }
 
 func TestTransactions(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := Open(ctx, filepath.Join(t.TempDir(), "atrium.db"), nil)
 	if err != nil {
@@ -135,6 +137,7 @@ func TestTransactions(t *testing.T) {
 // TestPathWithURICharacters: a data directory with # or ? opens the file named,
 // not a truncated path shared with others.
 func TestPathWithURICharacters(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "a#b?c%d")
 	db, err := Open(ctx, filepath.Join(dir, "atrium.db"), nil)
@@ -154,6 +157,7 @@ func TestPathWithURICharacters(t *testing.T) {
 // (the writer does not checkpoint); the background checkpointer does, within
 // about a second, without another write; Close stops it and leaves no log.
 func TestCheckpointInBackground(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "atrium.db")
 	db, err := Open(ctx, path, nil)

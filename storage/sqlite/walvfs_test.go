@@ -101,6 +101,8 @@ func checkRows(t *testing.T, db *sql.DB, from, to, n int) {
 // A commit's frames reach the file system in a few large writes, before the
 // commit returns: another connection reading through the plain unix VFS sees
 // every row, a transaction larger than what one log gathers included.
+// Not parallel: it compares the process's counts of writes, which the
+// commits of parallel tests would swell.
 func TestWALVFSCommitIsInTheFile(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -128,6 +130,7 @@ func TestWALVFSCommitIsInTheFile(t *testing.T) {
 // With synchronous=OFF nothing syncs the log before SQLite publishes a commit:
 // the barrier it asks for first writes out what is gathered.
 func TestWALVFSCommitWithoutSync(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "vfs.db")
 	w := openVFS(t, path, "synchronous(OFF)")
 	r := openPlain(t, path)
@@ -142,6 +145,7 @@ func TestWALVFSCommitWithoutSync(t *testing.T) {
 // goes: another connection then writes the same range of the log, and must not
 // find its frames overwritten later by the ones rolled back.
 func TestWALVFSRollbackAfterSpill(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "vfs.db")
 	a := openVFS(t, path, "cache_size(10)", "cache_spill(1)") // spills after 10 pages
 	b := openVFS(t, path)

@@ -74,6 +74,7 @@ func (f *webhookFixture) count(t *testing.T, sub string) int {
 }
 
 func TestWebhookFanOut(t *testing.T) {
+	t.Parallel()
 	f := newWebhookFixture(t)
 	cases := []struct {
 		org, typ          string
@@ -116,6 +117,7 @@ func TestWebhookFanOut(t *testing.T) {
 // later receives the events after it, and one that exists when the database
 // is opened again receives them from the start.
 func TestWebhookFanOutSkippedWithoutSubscriptions(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "atrium.db")
 	db, err := Open(ctx, path, nil)
@@ -159,6 +161,7 @@ func TestWebhookFanOutSkippedWithoutSubscriptions(t *testing.T) {
 }
 
 func TestWebhookClaimLeases(t *testing.T) {
+	t.Parallel()
 	f := newWebhookFixture(t)
 	ctx := context.Background()
 	for range 40 {
@@ -246,6 +249,7 @@ func TestWebhookClaimLeases(t *testing.T) {
 }
 
 func TestWebhookPrune(t *testing.T) {
+	t.Parallel()
 	f := newWebhookFixture(t)
 	ctx := context.Background()
 	f.emit(t, f.reseller, webhooks.EventDriveFileCreated)
@@ -277,6 +281,7 @@ func TestWebhookPrune(t *testing.T) {
 // AttemptsByDay counts every attempt of one subscription since a time, per
 // UTC day, by outcome: however many deliveries there are, not a page of them.
 func TestWebhookAttemptsByDay(t *testing.T) {
+	t.Parallel()
 	f := newWebhookFixture(t)
 	ctx := context.Background()
 	day := func(d, h int) time.Time { return time.Date(2026, 3, d, h, 0, 0, 0, time.UTC) }

@@ -10,6 +10,7 @@ import (
 // which precondition (RFC 4791 §7.8); what a valid one matches is the
 // calendar service's (app/calendar's filter tests).
 func TestToFilter(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, filter, refused string
 	}{

@@ -12,6 +12,7 @@ import (
 // The DAV doors answer through the shared table (they answered 500 for the
 // codes they did not list): their one override is 400 for validation.
 func TestStatuses(t *testing.T) {
+	t.Parallel()
 	h := reporter{problems: "https://a.example/problems"}
 	for code, want := range map[string]int{
 		app.EOrgSuspended: 403, app.EQuotaExceeded: 507, app.EUnavailable: 503, app.EValidation: 400,

@@ -47,6 +47,7 @@ func body(t *testing.T, res *http.Response) string {
 var assetRefs = regexp.MustCompile(`(?:src|href)="([^"]*)"`)
 
 func TestPage(t *testing.T) {
+	t.Parallel()
 	mux := newMux("Atrium API")
 	for _, target := range []string{mount, mount + "/", mount + "/?x=1"} {
 		t.Run(target, func(t *testing.T) {
@@ -118,6 +119,7 @@ func TestPage(t *testing.T) {
 }
 
 func TestNoExternalURLs(t *testing.T) {
+	t.Parallel()
 	mux := newMux("Atrium API")
 	for _, target := range []string{mount, mount + "/docs.js", mount + "/docs.css"} {
 		text := strings.ToLower(body(t, get(t, mux, target)))
@@ -144,6 +146,7 @@ func TestNoExternalURLs(t *testing.T) {
 }
 
 func TestAssets(t *testing.T) {
+	t.Parallel()
 	mux := newMux("Atrium API")
 	for name, ct := range map[string]string{
 		"/docs.js":  "text/javascript; charset=utf-8",
@@ -179,6 +182,7 @@ func TestAssets(t *testing.T) {
 }
 
 func TestNotFoundAndMethods(t *testing.T) {
+	t.Parallel()
 	mux := newMux("Atrium API")
 	for _, target := range []string{mount + "/nope", mount + "/docs.js/", mount + "/assets/docs.js", mount + "/index.html"} {
 		if res := get(t, mux, target); res.StatusCode != http.StatusNotFound {
@@ -202,6 +206,7 @@ func TestNotFoundAndMethods(t *testing.T) {
 }
 
 func TestEscaping(t *testing.T) {
+	t.Parallel()
 	title := `Evil <script>alert("x")</script> & "co"`
 	res := get(t, newMux(title), mount)
 	html := body(t, res)
@@ -228,6 +233,7 @@ func TestEscaping(t *testing.T) {
 
 // Without StripPrefix the handler sees the asset paths directly.
 func TestRootMount(t *testing.T) {
+	t.Parallel()
 	h := Handler(testSpecURL, "t")
 	html := body(t, get(t, h, "/"))
 	if !strings.Contains(html, `src="docs.js"`) || !strings.Contains(html, `href="docs.css"`) {

@@ -6,6 +6,7 @@ import (
 )
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	tok := "opaquelocktoken:01a20257-01ed-76db-8876-597ca579ff84"
 	tests := []struct {
 		in   string

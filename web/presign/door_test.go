@@ -196,6 +196,7 @@ func checkProblem(t *testing.T, r response, status int, code string) {
 }
 
 func TestHandlerGet(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	data := randomBytes(t, 21, 100)
 	obj, err := ts.store.Put(context.Background(), bytes.NewReader(data), 0)
@@ -301,6 +302,7 @@ func TestHandlerGet(t *testing.T) {
 }
 
 func TestHandlerGetRejects(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	obj, err := ts.store.Put(context.Background(), strings.NewReader("secret"), 0)
 	if err != nil {
@@ -373,6 +375,7 @@ func TestHandlerGetRejects(t *testing.T) {
 }
 
 func TestHandlerPut(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	data := randomBytes(t, 31, 3*copyBufferSize/2)
 	u := ts.signer.URL("PUT", UploadPath("upl_123"), url.Values{"limit": {"10000000"}, "owner": {"u1"}}, time.Minute)
@@ -400,6 +403,7 @@ func TestHandlerPut(t *testing.T) {
 }
 
 func TestHandlerPutRejects(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	sign := func(method, ref string, params url.Values) string {
 		return ts.signer.URL(method, UploadPath(ref), params, time.Minute)
@@ -455,6 +459,7 @@ func TestHandlerPutRejects(t *testing.T) {
 }
 
 func TestHandlerUploadsDisabled(t *testing.T) {
+	t.Parallel()
 	store := newStore(t)
 	signer := NewSigner(testKey, "", fixedClock(t0))
 	h := NewHandler(storeObjects{store}, signer, nil, nil)
@@ -467,6 +472,7 @@ func TestHandlerUploadsDisabled(t *testing.T) {
 }
 
 func TestContentDisposition(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		inline bool

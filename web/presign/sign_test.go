@@ -27,6 +27,7 @@ func mustParse(t *testing.T, raw string) *url.URL {
 }
 
 func TestSignerURL(t *testing.T) {
+	t.Parallel()
 	s := NewSigner(testKey, "http://127.0.0.1:8080/", fixedClock(t0))
 	params := url.Values{"fn": {"report é.pdf"}, "ct": {"application/pdf"}, "X-Signature": {"ignored"}}
 	raw := s.URL("get", "/blob/o/abc", params, 5*time.Minute)
@@ -56,6 +57,7 @@ func TestSignerURL(t *testing.T) {
 }
 
 func TestSignerVerify(t *testing.T) {
+	t.Parallel()
 	s := NewSigner(testKey, "http://example.test", fixedClock(t0))
 	params := url.Values{"ct": {"text/plain"}, "fn": {"a b&c=d.txt"}, "multi": {"1", "2"}}
 	raw := s.URL("GET", "/blob/o/0123", params, time.Minute)
@@ -138,6 +140,7 @@ func TestSignerVerify(t *testing.T) {
 }
 
 func TestSignerOtherKey(t *testing.T) {
+	t.Parallel()
 	a := NewSigner(testKey, "", fixedClock(t0))
 	b := NewSigner([]byte("another key of thirty-two bytes!"), "", fixedClock(t0))
 	u := mustParse(t, a.URL("GET", "/blob/o/x", nil, time.Minute))
@@ -147,6 +150,7 @@ func TestSignerOtherKey(t *testing.T) {
 }
 
 func TestSignerExpiry(t *testing.T) {
+	t.Parallel()
 	now := t0
 	s := NewSigner(testKey, "", func() time.Time { return now })
 	u := mustParse(t, s.URL("PUT", "/blob/u/ref", url.Values{"limit": {"10"}}, 10*time.Second))
@@ -175,6 +179,7 @@ func TestSignerExpiry(t *testing.T) {
 }
 
 func TestSignerEscapesPath(t *testing.T) {
+	t.Parallel()
 	s := NewSigner(testKey, "http://h", fixedClock(t0))
 	raw := s.URL("PUT", "/blob/u/a b?c#d", nil, time.Minute)
 	u := mustParse(t, raw)
@@ -187,6 +192,7 @@ func TestSignerEscapesPath(t *testing.T) {
 }
 
 func TestNewSignerEmptyKeyPanics(t *testing.T) {
+	t.Parallel()
 	defer func() {
 		if recover() == nil {
 			t.Error("NewSigner with an empty key did not panic")

@@ -11,6 +11,7 @@ import (
 // Every code of app/error.go has its status in the one table; overrides win,
 // an unknown code is 500.
 func TestStatus(t *testing.T) {
+	t.Parallel()
 	every := []string{app.EUnauthorized, app.EForbidden, app.EInsufficientScope, app.EFeatureNotInPlan, app.ENoBoundUser,
 		app.EOrgSuspended, app.EReadOnly, app.EReauthRequired, app.ENotFound, app.EConflict, app.EIdempotencyReused, app.ESeatFloor,
 		app.EPreconditionFailed, app.EPayloadTooLarge, app.EValidation, app.ELocked, app.ECursorExpired, app.EInvalidCursor,

@@ -26,6 +26,7 @@ func (h countingHandler) WithGroup(name string) slog.Handler {
 // nothing until they log, and a warning carries what they were given: the
 // request's attributes, in their group, and its own.
 func TestTusdLogger(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	n := 0
 	l := newTusdLogger(slog.New(countingHandler{slog.NewJSONHandler(&buf, nil), &n}))

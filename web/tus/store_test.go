@@ -17,6 +17,7 @@ import (
 // them and junk left past the recorded offset, yields the file and the SHA-256
 // of the whole; the limit stops a call exactly.
 func TestAppendAtResumesTheHash(t *testing.T) {
+	t.Parallel()
 	data := make([]byte, 3<<20+12345)
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := range data {
@@ -79,6 +80,7 @@ func TestAppendAtResumesTheHash(t *testing.T) {
 }
 
 func TestTusdError(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		status int
 		body   string

@@ -11,6 +11,7 @@ import (
 // that acts comes first and the one that closes the dialog ([data-close]:
 // Cancel, Close, Done) last, on every page alike.
 func TestDialogActionsEndWithCancel(t *testing.T) {
+	t.Parallel()
 	actions := regexp.MustCompile(`(?s)<div class="(?:dlg-buttons|dialog-actions)[^"]*">(.*?)</div>`)
 	button := regexp.MustCompile(`<button[^>]*>`)
 	names, err := fs.Glob(templateFS, "templates/*.html")

@@ -37,6 +37,7 @@ func TestLocalPath(t *testing.T) {
 // A page answers an app error with the status of the one table (web/problem):
 // a locked file, a full quota or a rate limit as such, not as a 500.
 func TestPageStatuses(t *testing.T) {
+	t.Parallel()
 	for code, want := range problem.Codes() {
 		if code == app.EBadRequest {
 			want = http.StatusUnprocessableEntity // a form that could not be read is shown again
@@ -60,6 +61,7 @@ func TestPageStatuses(t *testing.T) {
 
 // The router gets the web app's routes from its one table, in gin's syntax.
 func TestRoutesFromTheTable(t *testing.T) {
+	t.Parallel()
 	u := New(Config{PublicURL: "http://127.0.0.1:8080", Drive: nil})
 	got := map[Route]bool{}
 	for _, r := range u.Routes() {

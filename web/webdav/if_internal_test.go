@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseTimeout(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]time.Duration{
 		"":                            30 * time.Minute,
 		"Infinite":                    30 * time.Minute,
@@ -21,6 +22,7 @@ func TestParseTimeout(t *testing.T) {
 }
 
 func TestParseXMLRefuses(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{
 		`<D:propfind xmlns:D="DAV:"><D:prop><bar:foo xmlns:bar=""/></D:prop></D:propfind>`,
 		`<D:propfind xmlns:D="DAV:"><D:prop><x:foo/></D:prop></D:propfind>`,

@@ -11,6 +11,7 @@ import (
 
 // The mount answers through the shared table, with 400 for validation.
 func TestStatuses(t *testing.T) {
+	t.Parallel()
 	h := &Handler{log: slog.New(slog.DiscardHandler), problems: "https://a.example/problems"}
 	for code, want := range map[string]int{
 		app.EOrgSuspended: 403, app.EQuotaExceeded: 507, app.EUnavailable: 503, app.EValidation: 400, app.ELocked: 423,

@@ -9,6 +9,7 @@ import (
 // Hostile XML bodies (XXE, entity expansion, deep nesting) are refused, or parsed
 // without expanding entities and in bounded time.
 func TestParseXMLHostileBodies(t *testing.T) {
+	t.Parallel()
 	for _, tt := range hostileXML() {
 		t.Run(tt.name, func(t *testing.T) {
 			start := time.Now()
@@ -58,6 +59,7 @@ func hostileXML() []hostileBody {
 // refused at once (parsed, it would cost a namespace scope per level), and a
 // body exactly as deep as allowed is parsed.
 func TestParseXMLMaxDepthBody(t *testing.T) {
+	t.Parallel()
 	n := (maxXMLBody - 100) / len("<D:prop></D:prop>")
 	body := `<D:propfind xmlns:D="DAV:">` + strings.Repeat("<D:prop>", n) + strings.Repeat("</D:prop>", n) + `</D:propfind>`
 	start := time.Now()

@@ -65,9 +65,16 @@ type route struct {
 	op     *routers.Route
 }
 
-func loadOpenAPI(spec []byte, served gin.RoutesInfo) (*openapi3.T, []route, error) {
+// loadOpenAPI parses the document the first time it is called (spec marshals
+// it: later servers do not pay for that) and returns it with the routes.
+func loadOpenAPI(spec func() ([]byte, error), served gin.RoutesInfo) (*openapi3.T, []route, error) {
 	openAPI.once.Do(func() {
-		doc, err := openapi3.NewLoader().LoadFromData(spec)
+		b, err := spec()
+		if err != nil {
+			openAPI.err = fmt.Errorf("marshal the OpenAPI document: %w", err)
+			return
+		}
+		doc, err := openapi3.NewLoader().LoadFromData(b)
 		if err != nil {
 			openAPI.err = fmt.Errorf("load the OpenAPI document: %w", err)
 			return
@@ -210,7 +217,7 @@ func operations(keep func(id string) bool) []string {
 
 // validating wraps the server's handler: it records which operation each
 // request reached and validates the response against the document.
-func validating(t testing.TB, routes []route, next http.Handler) http.Handler {
+func validating(report func(*http.Request, string), routes []route, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasPrefix(r.URL.Path, "/api/v1/") {
 			next.ServeHTTP(w, r)
@@ -227,12 +234,12 @@ func validating(t testing.TB, routes []route, next http.Handler) http.Handler {
 		rec := &recorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
 		if err := validateResponse(r, route, params, rec); err != nil {
-			report(t, fmt.Sprintf("OpenAPI: %s %s answered %d, which the document does not describe: %v\nbody: %.2000s",
+			report(r, fmt.Sprintf("OpenAPI: %s %s answered %d, which the document does not describe: %v\nbody: %.2000s",
 				r.Method, r.URL.RequestURI(), rec.status(), err, rec.body.Bytes()))
 		}
 		if whole && rec.status() < 300 {
 			if err := validateRequest(r, body, route, params); err != nil {
-				report(t, fmt.Sprintf("OpenAPI: %s %s was accepted (%d), but the document refuses it: %v\nrequest body: %.2000s",
+				report(r, fmt.Sprintf("OpenAPI: %s %s was accepted (%d), but the document refuses it: %v\nrequest body: %.2000s",
 					r.Method, r.URL.RequestURI(), rec.status(), err, body))
 			}
 		}

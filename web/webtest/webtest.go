@@ -7,8 +7,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -30,6 +32,10 @@ type Server struct {
 	Clock *Clock
 	Data  string
 	t     testing.TB
+	// test, for a test's handle on the shared server, names the test in
+	// its requests (testHeader).
+	test  string
+	conns *conns
 }
 
 // Clock is a settable clock; zero offset is the wall clock.
@@ -61,14 +67,20 @@ type Option func(*wire.Config)
 func New(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	dir := t.TempDir()
-	template.once.Do(func() { template.path, template.err = sqlite.MigratedTemplate(context.Background()) })
-	if template.err != nil {
-		t.Fatalf("migrated template database: %v", template.err)
-	}
-	if err := sqlite.CopyDatabase(template.path, filepath.Join(dir, "atrium.db")); err != nil {
+	if err := newData(dir); err != nil {
 		t.Fatal(err)
 	}
 	return Start(t, dir, opts...)
+}
+
+// newData puts a copy of the migrated template database into the data
+// directory dir.
+func newData(dir string) error {
+	template.once.Do(func() { template.path, template.err = sqlite.MigratedTemplate(context.Background()) })
+	if template.err != nil {
+		return fmt.Errorf("migrated template database: %w", template.err)
+	}
+	return sqlite.CopyDatabase(template.path, filepath.Join(dir, "atrium.db"))
 }
 
 // template is the migrated database New copies.
@@ -82,10 +94,23 @@ var template struct {
 // restarts).
 func Start(t testing.TB, dir string, opts ...Option) *Server {
 	t.Helper()
+	s, err := start(dir, testWriter{t}, func(_ *http.Request, msg string) { report(t, msg) }, nil, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.t = t
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// start starts a server on dir that logs to logs and reports the answers the
+// OpenAPI document does not describe to report; wrap, when set, wraps the
+// handler.
+func start(dir string, logs io.Writer, report func(*http.Request, string), wrap func(http.Handler) http.Handler, opts ...Option) (*Server, error) {
 	ts := httptest.NewUnstartedServer(http.NotFoundHandler())
 	cfg, err := wire.LoadConfig("", func(string) string { return "" }, nil)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	cfg.Data = dir
 	cfg.Listen = ts.Listener.Addr().String()
@@ -97,31 +122,94 @@ func Start(t testing.TB, dir string, opts ...Option) *Server {
 	if os.Getenv("ATRIUM_TEST_LOG") != "" {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level}))
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: level}))
 	clock := &Clock{}
 	m, err := wire.Open(context.Background(), cfg, log, wire.WithClock(clock.Now), wire.Serving())
 	if err != nil {
-		t.Fatal(err)
+		ts.Listener.Close()
+		return nil, err
 	}
 	m.StartSearch(context.Background())
-	spec, err := json.Marshal(m.Server.OpenAPI())
+	_, routes, err := loadOpenAPI(func() ([]byte, error) { return json.Marshal(m.Server.OpenAPI()) }, m.Server.Routes())
 	if err != nil {
-		t.Fatal(err)
+		m.Close()
+		ts.Listener.Close()
+		return nil, err
 	}
-	_, routes, err := loadOpenAPI(spec, m.Server.Routes())
-	if err != nil {
-		t.Fatal(err)
+	h := validating(report, routes, m.Server.Handler())
+	if wrap != nil {
+		h = wrap(h)
 	}
-	ts.Config.Handler = validating(t, routes, m.Server.Handler())
+	ts.Config.Handler = h
 	ts.Config.ConnContext = m.Server.ConnContext
+	conns := &conns{closed: map[string]chan struct{}{}}
+	ts.Config.ConnState = conns.state
 	ts.Start()
-	s := &Server{Server: ts, Main: m, Clock: clock, Data: dir, t: t}
-	t.Cleanup(s.Stop)
-	return s
+	return &Server{Server: ts, Main: m, Clock: clock, Data: dir, conns: conns}, nil
 }
 
-// Stop closes the HTTP server and the database (idempotent).
+// Closed returns a channel that is closed once the server has closed the
+// connection c, a client's connection to it (found by the client's address):
+// a test waits on it for the server to cut off a client.
+func (s *Server) Closed(c net.Conn) <-chan struct{} {
+	return s.conns.of(c.LocalAddr().String())
+}
+
+// conns keeps a channel for each client address, closed when the server
+// closes the connection from that address.
+type conns struct {
+	mu     sync.Mutex
+	closed map[string]chan struct{}
+}
+
+func (cs *conns) of(addr string) chan struct{} {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.chanLocked(addr)
+}
+
+func (cs *conns) chanLocked(addr string) chan struct{} {
+	ch, ok := cs.closed[addr]
+	if !ok {
+		ch = make(chan struct{})
+		cs.closed[addr] = ch
+	}
+	return ch
+}
+
+// state is the server's ConnState hook.
+func (cs *conns) state(c net.Conn, st http.ConnState) {
+	addr := c.RemoteAddr().String()
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	switch st {
+	case http.StateNew: // a new connection from the address of a closed one
+		if ch, ok := cs.closed[addr]; ok && isClosed(ch) {
+			delete(cs.closed, addr)
+		}
+	case http.StateClosed, http.StateHijacked:
+		if ch := cs.chanLocked(addr); !isClosed(ch) {
+			close(ch)
+		}
+	}
+}
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// Stop closes the HTTP server and the database (idempotent). A shared
+// server's test cannot stop it (CloseShared does).
 func (s *Server) Stop() {
+	if s.test != "" {
+		s.t.Helper()
+		s.t.Fatal("webtest: a shared server is stopped by CloseShared, after the package's tests")
+	}
 	if s.Main == nil {
 		return
 	}
@@ -224,6 +312,9 @@ func (s *Server) Do(r Request) *Response {
 	}
 	if r.BasicID != "" {
 		req.SetBasicAuth(r.BasicID, r.BasicPW)
+	}
+	if s.test != "" {
+		req.Header.Set(testHeader, s.test)
 	}
 	for k, v := range r.Header {
 		req.Header.Set(k, v)

@@ -20,6 +20,7 @@ const testDiscovery = `<?xml version="1.0" encoding="utf-8"?>
 </wopi-discovery>`
 
 func TestParseDiscovery(t *testing.T) {
+	t.Parallel()
 	d, err := ParseDiscovery(strings.NewReader(testDiscovery))
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ const (
 )
 
 func TestWOPIProofKnownCase(t *testing.T) {
+	t.Parallel()
 	byModulus, err := (&proofKeyXML{Modulus: msModulus, Exponent: msExponent}).keys()
 	if err != nil {
 		t.Fatal(err)
@@ -73,6 +74,7 @@ func mustKey(t *testing.T, modulus string) *rsa.PublicKey {
 }
 
 func TestProofKeyParse(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		xml  *proofKeyXML

@@ -11,6 +11,7 @@ import (
 // WOPI answers through the shared table with its protocol's overrides: 401
 // for any refusal of the user, 409 with X-WOPI-Lock for a lock, 413 for quota.
 func TestStatuses(t *testing.T) {
+	t.Parallel()
 	h := &Handler{log: slog.New(slog.DiscardHandler)}
 	for code, want := range map[string]int{
 		app.EForbidden: 401, app.EOrgSuspended: 401, app.EReadOnly: 401, app.ELocked: 409, app.EQuotaExceeded: 413,

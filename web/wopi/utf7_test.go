@@ -3,6 +3,7 @@ package wopi
 import "testing"
 
 func TestUTF7(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ plain, enc string }{
 		{"report.odt", "report.odt"},
 		{"été.odt", "+AOk-t+AOk-.odt"},

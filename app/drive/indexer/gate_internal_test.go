@@ -13,6 +13,7 @@ import (
 // burstWrites write transactions a second, but never longer than maxDefer
 // after the index last caught up; without a write counter it never waits.
 func TestBurstGate(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	tick := 2 * time.Second
 	type step struct {
@@ -70,6 +71,7 @@ func (emptyIndex) Cursor() (int64, error) { return 0, nil }
 
 // TestRunWaitsOutABurst: Run's background batches do not read the outbox
 // while the writer takes a burst of writes, and do once the burst is over.
+// Not parallel: the burst is paced in real time, against the gate's ticks.
 func TestRunWaitsOutABurst(t *testing.T) {
 	store := &eventCounter{}
 	x := New(store, nil, nil, nil, nil)

@@ -16,6 +16,7 @@ import (
 // opens the data directory beside the server (not Serving) leaves the index
 // as the server has it, whatever its own configuration says.
 func TestArchiveAfterBuildsTheColdIndex(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	for _, c := range []struct {

@@ -12,6 +12,7 @@ import (
 )
 
 func TestConfigPrecedence(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "atrium.toml")
 	if err := os.WriteFile(file, []byte(`
@@ -63,6 +64,7 @@ retry_schedule = "0s,1s"
 }
 
 func TestConfigErrorsNameTheKey(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, toml string
 		env        map[string]string
@@ -110,6 +112,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 }
 
 func TestConfigTrustedProxies(t *testing.T) {
+	t.Parallel()
 	c, err := LoadConfig("", func(k string) string {
 		return map[string]string{"ATRIUM_TRUSTED_PROXIES": "127.0.0.1, 10.0.0.0/8,::1"}[k]
 	}, nil)
@@ -123,6 +126,7 @@ func TestConfigTrustedProxies(t *testing.T) {
 }
 
 func TestConfigEditor(t *testing.T) {
+	t.Parallel()
 	// The example file documents every option with its default.
 	ex, err := LoadConfig("../../../config.example.toml", func(string) string { return "" }, nil)
 	if err != nil {
@@ -149,6 +153,7 @@ func TestConfigEditor(t *testing.T) {
 // starts (the ENV of the Dockerfile): without ATRIUM_PUBLIC_URL the links point
 // at localhost, with a warning, never at 0.0.0.0; with it, at the given URL.
 func TestContainerStartUp(t *testing.T) {
+	t.Parallel()
 	dockerfile, err := os.ReadFile("../../../Dockerfile")
 	if err != nil {
 		t.Fatal(err)

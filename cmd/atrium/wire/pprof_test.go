@@ -13,6 +13,7 @@ import (
 // served on the private metrics listener and never on the public one; without
 // a metrics listener the setting is refused.
 func TestProfilerOnTheMetricsListenerOnly(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"ATRIUM_DATA": t.TempDir(), "ATRIUM_LISTEN": "127.0.0.1:0",
 		"ATRIUM_METRICS_LISTEN": "127.0.0.1:0", "ATRIUM_METRICS_PPROF": "true"}
 	cfg, err := LoadConfig("", func(k string) string { return env[k] }, nil)

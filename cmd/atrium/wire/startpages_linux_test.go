@@ -8,7 +8,8 @@ import (
 
 // The pages of the executable's code and read-only data that this process
 // touched leave its resident memory when released (the test binary is mapped
-// by this process alone).
+// by this process alone). Not parallel: a test running beside it would fault
+// the pages back in between the release and the count.
 func TestReleaseStartPages(t *testing.T) {
 	fi, err := os.Stat("/proc/self/exe")
 	if err != nil {
