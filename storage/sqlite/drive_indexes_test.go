@@ -151,6 +151,7 @@ func TestColdScanIndex(t *testing.T) {
 // are known: never every grant of a team or an organisation per item, nor an
 // index built on the fly.
 func TestDriveShareGrantsReadByGrantee(t *testing.T) {
+	t.Parallel()
 	db, _ := contactsDB(t)
 	q := drive.Query{Kind: drive.ListShared, OrgID: "oa", UserID: "u1", SortBy: "name", Limit: 50, Now: time.Now()}
 	cond, args, err := listWhere(q)
