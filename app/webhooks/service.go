@@ -38,7 +38,7 @@ func NewService(store Store, audit app.Auditor, clock app.Clock, o Options) *Ser
 }
 
 // OnQueued registers fn to be called after a replay queues a delivery (the
-// dispatcher's wake-up).
+// dispatcher's wake-up). Errors: none of its own.
 func (s *Service) OnQueued(fn func()) { s.wake = fn }
 
 func authorize(p *app.Principal) error {
@@ -90,7 +90,9 @@ type CreateInput struct {
 }
 
 // Create makes an active subscription with a fresh signing secret, which the
-// answer carries (the only time besides rotate-secret).
+// answer carries (the only time besides rotate-secret). Errors:
+// insufficient_scope (neither admin:access nor webhooks:manage),
+// validation_failed (the url, the description or an event type).
 func (s *Service) Create(ctx context.Context, p *app.Principal, in CreateInput) (Subscription, error) {
 	if err := authorize(p); err != nil {
 		return Subscription{}, err
@@ -123,7 +125,9 @@ func (s *Service) Create(ctx context.Context, p *app.Principal, in CreateInput) 
 	return sub, nil
 }
 
-// Get returns one of the caller's subscriptions.
+// Get returns one of the caller's subscriptions. Errors: insufficient_scope
+// (neither admin:access nor webhooks:manage), not_found (no such subscription
+// in the organisation).
 func (s *Service) Get(ctx context.Context, p *app.Principal, id string) (Subscription, error) {
 	if err := authorize(p); err != nil {
 		return Subscription{}, err
@@ -139,7 +143,8 @@ func (s *Service) get(ctx context.Context, p *app.Principal, id string) (Subscri
 	return sub, err
 }
 
-// List lists the caller's subscriptions, oldest first.
+// List lists the caller's subscriptions, oldest first. Errors:
+// insufficient_scope (neither admin:access nor webhooks:manage).
 func (s *Service) List(ctx context.Context, p *app.Principal, pr app.PageRequest) ([]Subscription, error) {
 	if err := authorize(p); err != nil {
 		return nil, err
@@ -149,7 +154,10 @@ func (s *Service) List(ctx context.Context, p *app.Principal, pr app.PageRequest
 
 // Update changes url, description, events and is_active. Pausing turns the
 // queued deliveries into skipped (one in flight finishes); resuming resends
-// nothing — skipped deliveries can be replayed.
+// nothing — skipped deliveries can be replayed. Errors: insufficient_scope
+// (neither admin:access nor webhooks:manage), validation_failed (the url, the
+// description or an event type), not_found (no such subscription in the
+// organisation).
 func (s *Service) Update(ctx context.Context, p *app.Principal, id string, in SubscriptionPatch) (Subscription, error) {
 	if err := authorize(p); err != nil {
 		return Subscription{}, err
@@ -220,6 +228,8 @@ func (s *Service) Update(ctx context.Context, p *app.Principal, id string, in Su
 
 // RotateSecret replaces the signing secret; the old one stops working at once
 // (the next attempt is signed with the new one). The answer carries the secret.
+// Errors: insufficient_scope (neither admin:access nor webhooks:manage),
+// not_found (no such subscription in the organisation).
 func (s *Service) RotateSecret(ctx context.Context, p *app.Principal, id string) (Subscription, error) {
 	if err := authorize(p); err != nil {
 		return Subscription{}, err
@@ -245,7 +255,9 @@ func (s *Service) RotateSecret(ctx context.Context, p *app.Principal, id string)
 	return out, nil
 }
 
-// Delete removes a subscription and its delivery history.
+// Delete removes a subscription and its delivery history. Errors:
+// insufficient_scope (neither admin:access nor webhooks:manage), not_found (no
+// such subscription in the organisation).
 func (s *Service) Delete(ctx context.Context, p *app.Principal, id string) error {
 	if err := authorize(p); err != nil {
 		return err
@@ -262,7 +274,8 @@ func (s *Service) Delete(ctx context.Context, p *app.Principal, id string) error
 }
 
 // Deliveries lists a subscription's deliveries, most recent first, each with its
-// attempts.
+// attempts. Errors: insufficient_scope (neither admin:access nor
+// webhooks:manage), not_found (no such subscription in the organisation).
 func (s *Service) Deliveries(ctx context.Context, p *app.Principal, id string, pr app.PageRequest) ([]Delivery, error) {
 	if _, err := s.Get(ctx, p, id); err != nil {
 		return nil, err
@@ -271,7 +284,9 @@ func (s *Service) Deliveries(ctx context.Context, p *app.Principal, id string, p
 }
 
 // AttemptsByDay counts the subscription's delivery attempts since `since`
-// per UTC day, all of them (the delivery list is a page of the newest).
+// per UTC day, all of them (the delivery list is a page of the newest). Errors:
+// insufficient_scope (neither admin:access nor webhooks:manage), not_found (no
+// such subscription in the organisation).
 func (s *Service) AttemptsByDay(ctx context.Context, p *app.Principal, id string, since time.Time) ([]DayAttempts, error) {
 	if _, err := s.Get(ctx, p, id); err != nil {
 		return nil, err
@@ -281,7 +296,10 @@ func (s *Service) AttemptsByDay(ctx context.Context, p *app.Principal, id string
 
 // Replay re-queues a failed or skipped delivery with the same delivery and event
 // id, for a new cycle of attempts. Other statuses are conflict, and so is a
-// paused subscription (resume it first).
+// paused subscription (resume it first). Errors: insufficient_scope (neither
+// admin:access nor webhooks:manage), not_found (no such subscription in the
+// organisation, no such delivery of it), conflict (a delivery neither failed
+// nor skipped, a paused subscription).
 func (s *Service) Replay(ctx context.Context, p *app.Principal, id, deliveryID string) (Delivery, error) {
 	if err := authorize(p); err != nil {
 		return Delivery{}, err
