@@ -14,7 +14,9 @@ import (
 // The methods of this file serve resource-oriented doors (CardDAV): contacts are
 // addressed by their resource name (href) in a book, and written as whole vCards.
 
-// ContactsMeta lists a book's contacts without their vCard text.
+// ContactsMeta lists a book's contacts without their vCard text. Errors:
+// insufficient_scope (no contacts:read), no_bound_user, feature_not_in_plan,
+// not_found (no such book of the caller).
 func (s *Service) ContactsMeta(ctx context.Context, p *app.Principal, bookID string) ([]ContactDetail, error) {
 	if err := check(p, app.ScopeContactsRead); err != nil {
 		return nil, err
@@ -26,6 +28,8 @@ func (s *Service) ContactsMeta(ctx context.Context, p *app.Principal, bookID str
 }
 
 // ContactsFull lists a book's contacts with their vCard text and fields.
+// Errors: insufficient_scope (no contacts:read), no_bound_user,
+// feature_not_in_plan, not_found (no such book of the caller).
 func (s *Service) ContactsFull(ctx context.Context, p *app.Principal, bookID string) ([]ContactDetail, error) {
 	if err := check(p, app.ScopeContactsRead); err != nil {
 		return nil, err
@@ -37,6 +41,9 @@ func (s *Service) ContactsFull(ctx context.Context, p *app.Principal, bookID str
 }
 
 // ContactByHref returns the contact at a resource name of a book, with its vCard.
+// Errors: insufficient_scope (no contacts:read), no_bound_user,
+// feature_not_in_plan, not_found (no such book of the caller, no contact at
+// href).
 func (s *Service) ContactByHref(ctx context.Context, p *app.Principal, bookID, href string) (ContactDetail, error) {
 	if err := check(p, app.ScopeContactsRead); err != nil {
 		return ContactDetail{}, err
@@ -48,7 +55,9 @@ func (s *Service) ContactByHref(ctx context.Context, p *app.Principal, bookID, h
 }
 
 // ContactsByHref returns the contacts at the resource names of a book that exist,
-// with their vCards (a CardDAV multiget).
+// with their vCards (a CardDAV multiget). Errors: insufficient_scope (no
+// contacts:read), no_bound_user, feature_not_in_plan, not_found (no such book
+// of the caller).
 func (s *Service) ContactsByHref(ctx context.Context, p *app.Principal, bookID string, hrefs []string) ([]ContactDetail, error) {
 	if err := check(p, app.ScopeContactsRead); err != nil {
 		return nil, err
@@ -61,7 +70,10 @@ func (s *Service) ContactsByHref(ctx context.Context, p *app.Principal, bookID s
 
 // Changes returns what changed in a book after sequence since (a CardDAV
 // sync-collection). A sequence the book has not reached, or one older than the
-// deletions it has forgotten (PruneTombstones), is invalid.
+// deletions it has forgotten (PruneTombstones), is invalid. Errors:
+// insufficient_scope (no contacts:read), no_bound_user, feature_not_in_plan,
+// not_found (no such book of the caller), validation_failed (a sequence the
+// book has not reached or older than the deletions it remembers).
 func (s *Service) Changes(ctx context.Context, p *app.Principal, bookID string, since int64) (Changes, error) {
 	if err := check(p, app.ScopeContactsRead); err != nil {
 		return Changes{}, err
@@ -98,7 +110,11 @@ type PutResult struct {
 }
 
 // PutVCard creates or replaces the contact at a resource name of a book with a
-// whole vCard, kept as sent. A vCard without UID or FN gets one.
+// whole vCard, kept as sent. A vCard without UID or FN gets one. Errors:
+// insufficient_scope (no contacts:write), no_bound_user, feature_not_in_plan,
+// validation_failed (the resource name, not one vCard, a vCard with neither FN,
+// N, ORG, EMAIL nor TEL), not_found (no such book of the caller),
+// precondition_failed (IfMatch or IfNoneMatch).
 func (s *Service) PutVCard(ctx context.Context, p *app.Principal, bookID, href string, data []byte, o PutOptions) (PutResult, error) {
 	if err := check(p, app.ScopeContactsWrite); err != nil {
 		return PutResult{}, err
@@ -185,7 +201,10 @@ func (s *Service) PutVCard(ctx context.Context, p *app.Principal, bookID, href s
 	return res, nil
 }
 
-// DeleteByHref deletes the contact at a resource name of a book.
+// DeleteByHref deletes the contact at a resource name of a book. Errors:
+// insufficient_scope (no contacts:write), no_bound_user, feature_not_in_plan,
+// not_found (no such book of the caller, no contact at href),
+// precondition_failed (ifMatch).
 func (s *Service) DeleteByHref(ctx context.Context, p *app.Principal, bookID, href, ifMatch string) error {
 	if err := check(p, app.ScopeContactsWrite); err != nil {
 		return err
@@ -221,7 +240,7 @@ func Card(c ContactDetail) (card vcard.Card, err error) {
 // PruneTombstones forgets deletions older than maxAge, so that the change feed
 // of a collection with steady churn does not grow without bound. A client whose
 // sync token predates them is refused (DAV:valid-sync-token) and syncs again
-// from the start, as RFC 6578 provides.
+// from the start, as RFC 6578 provides. Errors: none of its own.
 func (s *Service) PruneTombstones(ctx context.Context, maxAge time.Duration) (int, error) {
 	n, err := s.store.PruneTombstones(ctx, s.clock.Now().Add(-maxAge))
 	if err != nil {

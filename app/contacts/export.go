@@ -20,6 +20,8 @@ type VCardFile struct {
 }
 
 // Directory lists the active users of the caller's organisation, by name.
+// Errors: insufficient_scope (no contacts:read), no_bound_user,
+// feature_not_in_plan.
 func (s *Service) Directory(ctx context.Context, p *app.Principal) ([]DirectoryEntry, error) {
 	if err := check(p, app.ScopeContactsRead); err != nil {
 		return nil, err
@@ -32,7 +34,9 @@ func (s *Service) Directory(ctx context.Context, p *app.Principal) ([]DirectoryE
 }
 
 // ExportDirectoryEntry returns an active user of the caller's organisation as a
-// vCard 4.0.
+// vCard 4.0. Errors: insufficient_scope (no contacts:read), no_bound_user,
+// feature_not_in_plan, not_found (no active user of the organisation with this
+// id).
 func (s *Service) ExportDirectoryEntry(ctx context.Context, p *app.Principal, userID string) (VCardFile, error) {
 	if err := check(p, app.ScopeContactsRead); err != nil {
 		return VCardFile{}, err
@@ -60,7 +64,9 @@ func (s *Service) ExportDirectoryEntry(ctx context.Context, p *app.Principal, us
 }
 
 // ExportContact returns a contact as a vCard 4.0: a card stored as 3.0 is
-// converted; properties Atrium does not model are kept.
+// converted; properties Atrium does not model are kept. Errors:
+// insufficient_scope (no contacts:read), no_bound_user, feature_not_in_plan,
+// not_found (no such book of the caller, no such contact in it).
 func (s *Service) ExportContact(ctx context.Context, p *app.Principal, bookID, id string) (VCardFile, error) {
 	c, err := s.Contact(ctx, p, bookID, id)
 	if err != nil {

@@ -105,6 +105,10 @@ func splitCards(data []byte) ([][]byte, error) {
 // later fails. Cards fail on their own (listed with their index and why); the
 // others are written together in one transaction. A body that is not a vCard
 // file, or has more than MaxImportCards cards, changes nothing (validation).
+// Errors: insufficient_scope (no contacts:write), no_bound_user,
+// feature_not_in_plan, not_found (no such book of the caller),
+// payload_too_large (over MaxImportBytes), validation_failed (not a vCard file,
+// over MaxImportCards cards).
 func (s *Service) Import(ctx context.Context, p *app.Principal, bookID string, data []byte) (BookImportResult, error) {
 	if err := check(p, app.ScopeContactsWrite); err != nil {
 		return BookImportResult{}, err
@@ -215,7 +219,9 @@ func (s *Service) Import(ctx context.Context, p *app.Principal, bookID string, d
 }
 
 // ExportBook returns every contact of a book as one .vcf file of vCard 4.0
-// cards, by display name, each as ExportContact writes it.
+// cards, by display name, each as ExportContact writes it. Errors:
+// insufficient_scope (no contacts:read), no_bound_user, feature_not_in_plan,
+// not_found (no such book of the caller).
 func (s *Service) ExportBook(ctx context.Context, p *app.Principal, bookID string) (VCardFile, error) {
 	if err := check(p, app.ScopeContactsRead); err != nil {
 		return VCardFile{}, err

@@ -50,6 +50,8 @@ func check(p *app.Principal, scope string) error {
 }
 
 // DefaultBook returns the caller's default book, creating it on first access.
+// Errors: insufficient_scope (no contacts:read), no_bound_user,
+// feature_not_in_plan.
 func (s *Service) DefaultBook(ctx context.Context, p *app.Principal) (AddressBook, error) {
 	if err := check(p, app.ScopeContactsRead); err != nil {
 		return AddressBook{}, err
@@ -84,7 +86,8 @@ func (s *Service) defaultBook(ctx context.Context, p *app.Principal) (AddressBoo
 	return b, nil
 }
 
-// Books lists the caller's address books, the default first.
+// Books lists the caller's address books, the default first. Errors:
+// insufficient_scope (no contacts:read), no_bound_user, feature_not_in_plan.
 func (s *Service) Books(ctx context.Context, p *app.Principal) ([]AddressBook, error) {
 	if err := check(p, app.ScopeContactsRead); err != nil {
 		return nil, err
@@ -95,7 +98,9 @@ func (s *Service) Books(ctx context.Context, p *app.Principal) ([]AddressBook, e
 	return s.store.Books(ctx, p.OrgID, p.UserID)
 }
 
-// AddressBook returns one of the caller's books.
+// AddressBook returns one of the caller's books. Errors: insufficient_scope (no
+// contacts:read), no_bound_user, feature_not_in_plan, not_found (no such book
+// of the caller).
 func (s *Service) Book(ctx context.Context, p *app.Principal, id string) (AddressBook, error) {
 	if err := check(p, app.ScopeContactsRead); err != nil {
 		return AddressBook{}, err
@@ -125,7 +130,10 @@ func validateBook(in *AddressBookInput) error {
 }
 
 // CreateBook creates an address book for the caller; id, when not empty, is the
-// identifier to use (a CardDAV client names the collection it creates).
+// identifier to use (a CardDAV client names the collection it creates). Errors:
+// insufficient_scope (no contacts:write), no_bound_user, feature_not_in_plan,
+// validation_failed (the name, the description or the id), conflict (the id is
+// taken).
 func (s *Service) CreateBook(ctx context.Context, p *app.Principal, id string, in AddressBookInput) (AddressBook, error) {
 	if err := check(p, app.ScopeContactsWrite); err != nil {
 		return AddressBook{}, err
@@ -152,7 +160,10 @@ func (s *Service) CreateBook(ctx context.Context, p *app.Principal, id string, i
 	return b, err
 }
 
-// UpdateBook renames an address book or changes its description.
+// UpdateBook renames an address book or changes its description. Errors:
+// insufficient_scope (no contacts:write), no_bound_user, feature_not_in_plan,
+// validation_failed (the name or the description), not_found (no such book of
+// the caller).
 func (s *Service) UpdateBook(ctx context.Context, p *app.Principal, id string, in AddressBookInput) (AddressBook, error) {
 	if err := check(p, app.ScopeContactsWrite); err != nil {
 		return AddressBook{}, err
@@ -179,7 +190,9 @@ func (s *Service) UpdateBook(ctx context.Context, p *app.Principal, id string, i
 }
 
 // DeleteBook deletes an address book and its contacts; the default book cannot be
-// deleted.
+// deleted. Errors: insufficient_scope (no contacts:write), no_bound_user,
+// feature_not_in_plan, not_found (no such book of the caller), conflict (the
+// default book).
 func (s *Service) DeleteBook(ctx context.Context, p *app.Principal, id string) error {
 	if err := check(p, app.ScopeContactsWrite); err != nil {
 		return err
@@ -201,7 +214,8 @@ func (s *Service) DeleteBook(ctx context.Context, p *app.Principal, id string) e
 
 // ContactsJSON lists the contacts of a book by display name, as a JSON array of
 // ContactSummary (the stored list form of each contact, so a 10,000-contact book
-// lists without per-field work).
+// lists without per-field work). Errors: insufficient_scope (no contacts:read),
+// no_bound_user, feature_not_in_plan, not_found (no such book of the caller).
 func (s *Service) ContactsJSON(ctx context.Context, p *app.Principal, bookID string) ([]byte, error) {
 	if err := check(p, app.ScopeContactsRead); err != nil {
 		return nil, err
@@ -212,7 +226,9 @@ func (s *Service) ContactsJSON(ctx context.Context, p *app.Principal, bookID str
 	return s.store.ContactsJSON(ctx, p.OrgID, p.UserID, bookID)
 }
 
-// ContactDetail returns a contact of a book.
+// ContactDetail returns a contact of a book. Errors: insufficient_scope (no
+// contacts:read), no_bound_user, feature_not_in_plan, not_found (no such book
+// of the caller, no such contact in it).
 func (s *Service) Contact(ctx context.Context, p *app.Principal, bookID, id string) (ContactDetail, error) {
 	if err := check(p, app.ScopeContactsRead); err != nil {
 		return ContactDetail{}, err
@@ -310,7 +326,9 @@ func normalize(f *Fields, unchangedBirthday string) error {
 	return v.Err()
 }
 
-// CreateContact adds a contact to a book.
+// CreateContact adds a contact to a book. Errors: insufficient_scope (no
+// contacts:write), no_bound_user, feature_not_in_plan, validation_failed (a
+// field), not_found (no such book of the caller).
 func (s *Service) CreateContact(ctx context.Context, p *app.Principal, bookID string, in ContactCreate) (ContactDetail, error) {
 	if err := check(p, app.ScopeContactsWrite); err != nil {
 		return ContactDetail{}, err
@@ -353,6 +371,9 @@ func (s *Service) insertContact(ctx context.Context, p *app.Principal, c Contact
 
 // UpdateContact changes the fields of a contact present in the patch. ifMatch,
 // when not empty, must match the contact's ETag (else precondition_failed).
+// Errors: insufficient_scope (no contacts:write), no_bound_user,
+// feature_not_in_plan, not_found (no such book of the caller, no such contact
+// in it), precondition_failed (ifMatch), validation_failed (a field).
 func (s *Service) UpdateContact(ctx context.Context, p *app.Principal, bookID, id string, patch ContactUpdate, ifMatch string) (ContactDetail, error) {
 	if err := check(p, app.ScopeContactsWrite); err != nil {
 		return ContactDetail{}, err
@@ -450,7 +471,10 @@ func (pt ContactUpdate) names() []string {
 	return out
 }
 
-// DeleteContact deletes a contact; ifMatch as for UpdateContact.
+// DeleteContact deletes a contact; ifMatch as for UpdateContact. Errors:
+// insufficient_scope (no contacts:write), no_bound_user, feature_not_in_plan,
+// not_found (no such book of the caller, no such contact in it),
+// precondition_failed (ifMatch).
 func (s *Service) DeleteContact(ctx context.Context, p *app.Principal, bookID, id, ifMatch string) error {
 	if err := check(p, app.ScopeContactsWrite); err != nil {
 		return err
@@ -485,6 +509,9 @@ func (s *Service) deleteContact(ctx context.Context, p *app.Principal, c Contact
 }
 
 // ToggleFavorite flips a contact's favorite flag (the vCard is unchanged).
+// Errors: insufficient_scope (no contacts:write), no_bound_user,
+// feature_not_in_plan, not_found (no such book of the caller, no such contact
+// in it).
 func (s *Service) ToggleFavorite(ctx context.Context, p *app.Principal, bookID, id string) (ContactDetail, error) {
 	if err := check(p, app.ScopeContactsWrite); err != nil {
 		return ContactDetail{}, err
@@ -512,7 +539,10 @@ func (s *Service) ToggleFavorite(ctx context.Context, p *app.Principal, bookID, 
 
 // Move moves contacts of book fromID to another book of the caller, in one
 // transaction. Contacts that are not the caller's, or not in book fromID, are
-// listed in Failed; the others move.
+// listed in Failed; the others move. Errors: insufficient_scope (no
+// contacts:write), no_bound_user, feature_not_in_plan, validation_failed (no
+// contact ids or over 1000, no target book or the source book as the target),
+// not_found (no such source or target book of the caller).
 func (s *Service) Move(ctx context.Context, p *app.Principal, fromID string, in MoveContactsRequest) (MoveContactsResponse, error) {
 	if err := check(p, app.ScopeContactsWrite); err != nil {
 		return MoveContactsResponse{}, err
@@ -588,7 +618,9 @@ func (s *Service) Move(ctx context.Context, p *app.Principal, fromID string, in 
 
 // Search finds the caller's contacts, across all books, whose names, e-mail
 // addresses, phone numbers or organisation match every word of q (as a prefix,
-// ignoring case and accents), best match first.
+// ignoring case and accents), best match first. Errors: insufficient_scope (no
+// contacts:read), no_bound_user, feature_not_in_plan, validation_failed (a
+// limit outside 1–200, a q without a letter or digit).
 func (s *Service) Search(ctx context.Context, p *app.Principal, q string, limit int) ([]ContactSummary, error) {
 	if err := check(p, app.ScopeContactsRead); err != nil {
 		return nil, err
