@@ -22,7 +22,9 @@ type Conditions struct {
 	IfNoneMatch string
 }
 
-// GetObject returns an object of one of the caller's calendars by name.
+// GetObject returns an object of one of the caller's calendars by name. Errors:
+// insufficient_scope (no calendar:read), no_bound_user, feature_not_in_plan,
+// not_found (no such calendar of the caller, no object of this name in it).
 func (s *Service) GetObject(ctx context.Context, p *app.Principal, calID, name string) (Object, error) {
 	cal, _, err := s.calendar(ctx, p, app.ScopeCalendarRead, calID)
 	if err != nil {
@@ -37,6 +39,8 @@ func (s *Service) GetObject(ctx context.Context, p *app.Principal, calID, name s
 
 // ObjectsByName returns the objects of a calendar with these resource names
 // (calendar-multiget, sync-collection); names without an object are left out.
+// Errors: insufficient_scope (no calendar:read), no_bound_user,
+// feature_not_in_plan, not_found (no such calendar of the caller).
 func (s *Service) ObjectsByName(ctx context.Context, p *app.Principal, calID string, names []string) ([]Object, error) {
 	cal, _, err := s.calendar(ctx, p, app.ScopeCalendarRead, calID)
 	if err != nil {
@@ -62,7 +66,9 @@ var collectionNameRE = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,200}$`)
 // CreateCalendarAt adds a calendar with the id a client chose (MKCALENDAR at
 // /dav/calendars/<user>/<id>/) holding the components asked for (VEVENT,
 // VTODO; none: both; another is ComponentRefused); an id in use is a
-// conflict.
+// conflict. Errors: insufficient_scope (no calendar:write), no_bound_user,
+// feature_not_in_plan, validation_failed (the id, a component kind, the name,
+// time zone or colour), conflict (the id is in use).
 func (s *Service) CreateCalendarAt(ctx context.Context, p *app.Principal, id string, in CalendarInput, components []string) (Calendar, error) {
 	if !collectionNameRE.MatchString(id) || id == "." || id == ".." {
 		return Calendar{}, app.Invalid("path.cal_id", "must be 1 to 200 letters, digits, '-', '_', '.' or '@'", id)
@@ -88,7 +94,10 @@ func (s *Service) CreateCalendarAt(ctx context.Context, p *app.Principal, id str
 // [start, end) (calendar-query with a time-range); zero times mean every
 // object. A range with both ends may span at most MaxRange, as a REST list
 // (RangeRefused); one with an open end is answered, since each event is only
-// expanded to its first occurrence in the range, starting at the range.
+// expanded to its first occurrence in the range, starting at the range. Errors:
+// insufficient_scope (no calendar:read), no_bound_user, feature_not_in_plan,
+// not_found (no such calendar of the caller), validation_failed (a range over
+// MaxRange, a rule too dense for the range).
 func (s *Service) ObjectsInRange(ctx context.Context, p *app.Principal, calID string, start, end time.Time) ([]Object, error) {
 	cal, _, err := s.calendar(ctx, p, app.ScopeCalendarRead, calID)
 	if err != nil {
@@ -134,7 +143,13 @@ func (s *Service) ObjectsInRange(ctx context.Context, p *app.Principal, calID st
 
 // PutObject creates or replaces an object from iCalendar text a client wrote,
 // keeping it verbatim (alarms, X- properties and parameters survive). It
-// returns the stored object and whether it was created.
+// returns the stored object and whether it was created. Errors:
+// insufficient_scope (no calendar:write), no_bound_user, feature_not_in_plan,
+// not_found (no such calendar of the caller), validation_failed (the name, not
+// iCalendar, an invalid event or task, a kind the calendar does not hold, a
+// refused RRULE), payload_too_large (over MaxImportBytes), precondition_failed
+// (IfMatch or IfNoneMatch), conflict (a changed UID, a UID another object of
+// the calendar has).
 func (s *Service) PutObject(ctx context.Context, p *app.Principal, calID, name string, r io.Reader, cond Conditions) (Object, bool, error) {
 	cal, loc, err := s.calendar(ctx, p, app.ScopeCalendarWrite, calID)
 	if err != nil {
@@ -183,7 +198,10 @@ func (s *Service) PutObject(ctx context.Context, p *app.Principal, calID, name s
 	return o, ex == nil, err
 }
 
-// DeleteObject removes an object by name.
+// DeleteObject removes an object by name. Errors: insufficient_scope (no
+// calendar:write), no_bound_user, feature_not_in_plan, not_found (no such
+// calendar of the caller, no object of this name in it), precondition_failed
+// (ifMatch).
 func (s *Service) DeleteObject(ctx context.Context, p *app.Principal, calID, name, ifMatch string) error {
 	cal, _, err := s.calendar(ctx, p, app.ScopeCalendarWrite, calID)
 	if err != nil {
@@ -203,7 +221,10 @@ func (s *Service) DeleteObject(ctx context.Context, p *app.Principal, calID, nam
 }
 
 // Changes returns what changed in a calendar after sync sequence since (0: every
-// object) and the sequence to ask from next time.
+// object) and the sequence to ask from next time. Errors: insufficient_scope
+// (no calendar:read), no_bound_user, feature_not_in_plan, not_found (no such
+// calendar of the caller), validation_failed (a sequence older than the
+// deletions the calendar remembers).
 func (s *Service) Changes(ctx context.Context, p *app.Principal, calID string, since int64) ([]Change, int64, error) {
 	cal, _, err := s.calendar(ctx, p, app.ScopeCalendarRead, calID)
 	if err != nil {
@@ -219,7 +240,7 @@ func (s *Service) Changes(ctx context.Context, p *app.Principal, calID string, s
 // PruneTombstones forgets deletions older than maxAge, so that the change feed
 // of a collection with steady churn does not grow without bound. A client whose
 // sync token predates them is refused (DAV:valid-sync-token) and syncs again
-// from the start, as RFC 6578 provides.
+// from the start, as RFC 6578 provides. Errors: none of its own.
 func (s *Service) PruneTombstones(ctx context.Context, maxAge time.Duration) (int, error) {
 	n, err := s.store.PruneTombstones(ctx, s.clock.Now().Add(-maxAge))
 	if err != nil {

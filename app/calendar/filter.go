@@ -289,7 +289,10 @@ func instantIn(t time.Time, r TimeRange) bool {
 // calendar that the filter, whose top names VCALENDAR, matches. A VEVENT
 // time-range is answered by the recurrence expansion (ObjectsInRange, with
 // its bound on the span: RangeRefused); every other test is evaluated on the
-// object's data.
+// object's data. Errors: insufficient_scope (no calendar:read), no_bound_user,
+// feature_not_in_plan, not_found (no such calendar of the caller),
+// validation_failed (a VEVENT time-range over MaxRange, a rule too dense for
+// it).
 func (s *Service) QueryObjects(ctx context.Context, p *app.Principal, calID string, f CompFilter) ([]Object, error) {
 	cal, loc, err := s.calendar(ctx, p, app.ScopeCalendarRead, calID)
 	if err != nil {

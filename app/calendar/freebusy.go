@@ -18,7 +18,10 @@ const MaxFreeBusyAttendees = 100
 // FreeBusy returns the merged busy times of the attendees over [start, end),
 // from every calendar of theirs, recurrences expanded. Only users of the
 // caller's organisation are answered; other addresses are left out, and no
-// title or other detail of an event is revealed.
+// title or other detail of an event is revealed. Errors: insufficient_scope (no
+// calendar:read), feature_not_in_plan, validation_failed (no, over 100 or an
+// invalid attendee, no start or end, an end not after the start, a range over
+// 366 days or holding over MaxOccurrences occurrences).
 func (s *Service) FreeBusy(ctx context.Context, p *app.Principal, req FreeBusyRequest) (FreeBusy, error) {
 	if err := p.Require(app.ScopeCalendarRead); err != nil {
 		return FreeBusy{}, err

@@ -237,7 +237,10 @@ func (r *report) fix(uid, msg string) {
 // replaced, others are added. Each UID succeeds or fails on its own; a file
 // that is not iCalendar at all is refused. Sloppy files are read leniently
 // (CRLF/LF mixes, unfolded long lines, missing VTIMEZONE or DTSTAMP, Windows or
-// prefixed TZIDs) and the result says what was repaired or skipped.
+// prefixed TZIDs) and the result says what was repaired or skipped. Errors:
+// insufficient_scope (no calendar:write), no_bound_user, feature_not_in_plan,
+// not_found (no such calendar of the caller), validation_failed (not an
+// iCalendar file, a file without VEVENT).
 func (s *Service) Import(ctx context.Context, p *app.Principal, calID string, r io.Reader) (ImportResult, error) {
 	cal, loc, err := s.calendar(ctx, p, app.ScopeCalendarWrite, calID)
 	if err != nil {

@@ -87,7 +87,10 @@ func (s *Service) occurrenceObject(ctx context.Context, p *app.Principal, calID,
 // UpdateOccurrence edits one occurrence of a series: scope this writes an
 // override (RECURRENCE-ID), this_and_following splits the series (UNTIL on the
 // old one, a new series from this occurrence), all edits the master, moving it
-// by as much as this occurrence moves.
+// by as much as this occurrence moves. Errors: insufficient_scope (no
+// calendar:write), no_bound_user, feature_not_in_plan, validation_failed (the
+// scope, the date, a field), not_found (no such calendar of the caller, no such
+// event in it, no occurrence on date).
 func (s *Service) UpdateOccurrence(ctx context.Context, p *app.Principal, calID, uid, date, scope string, in EventInput) (EventSummary, error) {
 	if scope == "" {
 		scope = ScopeThis
@@ -368,7 +371,10 @@ func (s *Service) split(ctx context.Context, p *app.Principal, cal Calendar, loc
 // DeleteOccurrence removes occurrences of a series: this adds an EXDATE (and
 // drops its override), this_and_following ends the series before it, all
 // deletes the event. Deleting the only or first-and-following occurrence
-// deletes the event.
+// deletes the event. Errors: insufficient_scope (no calendar:write),
+// no_bound_user, feature_not_in_plan, validation_failed (the scope, the date),
+// not_found (no such calendar of the caller, no such event in it, no occurrence
+// on date).
 func (s *Service) DeleteOccurrence(ctx context.Context, p *app.Principal, calID, uid, date, scope string) error {
 	if scope == "" {
 		scope = ScopeThis

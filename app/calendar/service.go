@@ -72,6 +72,8 @@ func (s *Service) calendar(ctx context.Context, p *app.Principal, scope, id stri
 }
 
 // Calendars lists the caller's calendars, making the default one on first use.
+// Errors: insufficient_scope (no calendar:read), no_bound_user,
+// feature_not_in_plan.
 func (s *Service) Calendars(ctx context.Context, p *app.Principal) ([]Calendar, error) {
 	if err := check(p, app.ScopeCalendarRead); err != nil {
 		return nil, err
@@ -82,13 +84,17 @@ func (s *Service) Calendars(ctx context.Context, p *app.Principal) ([]Calendar, 
 	return s.store.Calendars(ctx, p.OrgID, p.UserID)
 }
 
-// Calendar returns one of the caller's calendars.
+// Calendar returns one of the caller's calendars. Errors: insufficient_scope
+// (no calendar:read), no_bound_user, feature_not_in_plan, not_found (no such
+// calendar of the caller).
 func (s *Service) Calendar(ctx context.Context, p *app.Principal, id string) (Calendar, error) {
 	c, _, err := s.calendar(ctx, p, app.ScopeCalendarRead, id)
 	return c, err
 }
 
-// CreateCalendar adds a calendar for the caller.
+// CreateCalendar adds a calendar for the caller. Errors: insufficient_scope (no
+// calendar:write), no_bound_user, feature_not_in_plan, validation_failed (the
+// name, time zone or colour).
 func (s *Service) CreateCalendar(ctx context.Context, p *app.Principal, in CalendarInput) (Calendar, error) {
 	return s.createCalendar(ctx, p, app.NewID(), in)
 }
@@ -131,7 +137,9 @@ func (s *Service) createCalendar(ctx context.Context, p *app.Principal, id strin
 }
 
 // UpdateCalendar renames a calendar or changes its description, colour or time
-// zone (CalDAV PROPPATCH).
+// zone (CalDAV PROPPATCH). Errors: insufficient_scope (no calendar:write),
+// no_bound_user, feature_not_in_plan, not_found (no such calendar of the
+// caller), validation_failed (the name, time zone or colour).
 func (s *Service) UpdateCalendar(ctx context.Context, p *app.Principal, id string, in CalendarInput) (Calendar, error) {
 	c, _, err := s.calendar(ctx, p, app.ScopeCalendarWrite, id)
 	if err != nil {
@@ -170,7 +178,9 @@ func (s *Service) UpdateCalendar(ctx context.Context, p *app.Principal, id strin
 }
 
 // DeleteCalendar removes one of the caller's calendars with its events; the
-// default calendar stays (conflict).
+// default calendar stays (conflict). Errors: insufficient_scope (no
+// calendar:write), no_bound_user, feature_not_in_plan, not_found (no such
+// calendar of the caller), conflict (the default calendar).
 func (s *Service) DeleteCalendar(ctx context.Context, p *app.Principal, id string) error {
 	c, _, err := s.calendar(ctx, p, app.ScopeCalendarWrite, id)
 	if err != nil {
@@ -213,7 +223,11 @@ func checkRange(start, end time.Time) error {
 }
 
 // Events lists the events and expanded occurrences of the caller's calendars
-// (all, or those named) that overlap [start, end), sorted by start.
+// (all, or those named) that overlap [start, end), sorted by start. Errors:
+// insufficient_scope (no calendar:read), no_bound_user, feature_not_in_plan,
+// validation_failed (no start or end, an end not after the start, a range over
+// 366 days or holding over MaxOccurrences occurrences), not_found (no such
+// calendar of the caller among calendarIDs).
 func (s *Service) Events(ctx context.Context, p *app.Principal, calendarIDs []string, start, end time.Time) ([]EventSummary, error) {
 	if err := check(p, app.ScopeCalendarRead); err != nil {
 		return nil, err
@@ -392,7 +406,9 @@ func load(o Object, loc *time.Location) (*parsed, error) {
 	return parseObject(vc, loc)
 }
 
-// Event returns an event with its overrides.
+// Event returns an event with its overrides. Errors: insufficient_scope (no
+// calendar:read), no_bound_user, feature_not_in_plan, not_found (no such
+// calendar of the caller, no such event in it).
 func (s *Service) Event(ctx context.Context, p *app.Principal, calID, uid string) (EventDetail, error) {
 	_, loc, o, err := s.object(ctx, p, app.ScopeCalendarRead, calID, uid)
 	if err != nil {
@@ -405,7 +421,10 @@ func (s *Service) Event(ctx context.Context, p *app.Principal, calID, uid string
 	return ps.detail(o), nil
 }
 
-// CreateEvent adds an event to one of the caller's calendars.
+// CreateEvent adds an event to one of the caller's calendars. Errors:
+// insufficient_scope (no calendar:write), no_bound_user, feature_not_in_plan,
+// not_found (no such calendar of the caller), validation_failed (a field, a
+// calendar of tasks only).
 func (s *Service) CreateEvent(ctx context.Context, p *app.Principal, calID string, in EventInput) (EventDetail, error) {
 	cal, loc, err := s.calendar(ctx, p, app.ScopeCalendarWrite, calID)
 	if err != nil {
@@ -429,7 +448,11 @@ func (s *Service) CreateEvent(ctx context.Context, p *app.Principal, calID strin
 }
 
 // UpdateEvent changes the master of an event (the whole series). ifMatch, when
-// set, must be the current ETag.
+// set, must be the current ETag. Errors: insufficient_scope (no
+// calendar:write), no_bound_user, feature_not_in_plan, not_found (no such
+// calendar of the caller, no such event in it), precondition_failed (ifMatch),
+// conflict (an event of single occurrences only, without a master),
+// validation_failed (a field).
 func (s *Service) UpdateEvent(ctx context.Context, p *app.Principal, calID, uid string, in EventInput, ifMatch string) (EventDetail, error) {
 	cal, loc, o, err := s.object(ctx, p, app.ScopeCalendarWrite, calID, uid)
 	if err != nil {
@@ -464,7 +487,10 @@ func matches(o Object, ifMatch string) error {
 	return app.CheckIfMatch(ifMatch, o.ETag)
 }
 
-// DeleteEvent removes an event with all its occurrences.
+// DeleteEvent removes an event with all its occurrences. Errors:
+// insufficient_scope (no calendar:write), no_bound_user, feature_not_in_plan,
+// not_found (no such calendar of the caller, no such event in it),
+// precondition_failed (ifMatch).
 func (s *Service) DeleteEvent(ctx context.Context, p *app.Principal, calID, uid, ifMatch string) error {
 	_, _, o, err := s.object(ctx, p, app.ScopeCalendarWrite, calID, uid)
 	if err != nil {
@@ -633,6 +659,9 @@ func eventData(o *Object, ps *parsed, ch change) map[string]any {
 }
 
 // ExportEvent returns an event as an iCalendar file (with its VTIMEZONEs).
+// Errors: insufficient_scope (no calendar:read), no_bound_user,
+// feature_not_in_plan, not_found (no such calendar of the caller, no such event
+// in it).
 func (s *Service) ExportEvent(ctx context.Context, p *app.Principal, calID, uid string) ([]byte, error) {
 	_, _, o, err := s.object(ctx, p, app.ScopeCalendarRead, calID, uid)
 	if err != nil {
@@ -652,6 +681,8 @@ func ExportFileName(c Calendar) string {
 
 // ExportCalendar checks access and returns the calendar and a function writing
 // it as one iCalendar file: a VTIMEZONE per zone in use, then every VEVENT.
+// Errors: insufficient_scope (no calendar:read), no_bound_user,
+// feature_not_in_plan, not_found (no such calendar of the caller).
 func (s *Service) ExportCalendar(ctx context.Context, p *app.Principal, calID string) (Calendar, func(w io.Writer) error, error) {
 	cal, _, err := s.calendar(ctx, p, app.ScopeCalendarRead, calID)
 	if err != nil {

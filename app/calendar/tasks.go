@@ -46,7 +46,9 @@ type TaskInput struct {
 }
 
 // Tasks lists a calendar's tasks: the pending ones first by due date (those
-// without one last), then the done ones.
+// without one last), then the done ones. Errors: insufficient_scope (no
+// calendar:read), no_bound_user, feature_not_in_plan, not_found (no such
+// calendar of the caller).
 func (s *Service) Tasks(ctx context.Context, p *app.Principal, calID string) ([]Task, error) {
 	cal, loc, err := s.calendar(ctx, p, app.ScopeCalendarRead, calID)
 	if err != nil {
@@ -148,7 +150,9 @@ func (s *Service) task(ctx context.Context, p *app.Principal, scope, calID, uid 
 	return cal, loc, o, err
 }
 
-// Task returns one task.
+// Task returns one task. Errors: insufficient_scope (no calendar:read),
+// no_bound_user, feature_not_in_plan, not_found (no such calendar of the
+// caller, no such task in it).
 func (s *Service) Task(ctx context.Context, p *app.Principal, calID, uid string) (Task, error) {
 	_, loc, o, err := s.task(ctx, p, app.ScopeCalendarRead, calID, uid)
 	if err != nil {
@@ -158,6 +162,9 @@ func (s *Service) Task(ctx context.Context, p *app.Principal, calID, uid string)
 }
 
 // CreateTask makes a task (a title is needed) in a calendar that holds tasks.
+// Errors: insufficient_scope (no calendar:write), no_bound_user,
+// feature_not_in_plan, not_found (no such calendar of the caller),
+// validation_failed (a field, a calendar of events only).
 func (s *Service) CreateTask(ctx context.Context, p *app.Principal, calID string, in TaskInput) (Task, error) {
 	cal, loc, err := s.calendar(ctx, p, app.ScopeCalendarWrite, calID)
 	if err != nil {
@@ -185,7 +192,10 @@ func (s *Service) CreateTask(ctx context.Context, p *app.Principal, calID string
 }
 
 // UpdateTask changes a task's master VTODO (every other property, alarm and
-// override kept); ifMatch, when set, must be the current ETag.
+// override kept); ifMatch, when set, must be the current ETag. Errors:
+// insufficient_scope (no calendar:write), no_bound_user, feature_not_in_plan,
+// not_found (no such calendar of the caller, no such task in it),
+// precondition_failed (ifMatch), validation_failed (a field).
 func (s *Service) UpdateTask(ctx context.Context, p *app.Principal, calID, uid string, in TaskInput, ifMatch string) (Task, error) {
 	cal, loc, o, err := s.task(ctx, p, app.ScopeCalendarWrite, calID, uid)
 	if err != nil {
@@ -215,7 +225,9 @@ func (s *Service) UpdateTask(ctx context.Context, p *app.Principal, calID, uid s
 	return taskOf(saved, loc)
 }
 
-// DeleteTask removes a task.
+// DeleteTask removes a task. Errors: insufficient_scope (no calendar:write),
+// no_bound_user, feature_not_in_plan, not_found (no such calendar of the
+// caller, no such task in it), precondition_failed (ifMatch).
 func (s *Service) DeleteTask(ctx context.Context, p *app.Principal, calID, uid, ifMatch string) error {
 	_, _, o, err := s.task(ctx, p, app.ScopeCalendarWrite, calID, uid)
 	if err != nil {
