@@ -16,7 +16,8 @@ import (
 // last active admin cannot be suspended, demoted or deleted.
 type Admin struct{ s *Service }
 
-// Admin returns the own-organisation door of the service.
+// Admin returns the own-organisation door of the service. Errors: none of its
+// own.
 func (s *Service) Admin() *Admin { return &Admin{s: s} }
 
 // own returns the caller's organisation with its plan and seats.
@@ -59,6 +60,8 @@ func (a *Admin) user(ctx context.Context, orgID, userID string) (OrgUser, error)
 
 // ListUsers lists the organisation's users (active, suspended and invited),
 // filtered by q (any part of the e-mail address or full name) and status.
+// Errors: insufficient_scope (no admin:access), validation_failed (the status
+// or q).
 func (a *Admin) ListUsers(ctx context.Context, p *app.Principal, f UserFilter, pr app.PageRequest) ([]OrgUser, error) {
 	o, err := a.own(ctx, p)
 	if err != nil {
@@ -76,7 +79,8 @@ func (a *Admin) ListUsers(ctx context.Context, p *app.Principal, f UserFilter, p
 	return a.s.store.FindOrgUsers(ctx, o.ID, f, pr)
 }
 
-// GetUser returns a user of the organisation.
+// GetUser returns a user of the organisation. Errors: insufficient_scope (no
+// admin:access), not_found (no such user in the organisation).
 func (a *Admin) GetUser(ctx context.Context, p *app.Principal, userID string) (OrgUser, error) {
 	o, err := a.own(ctx, p)
 	if err != nil {
@@ -86,7 +90,10 @@ func (a *Admin) GetUser(ctx context.Context, p *app.Principal, userID string) (O
 }
 
 // InviteUser invites a person into the organisation by e-mail (the partner
-// API's invitation: a seat is taken, seat_floor when none is free).
+// API's invitation: a seat is taken, seat_floor when none is free). Errors:
+// insufficient_scope (no admin:access), validation_failed (the e-mail address,
+// one outside a restricting mail domain, the role, a name), conflict (the
+// address is a user's of the organisation), seat_floor (no free seat).
 func (a *Admin) InviteUser(ctx context.Context, p *app.Principal, in InviteInput) (OrgUser, error) {
 	o, err := a.own(ctx, p)
 	if err != nil {
@@ -97,7 +104,11 @@ func (a *Admin) InviteUser(ctx context.Context, p *app.Principal, in InviteInput
 }
 
 // UserAct suspends, activates, resends the invitation of or sends a password
-// reset to a user of the organisation.
+// reset to a user of the organisation. Errors: insufficient_scope (no
+// admin:access), not_found (no such user in the organisation, an unknown
+// action), conflict (a user not in the state the action needs, suspending
+// oneself or the last active admin, no two-factor sign-in to reset), seat_floor
+// (activating without a free seat).
 func (a *Admin) UserAct(ctx context.Context, p *app.Principal, userID string, action UserAction) (OrgUser, error) {
 	o, err := a.own(ctx, p)
 	if err != nil {
@@ -109,7 +120,10 @@ func (a *Admin) UserAct(ctx context.Context, p *app.Principal, userID string, ac
 	return a.user(ctx, o.ID, userID)
 }
 
-// ChangeRole makes a user of the organisation an admin or a member.
+// ChangeRole makes a user of the organisation an admin or a member. Errors:
+// insufficient_scope (no admin:access), not_found (no such user in the
+// organisation), validation_failed (a role neither admin nor member), conflict
+// (demoting oneself or the last active admin).
 func (a *Admin) ChangeRole(ctx context.Context, p *app.Principal, userID, role string) (OrgUser, error) {
 	o, err := a.own(ctx, p)
 	if err != nil {
@@ -121,7 +135,9 @@ func (a *Admin) ChangeRole(ctx context.Context, p *app.Principal, userID, role s
 	return a.user(ctx, o.ID, userID)
 }
 
-// DeleteUser deletes a user of the organisation with their data.
+// DeleteUser deletes a user of the organisation with their data. Errors:
+// insufficient_scope (no admin:access), not_found (no such user in the
+// organisation), conflict (deleting oneself or the last active admin).
 func (a *Admin) DeleteUser(ctx context.Context, p *app.Principal, userID string) error {
 	o, err := a.own(ctx, p)
 	if err != nil {
@@ -130,7 +146,8 @@ func (a *Admin) DeleteUser(ctx context.Context, p *app.Principal, userID string)
 	return a.s.deleteUser(ctx, p, o, userID, a.loss(p))
 }
 
-// ListTeams lists the organisation's teams.
+// ListTeams lists the organisation's teams. Errors: insufficient_scope (no
+// admin:access).
 func (a *Admin) ListTeams(ctx context.Context, p *app.Principal, pr app.PageRequest) ([]Team, error) {
 	o, err := a.own(ctx, p)
 	if err != nil {
@@ -139,7 +156,8 @@ func (a *Admin) ListTeams(ctx context.Context, p *app.Principal, pr app.PageRequ
 	return a.s.store.Teams(ctx, o.ID, pr)
 }
 
-// GetTeam returns a team of the organisation.
+// GetTeam returns a team of the organisation. Errors: insufficient_scope (no
+// admin:access), not_found (no such team in the organisation).
 func (a *Admin) GetTeam(ctx context.Context, p *app.Principal, teamID string) (Team, error) {
 	o, err := a.own(ctx, p)
 	if err != nil {
@@ -148,7 +166,9 @@ func (a *Admin) GetTeam(ctx context.Context, p *app.Principal, teamID string) (T
 	return a.s.store.Team(ctx, o.ID, teamID)
 }
 
-// CreateTeam makes a team in the organisation.
+// CreateTeam makes a team in the organisation. Errors: insufficient_scope (no
+// admin:access), validation_failed (the name), conflict (a team of that name
+// exists).
 func (a *Admin) CreateTeam(ctx context.Context, p *app.Principal, name string) (Team, error) {
 	o, err := a.own(ctx, p)
 	if err != nil {
@@ -157,7 +177,9 @@ func (a *Admin) CreateTeam(ctx context.Context, p *app.Principal, name string) (
 	return a.s.createTeam(ctx, p, o.ID, name)
 }
 
-// RenameTeam renames a team of the organisation.
+// RenameTeam renames a team of the organisation. Errors: insufficient_scope (no
+// admin:access), not_found (no such team in the organisation),
+// validation_failed (the name), conflict (a team of that name exists).
 func (a *Admin) RenameTeam(ctx context.Context, p *app.Principal, teamID string, name *string) (Team, error) {
 	o, err := a.own(ctx, p)
 	if err != nil {
@@ -166,7 +188,9 @@ func (a *Admin) RenameTeam(ctx context.Context, p *app.Principal, teamID string,
 	return a.s.renameTeam(ctx, p, o.ID, teamID, name)
 }
 
-// DeleteTeam deletes a team of the organisation (not its users).
+// DeleteTeam deletes a team of the organisation (not its users). Errors:
+// insufficient_scope (no admin:access), not_found (no such team in the
+// organisation).
 func (a *Admin) DeleteTeam(ctx context.Context, p *app.Principal, teamID string) error {
 	o, err := a.own(ctx, p)
 	if err != nil {
@@ -175,7 +199,8 @@ func (a *Admin) DeleteTeam(ctx context.Context, p *app.Principal, teamID string)
 	return a.s.deleteTeam(ctx, p, o.ID, teamID)
 }
 
-// Members lists a team's members.
+// Members lists a team's members. Errors: insufficient_scope (no admin:access),
+// not_found (no such team in the organisation).
 func (a *Admin) Members(ctx context.Context, p *app.Principal, teamID string, pr app.PageRequest) ([]Member, error) {
 	if _, err := a.GetTeam(ctx, p, teamID); err != nil {
 		return nil, err
@@ -183,7 +208,10 @@ func (a *Admin) Members(ctx context.Context, p *app.Principal, teamID string, pr
 	return a.s.store.Members(ctx, teamID, pr)
 }
 
-// AddMember adds a user of the organisation to one of its teams.
+// AddMember adds a user of the organisation to one of its teams. Errors:
+// insufficient_scope (no admin:access), not_found (no such team in the
+// organisation), validation_failed (no such user in the organisation), conflict
+// (a member already).
 func (a *Admin) AddMember(ctx context.Context, p *app.Principal, teamID, userID string) (Member, error) {
 	o, err := a.own(ctx, p)
 	if err != nil {
@@ -192,7 +220,9 @@ func (a *Admin) AddMember(ctx context.Context, p *app.Principal, teamID, userID 
 	return a.s.addMember(ctx, p, o.ID, teamID, userID)
 }
 
-// RemoveMember removes a user from a team of the organisation.
+// RemoveMember removes a user from a team of the organisation. Errors:
+// insufficient_scope (no admin:access), not_found (no such team in the
+// organisation, a user not a member of it).
 func (a *Admin) RemoveMember(ctx context.Context, p *app.Principal, teamID, userID string) error {
 	o, err := a.own(ctx, p)
 	if err != nil {
@@ -202,7 +232,7 @@ func (a *Admin) RemoveMember(ctx context.Context, p *app.Principal, teamID, user
 }
 
 // Organization returns the caller's organisation with its plan, seats and
-// user count.
+// user count. Errors: insufficient_scope (no admin:access).
 func (a *Admin) Organization(ctx context.Context, p *app.Principal) (Org, error) {
 	return a.own(ctx, p)
 }
@@ -215,7 +245,8 @@ type OrgSettings struct {
 }
 
 // UpdateOrganization changes the organisation's name, logo and mail domain
-// (the partner API's rules for these fields).
+// (the partner API's rules for these fields). Errors: insufficient_scope (no
+// admin:access), validation_failed (a field).
 func (a *Admin) UpdateOrganization(ctx context.Context, p *app.Principal, in OrgSettings) (Org, error) {
 	o, err := a.own(ctx, p)
 	if err != nil {
@@ -229,7 +260,8 @@ func (a *Admin) UpdateOrganization(ctx context.Context, p *app.Principal, in Org
 }
 
 // Subscription returns the organisation's plan, seats and their use, quota and
-// storage used (read only: changes are the reseller's).
+// storage used (read only: changes are the reseller's). Errors:
+// insufficient_scope (no admin:access).
 func (a *Admin) Subscription(ctx context.Context, p *app.Principal) (OrgSubscription, error) {
 	o, err := a.own(ctx, p)
 	if err != nil {

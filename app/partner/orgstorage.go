@@ -38,7 +38,8 @@ type TypeStorage struct {
 
 // Storage returns what the caller's organisation's drive holds: the limit
 // users holding the most (1 to 100), the others together, and the bytes by
-// kind of file. Read only; admin:access.
+// kind of file. Read only; admin:access. Errors: insufficient_scope (no
+// admin:access), validation_failed (a limit outside 1–100).
 func (a *Admin) Storage(ctx context.Context, p *app.Principal, limit int) (OrgStorage, error) {
 	o, err := a.own(ctx, p)
 	if err != nil {

@@ -37,7 +37,8 @@ type UserData interface {
 	DeleteUserData(ctx context.Context, orgID, userID string) error
 }
 
-// WithUserData adds modules to tell when a user is deleted.
+// WithUserData adds modules to tell when a user is deleted. Errors: none of its
+// own.
 func (s *Service) WithUserData(d ...UserData) *Service {
 	s.userData = append(s.userData, d...)
 	return s
@@ -99,7 +100,9 @@ func (s *Service) emit(ctx context.Context, orgID, typ string, data map[string]a
 	return s.outbox.Emit(ctx, app.Event{ID: app.NewID(), Type: typ, OrgID: orgID, CreatedAt: s.clock.Now(), Data: data})
 }
 
-// ListOrgs lists the caller's customer organisations.
+// ListOrgs lists the caller's customer organisations. Errors:
+// insufficient_scope (no partner:orgs:read), forbidden (not a reseller),
+// validation_failed (the status or q).
 func (s *Service) ListOrgs(ctx context.Context, p *app.Principal, f OrgFilter, pr app.PageRequest) ([]Org, error) {
 	if err := requireReseller(p, app.ScopePartnerOrgsRead); err != nil {
 		return nil, err
@@ -114,7 +117,9 @@ func (s *Service) ListOrgs(ctx context.Context, p *app.Principal, f OrgFilter, p
 	return s.store.ChildOrgs(ctx, p.OrgID, f, pr)
 }
 
-// GetOrg returns one customer organisation.
+// GetOrg returns one customer organisation. Errors: insufficient_scope (no
+// partner:orgs:read), forbidden (not a reseller), not_found (no such customer
+// organisation).
 func (s *Service) GetOrg(ctx context.Context, p *app.Principal, orgID string) (Org, error) {
 	return s.child(ctx, p, orgID, app.ScopePartnerOrgsRead)
 }
@@ -133,7 +138,11 @@ type CreateOrgInput struct {
 
 // CreateOrg provisions a customer organisation in one transaction: the
 // organisation, its subscription, the admin user (invited), the invitation
-// e-mail, the audit entry and the organization.user.created event.
+// e-mail, the audit entry and the organization.user.created event. Errors:
+// insufficient_scope (no partner:orgs:write), forbidden (not a reseller),
+// validation_failed (the name, the slug, an e-mail address, a plan not
+// published to the caller, the seats), conflict (the slug is taken, the admin's
+// address is a user's).
 func (s *Service) CreateOrg(ctx context.Context, p *app.Principal, in CreateOrgInput) (Org, error) {
 	if err := requireReseller(p, app.ScopePartnerOrgsWrite); err != nil {
 		return Org{}, err
@@ -217,7 +226,9 @@ type UpdateOrgInput struct {
 	RestrictInvitations *bool
 }
 
-// UpdateOrg changes a customer organisation's profile.
+// UpdateOrg changes a customer organisation's profile. Errors:
+// insufficient_scope (no partner:orgs:write), forbidden (not a reseller),
+// not_found (no such customer organisation), validation_failed (a field).
 func (s *Service) UpdateOrg(ctx context.Context, p *app.Principal, orgID string, in UpdateOrgInput) (Org, error) {
 	o, err := s.child(ctx, p, orgID, app.ScopePartnerOrgsWrite)
 	if err != nil {
@@ -346,7 +357,9 @@ func validDomain(x string) bool {
 }
 
 // SetOrgStatus suspends or activates a customer organisation. Its users and
-// tokens are refused at once while suspended; data is kept.
+// tokens are refused at once while suspended; data is kept. Errors:
+// insufficient_scope (no partner:orgs:manage), forbidden (not a reseller),
+// not_found (no such customer organisation).
 func (s *Service) SetOrgStatus(ctx context.Context, p *app.Principal, orgID, status string) (Org, error) {
 	o, err := s.child(ctx, p, orgID, app.ScopePartnerOrgsManage)
 	if err != nil {
@@ -422,6 +435,8 @@ func (s *Service) sendInvitation(ctx context.Context, org identity.Organization,
 }
 
 // ListUsers lists a customer organisation's users: active, suspended and invited.
+// Errors: insufficient_scope (no partner:users:read), forbidden (not a
+// reseller), not_found (no such customer organisation).
 func (s *Service) ListUsers(ctx context.Context, p *app.Principal, orgID string, pr app.PageRequest) ([]identity.User, error) {
 	if _, err := s.child(ctx, p, orgID, app.ScopePartnerUsersRead); err != nil {
 		return nil, err
@@ -451,7 +466,9 @@ func (s *Service) orgUser(ctx context.Context, orgID, userID string) (identity.U
 	return u, nil
 }
 
-// GetUser returns a user of a customer organisation.
+// GetUser returns a user of a customer organisation. Errors: insufficient_scope
+// (no partner:users:read), forbidden (not a reseller), not_found (no such
+// customer organisation, no such user in it).
 func (s *Service) GetUser(ctx context.Context, p *app.Principal, orgID, userID string) (identity.User, error) {
 	_, u, err := s.user(ctx, p, orgID, userID, app.ScopePartnerUsersRead)
 	return u, err
@@ -463,6 +480,11 @@ type InviteInput struct {
 }
 
 // InviteUser creates an invited user (a seat is used) and sends the invitation.
+// Errors: insufficient_scope (no partner:users:write), forbidden (not a
+// reseller), not_found (no such customer organisation), validation_failed (the
+// e-mail address, one outside a restricting mail domain, the role, a name),
+// conflict (the address is a user's of the organisation), seat_floor (no free
+// seat).
 func (s *Service) InviteUser(ctx context.Context, p *app.Principal, orgID string, in InviteInput) (identity.User, error) {
 	o, err := s.child(ctx, p, orgID, app.ScopePartnerUsersWrite)
 	if err != nil {
@@ -553,7 +575,9 @@ func (f adminLoss) check(ctx context.Context, u identity.User, verb string) erro
 }
 
 // UpdateUser changes a user's names or role and emits organization.user.updated
-// with the changed fields.
+// with the changed fields. Errors: insufficient_scope (no partner:users:write),
+// forbidden (not a reseller), not_found (no such customer organisation, no such
+// user in it), validation_failed (a name, the role).
 func (s *Service) UpdateUser(ctx context.Context, p *app.Principal, orgID, userID string, in UpdateUserInput) (identity.User, error) {
 	o, _, err := s.user(ctx, p, orgID, userID, app.ScopePartnerUsersWrite)
 	if err != nil {
@@ -610,7 +634,9 @@ func (s *Service) updateUser(ctx context.Context, p *app.Principal, o Org, userI
 	return u, err
 }
 
-// DeleteUser removes a user and emits organization.user.deleted.
+// DeleteUser removes a user and emits organization.user.deleted. Errors:
+// insufficient_scope (no partner:users:manage), forbidden (not a reseller),
+// not_found (no such customer organisation, no such user in it).
 func (s *Service) DeleteUser(ctx context.Context, p *app.Principal, orgID, userID string) error {
 	o, _, err := s.user(ctx, p, orgID, userID, app.ScopePartnerUsersManage)
 	if err != nil {
@@ -664,7 +690,11 @@ const (
 // (suspended → active, when a seat is free), resend-invitation (invited only),
 // reset-password (active only; sends a reset link), reset-two-factor (a user
 // who lost their authenticator: their two-factor sign-in is turned off and
-// they are told by e-mail). Any other state is a conflict saying why.
+// they are told by e-mail). Any other state is a conflict saying why. Errors:
+// insufficient_scope (no partner:users:manage), forbidden (not a reseller),
+// not_found (no such customer organisation, no such user in it, an unknown
+// action), conflict (a user not in the state the action needs, no two-factor
+// sign-in to reset), seat_floor (activating without a free seat).
 func (s *Service) UserAct(ctx context.Context, p *app.Principal, orgID, userID string, action UserAction) (identity.User, error) {
 	o, _, err := s.user(ctx, p, orgID, userID, app.ScopePartnerUsersManage)
 	if err != nil {
@@ -768,7 +798,8 @@ func (s *Service) sendReset(ctx context.Context, orgName string, u identity.User
 // account password yet (an operator made by `atrium bootstrap`), chooses one:
 // a password reset link, single use and valid PasswordResetTTL like every
 // other; a newer link replaces an older one. A user who has a password, or is
-// not active, gets "" (they sign in, or use "Forgot password?").
+// not active, gets "" (they sign in, or use "Forgot password?"). Errors:
+// not_found (no user userID).
 func (s *Service) PasswordSetupLink(ctx context.Context, userID string) (string, error) {
 	var link string
 	err := s.store.InTx(ctx, func(ctx context.Context) error {
@@ -801,7 +832,7 @@ func (s *Service) PasswordSetupLink(ctx context.Context, userID string) (string,
 // the e-mail address email (the web app's "Forgot password?"). It answers the
 // same, nil, whether or not such a user exists, so that it reveals nothing; an
 // invited, suspended or unknown address gets no e-mail, nor does the user of a
-// suspended organisation.
+// suspended organisation. Errors: none of its own.
 func (s *Service) RequestPasswordReset(ctx context.Context, email string) error {
 	u, err := s.store.UserByEmail(ctx, strings.TrimSpace(email))
 	if app.ErrorCode(err) == app.ENotFound {
@@ -830,7 +861,9 @@ func (s *Service) RequestPasswordReset(ctx context.Context, email string) error 
 }
 
 // AcceptInvitation activates an invited user with a password, using the
-// single-use token from the invitation e-mail.
+// single-use token from the invitation e-mail. Errors: validation_failed (a
+// password the rules refuse), not_found (an unknown, used or expired token),
+// conflict (the invitation was accepted already).
 func (s *Service) AcceptInvitation(ctx context.Context, token, password string) (identity.User, error) {
 	return s.useToken(ctx, "invite", token, password, false)
 }
@@ -838,7 +871,8 @@ func (s *Service) AcceptInvitation(ctx context.Context, token, password string) 
 // ResetPassword sets a new password with the single-use token of a reset
 // e-mail and ends the user's web sessions; with revokeCredentials (the "I was
 // compromised" path) also every app password and personal access token of the
-// user, and the JWTs issued before.
+// user, and the JWTs issued before. Errors: validation_failed (a password the
+// rules refuse), not_found (an unknown, used or expired token).
 func (s *Service) ResetPassword(ctx context.Context, token, password string, revokeCredentials bool) (identity.User, error) {
 	return s.useToken(ctx, "reset", token, password, revokeCredentials)
 }
@@ -855,7 +889,8 @@ type ResetInfo struct {
 }
 
 // PasswordResetInfo looks a password reset link's token up without using it
-// (not found when it is unknown, used or expired).
+// (not found when it is unknown, used or expired). Errors: not_found (an
+// unknown, used or expired token).
 func (s *Service) PasswordResetInfo(ctx context.Context, token string) (ResetInfo, error) {
 	t, err := s.store.LiveUserToken(ctx, "reset", s.tokenHash(token), s.clock.Now())
 	if app.ErrorCode(err) == app.ENotFound {
@@ -932,7 +967,9 @@ func (s *Service) useToken(ctx context.Context, kind, token, password string, re
 	return u, err
 }
 
-// ListTeams lists a customer organisation's teams.
+// ListTeams lists a customer organisation's teams. Errors: insufficient_scope
+// (no partner:teams:read), forbidden (not a reseller), not_found (no such
+// customer organisation).
 func (s *Service) ListTeams(ctx context.Context, p *app.Principal, orgID string, pr app.PageRequest) ([]Team, error) {
 	if _, err := s.child(ctx, p, orgID, app.ScopePartnerTeamsRead); err != nil {
 		return nil, err
@@ -940,7 +977,9 @@ func (s *Service) ListTeams(ctx context.Context, p *app.Principal, orgID string,
 	return s.store.Teams(ctx, orgID, pr)
 }
 
-// GetTeam returns a team of a customer organisation.
+// GetTeam returns a team of a customer organisation. Errors: insufficient_scope
+// (no partner:teams:read), forbidden (not a reseller), not_found (no such
+// customer organisation, no such team in it).
 func (s *Service) GetTeam(ctx context.Context, p *app.Principal, orgID, teamID string) (Team, error) {
 	if _, err := s.child(ctx, p, orgID, app.ScopePartnerTeamsRead); err != nil {
 		return Team{}, err
@@ -957,6 +996,9 @@ func validTeamName(name string) (string, error) {
 }
 
 // CreateTeam makes a team; names are unique per organisation (case-insensitive).
+// Errors: insufficient_scope (no partner:teams:write), forbidden (not a
+// reseller), not_found (no such customer organisation), validation_failed (the
+// name), conflict (a team of that name exists).
 func (s *Service) CreateTeam(ctx context.Context, p *app.Principal, orgID, name string) (Team, error) {
 	if _, err := s.child(ctx, p, orgID, app.ScopePartnerTeamsWrite); err != nil {
 		return Team{}, err
@@ -982,7 +1024,10 @@ func (s *Service) createTeam(ctx context.Context, p *app.Principal, orgID, name 
 	return t, err
 }
 
-// RenameTeam changes a team's name.
+// RenameTeam changes a team's name. Errors: insufficient_scope (no
+// partner:teams:write), forbidden (not a reseller), not_found (no such customer
+// organisation, no such team in it), validation_failed (the name), conflict (a
+// team of that name exists).
 func (s *Service) RenameTeam(ctx context.Context, p *app.Principal, orgID, teamID string, name *string) (Team, error) {
 	if _, err := s.child(ctx, p, orgID, app.ScopePartnerTeamsWrite); err != nil {
 		return Team{}, err
@@ -1012,7 +1057,9 @@ func (s *Service) renameTeam(ctx context.Context, p *app.Principal, orgID, teamI
 	return t, err
 }
 
-// DeleteTeam removes a team (not its users).
+// DeleteTeam removes a team (not its users). Errors: insufficient_scope (no
+// partner:teams:manage), forbidden (not a reseller), not_found (no such
+// customer organisation, no such team in it).
 func (s *Service) DeleteTeam(ctx context.Context, p *app.Principal, orgID, teamID string) error {
 	if _, err := s.child(ctx, p, orgID, app.ScopePartnerTeamsManage); err != nil {
 		return err
@@ -1032,7 +1079,9 @@ func (s *Service) deleteTeam(ctx context.Context, p *app.Principal, orgID, teamI
 	})
 }
 
-// Members lists a team's members.
+// Members lists a team's members. Errors: insufficient_scope (no
+// partner:teams:read), forbidden (not a reseller), not_found (no such customer
+// organisation, no such team in it).
 func (s *Service) Members(ctx context.Context, p *app.Principal, orgID, teamID string, pr app.PageRequest) ([]Member, error) {
 	if _, err := s.GetTeam(ctx, p, orgID, teamID); err != nil {
 		return nil, err
@@ -1042,6 +1091,8 @@ func (s *Service) Members(ctx context.Context, p *app.Principal, orgID, teamID s
 
 // TeamMembers lists the members of every team of a customer organisation, by
 // team id (a team without members is absent): one read for a page of teams.
+// Errors: insufficient_scope (no partner:teams:read), forbidden (not a
+// reseller), not_found (no such customer organisation).
 func (s *Service) TeamMembers(ctx context.Context, p *app.Principal, orgID string) (map[string][]Member, error) {
 	if _, err := s.child(ctx, p, orgID, app.ScopePartnerTeamsRead); err != nil {
 		return nil, err
@@ -1050,7 +1101,10 @@ func (s *Service) TeamMembers(ctx context.Context, p *app.Principal, orgID strin
 }
 
 // AddMember adds a user of the organisation to a team; a user of another
-// organisation is a validation error.
+// organisation is a validation error. Errors: insufficient_scope (no
+// partner:teams:write), forbidden (not a reseller), not_found (no such customer
+// organisation, no such team in it), validation_failed (no such user in the
+// organisation), conflict (a member already).
 func (s *Service) AddMember(ctx context.Context, p *app.Principal, orgID, teamID, userID string) (Member, error) {
 	if _, err := s.child(ctx, p, orgID, app.ScopePartnerTeamsWrite); err != nil {
 		return Member{}, err
@@ -1079,7 +1133,9 @@ func (s *Service) addMember(ctx context.Context, p *app.Principal, orgID, teamID
 	return Member{UserID: u.ID, Email: u.Email, FirstName: u.FirstName, LastName: u.LastName, AddedAt: now}, err
 }
 
-// RemoveMember removes a user from a team.
+// RemoveMember removes a user from a team. Errors: insufficient_scope (no
+// partner:teams:manage), forbidden (not a reseller), not_found (no such
+// customer organisation, no such team in it, a user not a member of it).
 func (s *Service) RemoveMember(ctx context.Context, p *app.Principal, orgID, teamID, userID string) error {
 	if _, err := s.child(ctx, p, orgID, app.ScopePartnerTeamsManage); err != nil {
 		return err
@@ -1099,7 +1155,8 @@ func (s *Service) removeMember(ctx context.Context, p *app.Principal, orgID, tea
 	})
 }
 
-// Plans lists the plans published to the caller.
+// Plans lists the plans published to the caller. Errors: insufficient_scope (no
+// partner:plans:read), forbidden (not a reseller).
 func (s *Service) Plans(ctx context.Context, p *app.Principal, pr app.PageRequest) ([]identity.Plan, error) {
 	if err := requireReseller(p, app.ScopePartnerPlansRead); err != nil {
 		return nil, err
@@ -1108,6 +1165,8 @@ func (s *Service) Plans(ctx context.Context, p *app.Principal, pr app.PageReques
 }
 
 // Subscription returns a customer organisation's subscription with its use.
+// Errors: insufficient_scope (no partner:billing:read), forbidden (not a
+// reseller), not_found (no such customer organisation).
 func (s *Service) Subscription(ctx context.Context, p *app.Principal, orgID string) (OrgSubscription, error) {
 	if _, err := s.child(ctx, p, orgID, app.ScopePartnerBillingRead); err != nil {
 		return OrgSubscription{}, err
@@ -1133,7 +1192,10 @@ func (s *Service) subscription(ctx context.Context, orgID string) (OrgSubscripti
 		QuotaBytes: plan.QuotaBytes, StorageUsedBytes: stored}, err
 }
 
-// ChangePlan moves a customer organisation to another published plan.
+// ChangePlan moves a customer organisation to another published plan. Errors:
+// insufficient_scope (no partner:plans:write), forbidden (not a reseller),
+// not_found (no such customer organisation), validation_failed (a plan not
+// published to the caller, or allowing fewer seats than the organisation has).
 func (s *Service) ChangePlan(ctx context.Context, p *app.Principal, orgID, planSlug string) (OrgSubscription, error) {
 	if _, err := s.child(ctx, p, orgID, app.ScopePartnerPlansWrite); err != nil {
 		return OrgSubscription{}, err
@@ -1167,7 +1229,11 @@ func (s *Service) ChangePlan(ctx context.Context, p *app.Principal, orgID, planS
 }
 
 // ChangeSeats sets the seat count; below the active users plus pending
-// invitations (the seat floor) it is refused with seat_floor.
+// invitations (the seat floor) it is refused with seat_floor. Errors:
+// insufficient_scope (no partner:plans:write), forbidden (not a reseller),
+// not_found (no such customer organisation), validation_failed (under 1, over
+// the plan's most), seat_floor (under the active users plus pending
+// invitations).
 func (s *Service) ChangeSeats(ctx context.Context, p *app.Principal, orgID string, seats int) (OrgSubscription, error) {
 	if _, err := s.child(ctx, p, orgID, app.ScopePartnerPlansWrite); err != nil {
 		return OrgSubscription{}, err
