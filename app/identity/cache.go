@@ -61,7 +61,8 @@ func (c *authCache) put(key [sha256.Size]byte, p *app.Principal, gen uint64, now
 }
 
 // CredentialsChanged empties the authentication cache; call it after any change
-// to an organisation's or user's status, a role, or a deletion.
+// to an organisation's or user's status, a role, or a deletion. Errors: none of
+// its own.
 func (s *Service) CredentialsChanged() { s.cache.gen.Add(1) }
 
 // profile is a cached answer of Profile.

@@ -30,7 +30,9 @@ func requireDeveloper(p *app.Principal) error {
 
 // CreateServicePrincipal registers a service principal in the caller's
 // organisation. Its scopes can be no wider than the caller's; a bound user must
-// belong to the organisation.
+// belong to the organisation. Errors: insufficient_scope (neither
+// developer:manage nor admin:access), validation_failed (the name, an unknown
+// scope or one wider than the caller's, a user not of the organisation).
 func (s *Service) CreateServicePrincipal(ctx context.Context, p *app.Principal, in CreateServicePrincipalInput) (ServicePrincipal, error) {
 	if err := requireDeveloper(p); err != nil {
 		return ServicePrincipal{}, err
@@ -70,6 +72,8 @@ func (s *Service) CreateServicePrincipal(ctx context.Context, p *app.Principal, 
 }
 
 // ServicePrincipal returns one service principal of the caller's organisation.
+// Errors: insufficient_scope (neither developer:manage nor admin:access),
+// not_found (no such service principal in the organisation).
 func (s *Service) ServicePrincipal(ctx context.Context, p *app.Principal, id string) (ServicePrincipal, error) {
 	if err := requireDeveloper(p); err != nil {
 		return ServicePrincipal{}, err
@@ -78,6 +82,7 @@ func (s *Service) ServicePrincipal(ctx context.Context, p *app.Principal, id str
 }
 
 // ServicePrincipals lists the caller's organisation's service principals.
+// Errors: insufficient_scope (neither developer:manage nor admin:access).
 func (s *Service) ServicePrincipals(ctx context.Context, p *app.Principal, pr app.PageRequest) ([]ServicePrincipal, error) {
 	if err := requireDeveloper(p); err != nil {
 		return nil, err
@@ -85,7 +90,9 @@ func (s *Service) ServicePrincipals(ctx context.Context, p *app.Principal, pr ap
 	return s.store.ServicePrincipals(ctx, p.OrgID, pr)
 }
 
-// DeleteServicePrincipal removes a service principal and its tokens.
+// DeleteServicePrincipal removes a service principal and its tokens. Errors:
+// insufficient_scope (neither developer:manage nor admin:access), not_found (no
+// such service principal in the organisation).
 func (s *Service) DeleteServicePrincipal(ctx context.Context, p *app.Principal, id string) error {
 	if err := requireDeveloper(p); err != nil {
 		return err
@@ -102,7 +109,9 @@ func (s *Service) DeleteServicePrincipal(ctx context.Context, p *app.Principal, 
 }
 
 // CreateSPToken issues a token for a service principal and returns its secret
-// (shown once).
+// (shown once). Errors: insufficient_scope (neither developer:manage nor
+// admin:access), not_found (no such service principal in the organisation),
+// validation_failed (a negative ttl).
 func (s *Service) CreateSPToken(ctx context.Context, p *app.Principal, spID, name string, ttl time.Duration) (string, SPToken, error) {
 	sp, err := s.ServicePrincipal(ctx, p, spID)
 	if err != nil {
@@ -131,7 +140,9 @@ func (s *Service) CreateSPToken(ctx context.Context, p *app.Principal, spID, nam
 	return secret, t, nil
 }
 
-// SPTokens lists a service principal's tokens (never their secrets).
+// SPTokens lists a service principal's tokens (never their secrets). Errors:
+// insufficient_scope (neither developer:manage nor admin:access), not_found (no
+// such service principal in the organisation).
 func (s *Service) SPTokens(ctx context.Context, p *app.Principal, spID string, pr app.PageRequest) ([]SPToken, error) {
 	if _, err := s.ServicePrincipal(ctx, p, spID); err != nil {
 		return nil, err
@@ -141,7 +152,9 @@ func (s *Service) SPTokens(ctx context.Context, p *app.Principal, spID string, p
 
 // RevokeSPToken deletes a token of one of the caller's organisation's service
 // principals; it stops working at once (a JWT already minted from it by client
-// credentials lives until it expires).
+// credentials lives until it expires). Errors: insufficient_scope (neither
+// developer:manage nor admin:access), not_found (no such service principal in
+// the organisation, no such token of it).
 func (s *Service) RevokeSPToken(ctx context.Context, p *app.Principal, spID, id string) error {
 	sp, err := s.ServicePrincipal(ctx, p, spID)
 	if err != nil {

@@ -207,6 +207,8 @@ type TokenResponse struct {
 
 // ClientCredentials issues a JWT to a service principal: client_id is its id and
 // client_secret one of its tokens. requested narrows the scopes when not empty.
+// Errors: unauthorized (clientSecret is not a valid token of service principal
+// clientID), insufficient_scope (requested is wider than the token).
 func (s *Service) ClientCredentials(ctx context.Context, clientID, clientSecret string, requested app.Scopes) (TokenResponse, error) {
 	p, err := s.Authenticate(ctx, clientSecret)
 	if err != nil || p.Credential != app.CredSPToken || p.ServicePrincipalID != clientID {
@@ -216,7 +218,11 @@ func (s *Service) ClientCredentials(ctx context.Context, clientID, clientSecret 
 }
 
 // ExchangeToken implements RFC 8693 token exchange of a PAT for a short-lived user
-// JWT with the same (or narrower) scopes.
+// JWT with the same (or narrower) scopes. Errors: bad_request (another subject
+// token type, a subject token that is not a personal access token),
+// unauthorized (an unknown, expired or revoked credential), org_suspended,
+// forbidden (a user not active), insufficient_scope (requested is wider than
+// the token).
 func (s *Service) ExchangeToken(ctx context.Context, subjectToken, subjectTokenType string, requested app.Scopes) (TokenResponse, error) {
 	if subjectTokenType != "urn:ietf:params:oauth:token-type:access_token" {
 		return TokenResponse{}, app.Errorf(app.EBadRequest, "unsupported subject_token_type")

@@ -30,7 +30,9 @@ type ChangePasswordInput struct {
 // ChangePassword sets the caller's account password after checking the current
 // one (a wrong one is ErrWrongPassword), and ends every other web session of
 // the user (the caller's own stays); with RevokeCredentials, the user's app
-// passwords and tokens too. It returns what was revoked.
+// passwords and tokens too. It returns what was revoked. Errors: no_bound_user,
+// forbidden (a service principal), validation_failed (a wrong current password,
+// a new password the rules refuse).
 func (s *Service) ChangePassword(ctx context.Context, p *app.Principal, in ChangePasswordInput) (Revoked, error) {
 	if err := requireSelf(p); err != nil {
 		return Revoked{}, err
@@ -79,7 +81,7 @@ type Revoked struct {
 // RevokeCredentials revokes every app password and personal access token of
 // a user and refuses the user's JWTs issued until now, with an audit entry.
 // Run it inside the transaction of the change that asks for it, and call
-// CredentialsChanged after that transaction.
+// CredentialsChanged after that transaction. Errors: none of its own.
 func (s *Service) RevokeCredentials(ctx context.Context, userID, orgID string) (Revoked, error) {
 	apps, toks, err := s.store.RevokeUserCredentials(ctx, userID, s.clock.Now())
 	if err != nil {
@@ -105,13 +107,16 @@ func (s *Service) requireRecentSignIn(p *app.Principal) error {
 }
 
 // NeedsReauthentication reports whether a sensitive change from p would ask
-// for the account password first (a web session past RecentSignIn).
+// for the account password first (a web session past RecentSignIn). Errors:
+// none of its own.
 func (s *Service) NeedsReauthentication(p *app.Principal) bool {
 	return s.requireRecentSignIn(p) != nil
 }
 
 // ConfirmPassword checks the account password of a web session's user and
 // records it as the session's latest proof (a wrong one is ErrWrongPassword).
+// Errors: no_bound_user, forbidden (a service principal, a credential other
+// than a web session), validation_failed (a wrong password).
 func (s *Service) ConfirmPassword(ctx context.Context, p *app.Principal, password string) error {
 	if err := requireSelf(p); err != nil {
 		return err
@@ -148,7 +153,8 @@ func requireCredentialManager(p *app.Principal) error {
 }
 
 // SetAccountPassword sets a user's account password (the operator's CLI and
-// the demo) and ends the user's web sessions.
+// the demo) and ends the user's web sessions. Errors: not_found (no user
+// userID), validation_failed (a password the rules refuse).
 func (s *Service) SetAccountPassword(ctx context.Context, userID, password string) error {
 	u, err := s.store.User(ctx, userID)
 	if err != nil {
@@ -191,7 +197,9 @@ func validName(field, name string) (string, error) {
 	return name, nil
 }
 
-// MyAppPasswords lists the caller's app passwords, newest first.
+// MyAppPasswords lists the caller's app passwords, newest first. Errors:
+// no_bound_user, forbidden (a service principal), insufficient_scope (a token
+// without credentials:manage).
 func (s *Service) MyAppPasswords(ctx context.Context, p *app.Principal, pr app.PageRequest) ([]AppPassword, error) {
 	if err := requireCredentialManager(p); err != nil {
 		return nil, err
@@ -200,7 +208,11 @@ func (s *Service) MyAppPasswords(ctx context.Context, p *app.Principal, pr app.P
 }
 
 // CreateMyAppPassword issues an app password for the caller and returns its
-// secret (shown once). The caller must hold every scope of its role.
+// secret (shown once). The caller must hold every scope of its role. Errors:
+// no_bound_user, forbidden (a service principal, a token that expires),
+// insufficient_scope (a token without credentials:manage, a credential without
+// every scope of the role), reauthentication_required (a web session past
+// RecentSignIn), validation_failed (the label).
 func (s *Service) CreateMyAppPassword(ctx context.Context, p *app.Principal, label string) (string, AppPassword, error) {
 	if err := requireCredentialManager(p); err != nil {
 		return "", AppPassword{}, err
@@ -225,7 +237,9 @@ func (s *Service) CreateMyAppPassword(ctx context.Context, p *app.Principal, lab
 }
 
 // RevokeAppPassword deletes one of the caller's app passwords; it stops working
-// at once.
+// at once. Errors: no_bound_user, forbidden (a service principal),
+// insufficient_scope (a token without credentials:manage), not_found (no such
+// app password of the caller).
 func (s *Service) RevokeAppPassword(ctx context.Context, p *app.Principal, id string) error {
 	if err := requireCredentialManager(p); err != nil {
 		return err
@@ -243,6 +257,7 @@ func (s *Service) RevokeAppPassword(ctx context.Context, p *app.Principal, id st
 
 // UserCredentials lists a user's app passwords and personal access tokens
 // (at most 100 of each, newest first), for the page of a password reset.
+// Errors: none of its own.
 func (s *Service) UserCredentials(ctx context.Context, userID string) ([]AppPassword, []Token, error) {
 	pr := app.PageRequest{Limit: 100}
 	apps, err := s.store.AppPasswords(ctx, userID, pr)
@@ -253,7 +268,9 @@ func (s *Service) UserCredentials(ctx context.Context, userID string) ([]AppPass
 	return apps, toks, err
 }
 
-// MyTokens lists the caller's personal access tokens, newest first.
+// MyTokens lists the caller's personal access tokens, newest first. Errors:
+// no_bound_user, forbidden (a service principal), insufficient_scope (a token
+// without credentials:manage).
 func (s *Service) MyTokens(ctx context.Context, p *app.Principal, pr app.PageRequest) ([]Token, error) {
 	if err := requireCredentialManager(p); err != nil {
 		return nil, err
@@ -277,7 +294,10 @@ type CreateMyTokenInput struct {
 }
 
 // CreateMyToken issues a personal access token for the caller and returns its
-// secret (shown once).
+// secret (shown once). Errors: no_bound_user, forbidden (a service principal),
+// insufficient_scope (a token without credentials:manage), validation_failed
+// (the name, the TTL, an unknown scope or one the caller does not hold),
+// reauthentication_required (a web session past RecentSignIn).
 func (s *Service) CreateMyToken(ctx context.Context, p *app.Principal, in CreateMyTokenInput) (string, Token, error) {
 	if err := requireCredentialManager(p); err != nil {
 		return "", Token{}, err
@@ -321,7 +341,9 @@ func (s *Service) CreateMyToken(ctx context.Context, p *app.Principal, in Create
 }
 
 // RevokeToken deletes one of the caller's personal access tokens; it stops
-// working at once.
+// working at once. Errors: no_bound_user, forbidden (a service principal),
+// insufficient_scope (a token without credentials:manage), not_found (no such
+// token of the caller).
 func (s *Service) RevokeToken(ctx context.Context, p *app.Principal, id string) error {
 	if err := requireCredentialManager(p); err != nil {
 		return err

@@ -75,7 +75,7 @@ func NewService(ctx context.Context, store Store, audit app.Auditor, clock app.C
 	return s, nil
 }
 
-// Issuer returns the embedded JWT issuer.
+// Issuer returns the embedded JWT issuer. Errors: none of its own.
 func (s *Service) Issuer() *Issuer { return s.jwt }
 
 func randomBytes(n int) func() ([]byte, error) {
@@ -99,7 +99,7 @@ func (s *Service) hash(secret string) []byte {
 	return sum
 }
 
-// SeedPlans makes sure the default plans exist.
+// SeedPlans makes sure the default plans exist. Errors: none of its own.
 func (s *Service) SeedPlans(ctx context.Context) error {
 	return s.store.UpsertPlans(ctx, DefaultPlans)
 }
@@ -152,6 +152,8 @@ type BootstrapResult struct {
 
 // Bootstrap ensures a top-level reseller organisation named orgName on the
 // enterprise plan and a user with e-mail email and role in it (CONTRACT §1).
+// Errors: validation_failed (an empty orgName, the e-mail address, the role),
+// conflict (the address is a user's of another organisation).
 func (s *Service) Bootstrap(ctx context.Context, orgName, email, role string) (BootstrapResult, error) {
 	var res BootstrapResult
 	err := s.store.InTx(ctx, func(ctx context.Context) error {
@@ -180,7 +182,8 @@ type EnsureOrgInput struct {
 }
 
 // EnsureOrg returns the organisation named in.Name under in.ParentID, creating it
-// (with its subscription) when absent.
+// (with its subscription) when absent. Errors: validation_failed (an empty
+// name, no such plan).
 func (s *Service) EnsureOrg(ctx context.Context, in EnsureOrgInput) (Organization, error) {
 	if strings.TrimSpace(in.Name) == "" {
 		return Organization{}, app.Invalid("org-name", "must not be empty", in.Name)
@@ -223,6 +226,8 @@ type EnsureUserInput struct {
 
 // EnsureUser returns the user with in.Email in organisation orgID, creating it
 // active when absent. An address used in another organisation is a conflict.
+// Errors: validation_failed (the e-mail address, the role, a password the rules
+// refuse), conflict (the address is a user's of another organisation).
 func (s *Service) EnsureUser(ctx context.Context, orgID string, in EnsureUserInput) (User, error) {
 	email, err := NormalizeEmail(in.Email)
 	if err != nil {
@@ -293,6 +298,8 @@ type CreateTokenInput struct {
 }
 
 // CreateToken issues a PAT for a user and returns its secret (shown once).
+// Errors: not_found (no user in.UserID), validation_failed (an unknown scope, a
+// negative TTL), forbidden (a scope the user's role does not allow).
 func (s *Service) CreateToken(ctx context.Context, in CreateTokenInput) (string, Token, error) {
 	cred, err := s.store.UserCredential(ctx, in.UserID)
 	if err != nil {
@@ -335,7 +342,7 @@ func (s *Service) CreateToken(ctx context.Context, in CreateTokenInput) (string,
 }
 
 // CreateAppPassword issues an app password (≥ 128 random bits) for DAV clients and
-// returns its secret (shown once).
+// returns its secret (shown once). Errors: not_found (no user userID).
 func (s *Service) CreateAppPassword(ctx context.Context, userID, label string) (string, AppPassword, error) {
 	u, err := s.store.User(ctx, userID)
 	if err != nil {
@@ -367,7 +374,9 @@ func normalizeAppPassword(p string) string {
 
 // Authenticate resolves a bearer credential (PAT, service principal token or JWT)
 // to a principal. A bad credential is unauthorized; a suspended organisation is
-// org_suspended; a suspended or not yet active user is forbidden.
+// org_suspended; a suspended or not yet active user is forbidden. Errors:
+// unauthorized (an unknown, expired or revoked credential), org_suspended,
+// forbidden (a user not active).
 func (s *Service) Authenticate(ctx context.Context, bearer string) (*app.Principal, error) {
 	switch {
 	case strings.HasPrefix(bearer, PATPrefix):
@@ -423,7 +432,9 @@ func (s *Service) touch(ctx context.Context, cred Credential, now time.Time) {
 }
 
 // AuthenticateBasic resolves an e-mail address and app password (HTTP Basic on the
-// DAV doors). Account passwords are not accepted there.
+// DAV doors). Account passwords are not accepted there. Errors: unauthorized
+// (an unknown address or app password, an expired one), org_suspended,
+// forbidden (a user not active).
 func (s *Service) AuthenticateBasic(ctx context.Context, email, password string) (*app.Principal, error) {
 	norm := normalizeAppPassword(password)
 	email = strings.TrimSpace(email)
@@ -497,7 +508,8 @@ func (s *Service) principal(cred Credential, scopes app.Scopes) (*app.Principal,
 }
 
 // SetOrgStatus suspends or activates an organisation; the change applies to the
-// next request of every credential of it.
+// next request of every credential of it. Errors: validation_failed (a status
+// neither active nor suspended), not_found (no organisation orgID).
 func (s *Service) SetOrgStatus(ctx context.Context, actorID, orgID, status string) error {
 	if status != OrgActive && status != OrgSuspended {
 		return app.Invalid("status", "must be active or suspended", status)
@@ -518,7 +530,8 @@ func (s *Service) SetOrgStatus(ctx context.Context, actorID, orgID, status strin
 	return err
 }
 
-// SetUserStatus changes a user's status (invited, active, suspended).
+// SetUserStatus changes a user's status (invited, active, suspended). Errors:
+// not_found (no user userID).
 func (s *Service) SetUserStatus(ctx context.Context, actorID, userID, status string) error {
 	u, err := s.store.User(ctx, userID)
 	if err != nil {
@@ -545,6 +558,7 @@ func (s *Service) SetUserStatus(ctx context.Context, actorID, userID, status str
 //
 // Profiles are kept in the authentication cache for its short lifetime, and
 // dropped with it on any change to a user or organisation (CredentialsChanged).
+// Errors: not_found (the caller's user or organisation is gone).
 func (s *Service) Profile(ctx context.Context, p *app.Principal) (Organization, *User, error) {
 	now := s.clock.Now()
 	key := profileKey{org: p.OrgID, user: p.UserID}
@@ -575,18 +589,19 @@ func (s *Service) Profile(ctx context.Context, p *app.Principal) (Organization, 
 	return c.Org, c.User, nil
 }
 
-// Plans returns the plans.
+// Plans returns the plans. Errors: none of its own.
 func (s *Service) Plans(ctx context.Context) ([]Plan, error) { return s.store.Plans(ctx) }
 
-// Org returns an organisation.
+// Org returns an organisation. Errors: not_found (no organisation id).
 func (s *Service) Org(ctx context.Context, id string) (Organization, error) {
 	return s.store.Org(ctx, id)
 }
 
-// User returns a user.
+// User returns a user. Errors: not_found (no user id).
 func (s *Service) User(ctx context.Context, id string) (User, error) { return s.store.User(ctx, id) }
 
-// UserByEmail returns the user with the e-mail address.
+// UserByEmail returns the user with the e-mail address. Errors: not_found (no
+// user with this address).
 func (s *Service) UserByEmail(ctx context.Context, email string) (User, error) {
 	return s.store.UserByEmail(ctx, email)
 }

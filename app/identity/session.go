@@ -49,6 +49,7 @@ const SessionPrefix = "atr_ses_"
 const touchEvery = time.Minute
 
 // SetSessionPolicy sets how long sessions last; a zero field keeps its default.
+// Errors: none of its own.
 func (s *Service) SetSessionPolicy(p SessionPolicy) {
 	if p.Idle > 0 {
 		s.sessions.Idle = p.Idle
@@ -58,7 +59,7 @@ func (s *Service) SetSessionPolicy(p SessionPolicy) {
 	}
 }
 
-// SessionPolicy returns how long sessions last.
+// SessionPolicy returns how long sessions last. Errors: none of its own.
 func (s *Service) SessionPolicy() SessionPolicy { return s.sessions }
 
 // SignInInput is a person's sign-in to the web app.
@@ -78,6 +79,8 @@ var errBadSignIn = app.Errorf(app.EUnauthorized, "The e-mail address or password
 // yet active user is forbidden and a suspended organisation org_suspended (said
 // only to whoever knows the password). An account with two-factor sign-in on
 // is unauthorized here: it signs in with BeginSignIn and CompleteSignIn.
+// Errors: unauthorized (an unknown address, a wrong password, two-factor
+// sign-in on), forbidden (a user not active), org_suspended.
 func (s *Service) SignIn(ctx context.Context, in SignInInput) (string, Session, error) {
 	res, err := s.BeginSignIn(ctx, in)
 	if err != nil {
@@ -104,7 +107,9 @@ type SignInResult struct {
 
 // BeginSignIn checks an e-mail address and account password (with the
 // answers of SignIn). Without two-factor sign-in it starts a session; with it,
-// it starts the pending second step only (CompleteSignIn ends it).
+// it starts the pending second step only (CompleteSignIn ends it). Errors:
+// unauthorized (an unknown address, a wrong password), forbidden (a user not
+// active), org_suspended.
 func (s *Service) BeginSignIn(ctx context.Context, in SignInInput) (SignInResult, error) {
 	u, err := s.checkPassword(ctx, in.Email, in.Password)
 	if err != nil {
@@ -208,7 +213,8 @@ var errNoSession = app.Errorf(app.EUnauthorized, "The session has ended; sign in
 // AuthenticateSession resolves a session secret to a principal holding every
 // scope the user's role allows (CredentialID is the session's id). An unknown,
 // idle or expired session is unauthorized; a suspended user is forbidden and a
-// suspended organisation org_suspended.
+// suspended organisation org_suspended. Errors: unauthorized (an unknown, idle
+// or expired session), forbidden (a user not active), org_suspended.
 func (s *Service) AuthenticateSession(ctx context.Context, secret string) (*app.Principal, error) {
 	if !strings.HasPrefix(secret, SessionPrefix) {
 		return nil, errNoSession
@@ -244,6 +250,7 @@ func (s *Service) AuthenticateSession(ctx context.Context, secret string) (*app.
 
 // SessionCSRF returns the anti-forgery token of a session: a keyed hash of its
 // secret, so that it needs no storage and is worthless without the cookie.
+// Errors: none of its own.
 func (s *Service) SessionCSRF(secret string) string {
 	m := hmac.New(sha256.New, s.pepper)
 	m.Write([]byte("csrf\x00" + secret))
@@ -251,7 +258,7 @@ func (s *Service) SessionCSRF(secret string) string {
 }
 
 // CheckSessionCSRF reports, in constant time, whether token is the session's
-// anti-forgery token.
+// anti-forgery token. Errors: none of its own.
 func (s *Service) CheckSessionCSRF(secret, token string) bool {
 	return subtle.ConstantTimeCompare([]byte(s.SessionCSRF(secret)), []byte(token)) == 1
 }
@@ -272,7 +279,8 @@ func requireSelf(p *app.Principal) error {
 }
 
 // Sessions lists the caller's web sessions, newest first; the caller's own is
-// marked current.
+// marked current. Errors: no_bound_user, forbidden (a service principal),
+// insufficient_scope (a token without credentials:manage).
 func (s *Service) Sessions(ctx context.Context, p *app.Principal, pr app.PageRequest) ([]Session, error) {
 	if err := requireCredentialManager(p); err != nil {
 		return nil, err
@@ -285,7 +293,9 @@ func (s *Service) Sessions(ctx context.Context, p *app.Principal, pr app.PageReq
 }
 
 // RevokeSession ends one of the caller's sessions (its own included: that is
-// signing out).
+// signing out). Errors: no_bound_user, forbidden (a service principal),
+// insufficient_scope (a token without credentials:manage), not_found (no such
+// session of the caller).
 func (s *Service) RevokeSession(ctx context.Context, p *app.Principal, id string) error {
 	if err := requireCredentialManager(p); err != nil {
 		return err
@@ -299,7 +309,8 @@ func (s *Service) RevokeSession(ctx context.Context, p *app.Principal, id string
 	})
 }
 
-// SignOut ends the caller's own session.
+// SignOut ends the caller's own session. Errors: bad_request (a credential
+// other than a web session).
 func (s *Service) SignOut(ctx context.Context, p *app.Principal) error {
 	if p == nil || p.Credential != app.CredSession {
 		return app.Errorf(app.EBadRequest, "Only a web session can sign out.")
@@ -309,18 +320,19 @@ func (s *Service) SignOut(ctx context.Context, p *app.Principal) error {
 
 // EndUserSessions ends every web session of a user (but exceptID): after a
 // password change, a reset, or a suspension. Run it inside the change's
-// transaction.
+// transaction. Errors: none of its own.
 func (s *Service) EndUserSessions(ctx context.Context, userID, exceptID string) error {
 	return s.store.DeleteUserSessions(ctx, userID, exceptID)
 }
 
 // EndOrgSessions ends every web session of an organisation's users (on its
-// suspension).
+// suspension). Errors: none of its own.
 func (s *Service) EndOrgSessions(ctx context.Context, orgID string) error {
 	return s.store.DeleteOrgSessions(ctx, orgID)
 }
 
-// PruneSessions removes idle and expired sessions and returns how many.
+// PruneSessions removes idle and expired sessions and returns how many. Errors:
+// none of its own.
 func (s *Service) PruneSessions(ctx context.Context) (int, error) {
 	now := s.clock.Now()
 	return s.store.PruneSessions(ctx, now.Add(-s.sessions.Idle), now)

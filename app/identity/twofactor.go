@@ -93,7 +93,8 @@ var (
 	ErrBadCode = app.Errorf(app.EUnauthorized, "The code is not correct.")
 )
 
-// TwoFactorOn reports whether a user has two-factor sign-in on.
+// TwoFactorOn reports whether a user has two-factor sign-in on. Errors: none of
+// its own.
 func (s *Service) TwoFactorOn(ctx context.Context, userID string) (bool, error) {
 	now := s.clock.Now()
 	key := profileKey{twoFactor: true, user: userID}
@@ -113,7 +114,8 @@ func (s *Service) TwoFactorOn(ctx context.Context, userID string) (bool, error) 
 	return tf.EnabledAt != nil, nil
 }
 
-// MyTwoFactor returns the caller's two-factor sign-in state.
+// MyTwoFactor returns the caller's two-factor sign-in state. Errors:
+// no_bound_user, forbidden (a service principal).
 func (s *Service) MyTwoFactor(ctx context.Context, p *app.Principal) (TwoFactorStatus, error) {
 	if err := requireSelf(p); err != nil {
 		return TwoFactorStatus{}, err
@@ -147,7 +149,9 @@ func keyURI(secret, account string) string {
 // SetUpTwoFactor makes a new secret for the caller, to confirm with
 // EnableTwoFactor; until then sign-in is unchanged. It replaces a secret set up
 // but not confirmed; with two-factor sign-in on it is a conflict (turn it off
-// first).
+// first). Errors: no_bound_user, forbidden (a service principal),
+// reauthentication_required (a web session past RecentSignIn), conflict
+// (two-factor sign-in is on).
 func (s *Service) SetUpTwoFactor(ctx context.Context, p *app.Principal) (TwoFactorSetup, error) {
 	if err := requireSelf(p); err != nil {
 		return TwoFactorSetup{}, err
@@ -246,7 +250,9 @@ func (s *Service) newRecoveryCodes(userID string) ([]string, [][]byte) {
 
 // EnableTwoFactor turns the caller's two-factor sign-in on with a current code
 // of the secret set up, and returns its recovery codes (shown once). A wrong
-// code is invalid and changes nothing.
+// code is invalid and changes nothing. Errors: no_bound_user, forbidden (a
+// service principal), conflict (no secret set up, two-factor sign-in on
+// already), validation_failed (a code that is not the current one).
 func (s *Service) EnableTwoFactor(ctx context.Context, p *app.Principal, code string) ([]string, error) {
 	if err := requireSelf(p); err != nil {
 		return nil, err
@@ -293,7 +299,9 @@ var errNotOn = app.Errorf(app.EConflict, "Two-factor sign-in is off.")
 
 // RegenerateRecoveryCodes replaces the caller's recovery codes by new ones
 // (shown once) when proof is a current authentication code or the account
-// password; the old codes stop working.
+// password; the old codes stop working. Errors: no_bound_user, forbidden (a
+// service principal), conflict (two-factor sign-in is off), validation_failed
+// (proof is neither a current code nor the account password).
 func (s *Service) RegenerateRecoveryCodes(ctx context.Context, p *app.Principal, proof string) ([]string, error) {
 	if err := requireSelf(p); err != nil {
 		return nil, err
@@ -337,6 +345,8 @@ func (s *Service) RegenerateRecoveryCodes(ctx context.Context, p *app.Principal,
 
 // DisableTwoFactor turns the caller's two-factor sign-in off (or drops a
 // secret set up but not confirmed) when password is the account password.
+// Errors: no_bound_user, forbidden (a service principal), conflict (neither on
+// nor set up), validation_failed (a wrong password).
 func (s *Service) DisableTwoFactor(ctx context.Context, p *app.Principal, password string) error {
 	if err := requireSelf(p); err != nil {
 		return err
@@ -371,7 +381,8 @@ func (s *Service) DisableTwoFactor(ctx context.Context, p *app.Principal, passwo
 // ResetTwoFactor turns userID's two-factor sign-in off without its proof: an
 // admin's way out for a person who lost their authenticator and their
 // recovery codes (the admin rules, the audit entry and the notice to the
-// person are the caller's, app/partner). Not on → conflict.
+// person are the caller's, app/partner). Not on → conflict. Errors: conflict
+// (two-factor sign-in is off).
 func (s *Service) ResetTwoFactor(ctx context.Context, userID string) error {
 	tf, err := s.store.TwoFactor(ctx, userID)
 	if app.ErrorCode(err) == app.ENotFound || (err == nil && tf.EnabledAt == nil) {
@@ -417,7 +428,8 @@ func (s *Service) challenge(ctx context.Context, token string) (SignInChallenge,
 
 // PendingSignIn returns the e-mail address of the person whose second step of
 // sign-in token is, while it is usable (else ErrSignInExpired): the account the
-// failed sign-in limits count the codes against.
+// failed sign-in limits count the codes against. Errors: unauthorized (an
+// unknown, used or expired step: ErrSignInExpired).
 func (s *Service) PendingSignIn(ctx context.Context, token string) (string, error) {
 	c, _, err := s.challenge(ctx, token)
 	if err != nil {
@@ -441,7 +453,9 @@ type CompleteSignInInput struct {
 // session. A wrong code is ErrBadCode (the step stays, up to a few attempts);
 // an unknown, used or expired step ErrSignInExpired. An authentication code is
 // accepted once; a recovery code is used up. A user or organisation suspended
-// meanwhile is refused as at the password step.
+// meanwhile is refused as at the password step. Errors: unauthorized (a wrong
+// code: ErrBadCode; an unknown, used or expired step: ErrSignInExpired),
+// forbidden (a user not active), org_suspended.
 func (s *Service) CompleteSignIn(ctx context.Context, in CompleteSignInInput) (string, Session, error) {
 	c, h, err := s.challenge(ctx, in.Challenge)
 	if err != nil {
