@@ -117,7 +117,10 @@ func archivedConflict(f File) error {
 }
 
 // DownloadOrRestore returns a presigned URL of the file's content, or, when the
-// file is archived, starts its restore and returns where to follow it.
+// file is archived, starts its restore and returns where to follow it. Errors:
+// insufficient_scope (no drive:read), no_bound_user, feature_not_in_plan,
+// not_found (no such item, or not shared with the caller), conflict (a folder,
+// a pending upload).
 func (s *Service) DownloadOrRestore(ctx context.Context, p *app.Principal, id string) (PresignedURL, *RestoreInfo, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return PresignedURL{}, nil, err
@@ -284,7 +287,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// RestoreStatus reports the restore of an archived file.
+// RestoreStatus reports the restore of an archived file. Errors:
+// insufficient_scope (no drive:read), no_bound_user, feature_not_in_plan,
+// not_found (no such item, or not shared with the caller), conflict (a folder).
 func (s *Service) RestoreStatus(ctx context.Context, p *app.Principal, id string) (RestoreStatus, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return RestoreStatus{}, err
@@ -334,7 +339,10 @@ func restoreProgress(status string, j *restoreJob, finished, now time.Time) (flo
 	return 0, nil
 }
 
-// Archive moves a file's content to the archive tier (admin).
+// Archive moves a file's content to the archive tier (admin). Errors:
+// insufficient_scope (no admin:access), no_bound_user, feature_not_in_plan,
+// not_found (no such file in the organisation), conflict (no archive tier, a
+// folder, a file not active, a file changed meanwhile).
 func (s *Service) Archive(ctx context.Context, p *app.Principal, id string) (File, error) {
 	if err := check(p, app.ScopeAdmin); err != nil {
 		return File{}, err
@@ -357,6 +365,8 @@ func (s *Service) Archive(ctx context.Context, p *app.Principal, id string) (Fil
 }
 
 // ArchiveFile archives a file of any organisation, for operators (the CLI).
+// Errors: not_found (no such file), conflict (no archive tier, a folder, a file
+// not active, a file changed meanwhile).
 func (s *Service) ArchiveFile(ctx context.Context, id string) (File, error) {
 	f, err := s.store.File(ctx, id)
 	if app.ErrorCode(err) == app.ENotFound {

@@ -66,7 +66,14 @@ func ODFTarget(name, mimeType string) string {
 // new file beside the original (in the caller's root when they may not add to
 // that folder), named like the original with the new extension (numbered when
 // taken), through the drive's write path. Already ODF or another type →
-// validation_failed; no converter → editor_unavailable.
+// validation_failed; no converter → editor_unavailable. Errors:
+// insufficient_scope (no drive:write), no_bound_user, feature_not_in_plan,
+// not_found (no such item, or not shared with the caller), validation_failed (a
+// folder, a type that does not convert, a document LibreOffice could not
+// convert), conflict (an item in the trash, a pending upload, an archived file,
+// no free name), editor_unavailable (no converter), unavailable (a conversion
+// that took too long), locked (a lock on the folder the caller does not hold),
+// quota_exceeded.
 func (s *Service) SaveAsODF(ctx context.Context, p *app.Principal, id string) (File, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return File{}, err

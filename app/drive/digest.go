@@ -78,7 +78,8 @@ func digestsOf(data []byte) Digests {
 // from this service (a listing of the mount), by content hash. Contents
 // stored before digests were kept, or by a door that stores bytes in pieces
 // (the resumable upload), have none until maintenance computes them
-// (fillDigests): a listing never reads a blob.
+// (fillDigests): a listing never reads a blob. Errors: insufficient_scope (no
+// drive:read), no_bound_user, feature_not_in_plan.
 func (s *Service) ContentDigests(ctx context.Context, p *app.Principal, files []File) (map[string]Digests, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return nil, err

@@ -78,6 +78,13 @@ func (r CreateDocumentRequest) documentName() (name, typ string, err error) {
 // the caller may add to (a free name: "name (1).odt" when taken), through the
 // drive's write path, and opens an edit session of it. Without an editor, or
 // one that cannot edit the type, nothing is created (editor_unavailable).
+// Errors: insufficient_scope (no drive:write), no_bound_user,
+// feature_not_in_plan, editor_unavailable (no editor, or one that cannot edit
+// the type), validation_failed (the name, the type, the language or theme, a
+// parent that is a file), unavailable (the editor's discovery cannot be had),
+// not_found (no such parent folder, or not shared with the caller), forbidden
+// (a parent shared for viewing), conflict (no free name), locked (a lock on the
+// parent the caller does not hold), quota_exceeded.
 func (s *Service) CreateDocument(ctx context.Context, p *app.Principal, r CreateDocumentRequest) (EditSession, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return EditSession{}, err

@@ -95,13 +95,16 @@ func (s *Service) initEditor() {
 	}
 }
 
-// EditorConfigured reports whether an online editor is configured.
+// EditorConfigured reports whether an online editor is configured. Errors: none
+// of its own.
 func (s *Service) EditorConfigured() bool { return s.editor.disc != nil }
 
 // EditorOpens returns whether the online editor can open a file of a name and
 // mime type: its discovery has an edit or view action for the file's
 // extension or mime type (what EditURL opens). Without an editor, or when its
-// discovery cannot be had, the error says why and no file opens.
+// discovery cannot be had, the error says why and no file opens. Errors:
+// editor_unavailable (no editor or no access-token key), unavailable (the
+// editor's discovery cannot be had).
 func (s *Service) EditorOpens(ctx context.Context) (func(name, mimeType string) bool, error) {
 	disc, err := s.discovery(ctx)
 	if err != nil {
@@ -130,12 +133,13 @@ func (s *Service) discovery(ctx context.Context) (Discovery, error) {
 	return s.editor.disc.get(ctx, s.clock.Now())
 }
 
-// WOPISrc returns the WOPI URL of file id.
+// WOPISrc returns the WOPI URL of file id. Errors: none of its own.
 func (s *Service) WOPISrc(id string) string {
 	return s.WOPIBase() + "/wopi/files/" + url.PathEscape(id)
 }
 
 // WOPIBase returns the base URL the editor reaches the WOPI endpoints at.
+// Errors: none of its own.
 func (s *Service) WOPIBase() string {
 	if base := s.opts.Editor.WOPIURL; base != "" {
 		return base
@@ -196,6 +200,12 @@ type EditorUser struct {
 
 // EditURL opens an edit session of a file the caller may see: the editor's
 // edit action when the caller may change the file, else its view action.
+// Errors: insufficient_scope (no drive:write), no_bound_user,
+// feature_not_in_plan, validation_failed (the language or theme), not_found (no
+// such item, or not shared with the caller), editor_unavailable (no editor, no
+// access-token key, an editor that cannot open the file), unavailable (the
+// editor's discovery cannot be had), conflict (a folder, an item in the trash,
+// a pending upload, an archived file).
 func (s *Service) EditURL(ctx context.Context, p *app.Principal, fileID string, r EditRequest) (EditSession, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return EditSession{}, err
@@ -225,7 +235,12 @@ func (s *Service) EditURL(ctx context.Context, p *app.Principal, fileID string, 
 
 // LinkEditURL opens an edit session of a file shared by an edit link: the
 // guest edits as the link's creator would, and the session ends when the link
-// is revoked or expires. A view link → forbidden.
+// is revoked or expires. A view link → forbidden. Errors: validation_failed
+// (the language or theme), editor_unavailable (no editor, no access-token key,
+// an editor that cannot open the file), not_found (an unknown, expired or
+// revoked link), forbidden (a view link), conflict (a folder, an item in the
+// trash, a pending upload, an archived file), unavailable (the editor's
+// discovery cannot be had).
 func (s *Service) LinkEditURL(ctx context.Context, token string, r EditRequest) (EditSession, error) {
 	if err := r.validate(); err != nil {
 		return EditSession{}, err
@@ -295,7 +310,9 @@ func (s *Service) session(disc Discovery, f File, c editorClaims, r EditRequest)
 
 // Editors lists who is in an edit session of a file the caller may see: the
 // holder of the file's editor lock and everyone whose editor opened the file
-// since (as long as the lock lives; empty without one).
+// since (as long as the lock lives; empty without one). Errors:
+// insufficient_scope (no drive:read), no_bound_user, feature_not_in_plan,
+// not_found (no such item, or not shared with the caller).
 func (s *Service) Editors(ctx context.Context, p *app.Principal, fileID string) ([]EditorUser, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return nil, err
@@ -417,7 +434,10 @@ func (e *EditorSession) CanWrite() bool { return e.perm == PermEdit }
 // expired or foreign token, a token for another file, or one whose user,
 // organisation or link is no longer active → unauthorized. Permissions are
 // checked again: a file the user can no longer see → not_found, and a share
-// reduced to view makes the session read-only.
+// reduced to view makes the session read-only. Errors: unauthorized (an
+// invalid, expired or foreign token, one for another file, of a revoked or
+// expired link, of a user or organisation no longer active or a plan without
+// the drive), not_found (a file the user can no longer see).
 func (s *Service) OpenEditorSession(ctx context.Context, token, fileID string) (*EditorSession, error) {
 	c, err := s.parseEditorToken(token)
 	if err != nil {

@@ -12,7 +12,12 @@ import (
 	"atrium/app"
 )
 
-// CreateFolder creates a folder in parentID ("" is the root).
+// CreateFolder creates a folder in parentID ("" is the root). Errors:
+// insufficient_scope (no drive:write), no_bound_user, feature_not_in_plan,
+// validation_failed (the name, a parent that is a file), not_found (no such
+// parent folder, or it is in the trash), forbidden (a parent shared for
+// viewing), locked (a lock on the parent the caller does not hold), conflict
+// (an item of that name exists).
 func (s *Service) CreateFolder(ctx context.Context, p *app.Principal, name, parentID string) (File, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return File{}, err
@@ -57,7 +62,9 @@ func (s *Service) reload(ctx context.Context, p *app.Principal, id string) (File
 	return s.access(ctx, p, id, PermView)
 }
 
-// Detail returns an item the caller may see.
+// Detail returns an item the caller may see. Errors: insufficient_scope (no
+// drive:read), no_bound_user, feature_not_in_plan, not_found (no such item, or
+// not shared with the caller).
 func (s *Service) Detail(ctx context.Context, p *app.Principal, id string) (File, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return File{}, err
@@ -104,6 +111,11 @@ func (s *Service) update(ctx context.Context, p *app.Principal, id, need, change
 }
 
 // Rename renames an item; a live sibling of the same name (any case) → conflict.
+// Errors: insufficient_scope (no drive:write), no_bound_user,
+// feature_not_in_plan, validation_failed (the name), not_found (no such item,
+// or not shared with the caller), forbidden (an item shared for viewing),
+// conflict (a pending upload, an item in the trash, a sibling of that name),
+// locked (a lock the caller does not hold).
 func (s *Service) Rename(ctx context.Context, p *app.Principal, id, name string) (File, error) {
 	name, err := CleanName("body.name", name)
 	if err != nil {
@@ -130,6 +142,13 @@ func (s *Service) Rename(ctx context.Context, p *app.Principal, id, name string)
 }
 
 // Move moves an item into targetID ("" is the root); never into itself or below.
+// Errors: insufficient_scope (no drive:write), no_bound_user,
+// feature_not_in_plan, not_found (no such item or target folder, or not shared
+// with the caller), forbidden (an item the caller does not own, a target shared
+// for viewing), validation_failed (a target that is a file, in another owner's
+// drive, or the item itself or below it), conflict (a pending upload, an item
+// in the trash, a sibling of that name in the target), locked (a lock on the
+// item or the target the caller does not hold).
 func (s *Service) Move(ctx context.Context, p *app.Principal, id, targetID string) (File, error) {
 	return s.move(ctx, p, id, targetID, "", "body.target_folder_id")
 }
@@ -185,7 +204,10 @@ func (s *Service) move(ctx context.Context, p *app.Principal, id, targetID, name
 	})
 }
 
-// ToggleFavorite flips the favorite mark.
+// ToggleFavorite flips the favorite mark. Errors: insufficient_scope (no
+// drive:write), no_bound_user, feature_not_in_plan, not_found (no such item, or
+// not shared with the caller), forbidden (an item the caller does not own),
+// conflict (a pending upload).
 func (s *Service) ToggleFavorite(ctx context.Context, p *app.Principal, id string) (File, error) {
 	return s.update(ctx, p, id, PermOwner, "favorite", func(_ context.Context, f *File) error {
 		f.IsFavorite = !f.IsFavorite
@@ -202,6 +224,11 @@ type MetadataUpdate struct {
 }
 
 // UpdateMetadata changes an item's description, tags, custom fields or favorite mark.
+// Errors: validation_failed (the description, a tag, a custom field),
+// insufficient_scope (no drive:write), no_bound_user, feature_not_in_plan,
+// not_found (no such item, or not shared with the caller), forbidden (an item
+// shared for viewing), conflict (a pending upload), locked (a lock the caller
+// does not hold).
 func (s *Service) UpdateMetadata(ctx context.Context, p *app.Principal, id string, m MetadataUpdate) (File, error) {
 	var v app.Validator
 	if m.Description != nil {
@@ -252,6 +279,8 @@ func (s *Service) UpdateMetadata(ctx context.Context, p *app.Principal, id strin
 }
 
 // CommentsChannel returns the file's comments channel id, creating it on first call.
+// Errors: insufficient_scope (no drive:read), no_bound_user,
+// feature_not_in_plan, not_found (no such item, or not shared with the caller).
 func (s *Service) CommentsChannel(ctx context.Context, p *app.Principal, id string) (map[string]string, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return nil, err
@@ -284,7 +313,13 @@ func (s *Service) CommentsChannel(ctx context.Context, p *app.Principal, id stri
 
 // Copy copies an item (a folder with everything live in it) into targetID, or
 // beside the original when targetID is empty; a taken name gets a number.
-// Content is shared: the copy refers to the same blobs.
+// Content is shared: the copy refers to the same blobs. Errors:
+// insufficient_scope (no drive:write), no_bound_user, feature_not_in_plan,
+// not_found (no such item or target folder, or not shared with the caller),
+// forbidden (a target shared for viewing), validation_failed (a target that is
+// a file, a folder copied into itself), conflict (a pending upload or an item
+// in the trash, no free name), locked (a lock on the target the caller does not
+// hold), quota_exceeded.
 func (s *Service) Copy(ctx context.Context, p *app.Principal, id, targetID string) (File, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return File{}, err
@@ -396,7 +431,10 @@ func (s *Service) Copy(ctx context.Context, p *app.Principal, id, targetID strin
 	return s.reload(ctx, p, newID)
 }
 
-// Browse lists a folder ("" is the caller's root) with its breadcrumbs.
+// Browse lists a folder ("" is the caller's root) with its breadcrumbs. Errors:
+// insufficient_scope (no drive:read), no_bound_user, feature_not_in_plan,
+// validation_failed (a list parameter, a folderID that is a file), not_found
+// (no such folder, or not shared with the caller, or in the trash).
 func (s *Service) Browse(ctx context.Context, p *app.Principal, folderID string, lp ListParams) (FolderContents, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return FolderContents{}, err
@@ -442,17 +480,23 @@ func (s *Service) Browse(ctx context.Context, p *app.Principal, folderID string,
 }
 
 // TrashList lists the caller's trash (the items they trashed, not their contents).
+// Errors: insufficient_scope (no drive:read), no_bound_user,
+// feature_not_in_plan, validation_failed (a list parameter).
 func (s *Service) TrashList(ctx context.Context, p *app.Principal, lp ListParams) (Listing, error) {
 	return s.list(ctx, p, ListTrash, lp, PermOwner)
 }
 
-// SharedWithMe lists the items shared with the caller by others.
+// SharedWithMe lists the items shared with the caller by others. Errors:
+// insufficient_scope (no drive:read), no_bound_user, feature_not_in_plan,
+// validation_failed (a list parameter).
 func (s *Service) SharedWithMe(ctx context.Context, p *app.Principal, lp ListParams) (Listing, error) {
 	return s.list(ctx, p, ListShared, lp, "")
 }
 
 // Favorites lists the caller's items marked favourite (ToggleFavorite), from
 // anywhere in their drive: not trashed, uploads confirmed; folders first.
+// Errors: insufficient_scope (no drive:read), no_bound_user,
+// feature_not_in_plan, validation_failed (a list parameter).
 func (s *Service) Favorites(ctx context.Context, p *app.Principal, lp ListParams) (Listing, error) {
 	return s.list(ctx, p, ListFavorites, lp, PermOwner)
 }
@@ -481,7 +525,12 @@ func (s *Service) list(ctx context.Context, p *app.Principal, kind string, lp Li
 // MoveOver is MoveTo that first puts item replaceID (the item the move
 // replaces; "" for none) in the trash, all in one transaction: when the move
 // is refused the replaced item stays where it was (WebDAV MOVE with
-// Overwrite: T).
+// Overwrite: T). Errors: insufficient_scope (no drive:write), no_bound_user,
+// feature_not_in_plan, validation_failed (the name, the target), not_found (no
+// such item, replaced item or target folder, or not shared with the caller),
+// forbidden (a replaced item or a moved one the caller does not own, an item or
+// target shared for viewing), conflict (a pending upload, an item in the trash,
+// a sibling of that name), locked (a lock the caller does not hold).
 func (s *Service) MoveOver(ctx context.Context, p *app.Principal, id, targetID, name, replaceID string) (File, error) {
 	return s.replacing(ctx, p, replaceID, func(ctx context.Context) (File, error) {
 		return s.MoveTo(ctx, p, id, targetID, name)
@@ -489,7 +538,13 @@ func (s *Service) MoveOver(ctx context.Context, p *app.Principal, id, targetID, 
 }
 
 // CopyOver is CopyTo that first puts item replaceID ("" for none) in the
-// trash, in one transaction (WebDAV COPY with Overwrite: T).
+// trash, in one transaction (WebDAV COPY with Overwrite: T). Errors:
+// insufficient_scope (no drive:write), no_bound_user, feature_not_in_plan,
+// validation_failed (the name, the target), not_found (no such item, replaced
+// item or target folder, or not shared with the caller), forbidden (a replaced
+// item the caller does not own, a target shared for viewing), conflict (a
+// pending upload or an item in the trash, a sibling of that name, no free
+// name), locked (a lock the caller does not hold), quota_exceeded.
 func (s *Service) CopyOver(ctx context.Context, p *app.Principal, id, targetID, name string, shallow bool, replaceID string) (File, error) {
 	return s.replacing(ctx, p, replaceID, func(ctx context.Context) (File, error) {
 		return s.CopyTo(ctx, p, id, targetID, name, shallow)
@@ -515,6 +570,12 @@ func (s *Service) replacing(ctx context.Context, p *app.Principal, replaceID str
 
 // MoveTo moves an item into targetID ("" is the root) under a new name in one
 // step (WebDAV MOVE): a rename when the folder stays, a move when the name does.
+// Errors: insufficient_scope (no drive:write), no_bound_user,
+// feature_not_in_plan, validation_failed (the name, the target), not_found (no
+// such item or target folder, or not shared with the caller), forbidden (a
+// moved item the caller does not own, an item or target shared for viewing),
+// conflict (a pending upload, an item in the trash, a sibling of that name),
+// locked (a lock the caller does not hold).
 func (s *Service) MoveTo(ctx context.Context, p *app.Principal, id, targetID, name string) (File, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return File{}, err
@@ -541,7 +602,12 @@ func (s *Service) MoveTo(ctx context.Context, p *app.Principal, id, targetID, na
 
 // CopyTo copies an item into targetID ("" is the root) as name (WebDAV COPY);
 // shallow copies a folder without its contents. Dead properties go with the
-// copied item.
+// copied item. Errors: validation_failed (the name, the target),
+// insufficient_scope (no drive:write), no_bound_user, feature_not_in_plan,
+// not_found (no such item or target folder, or not shared with the caller),
+// forbidden (a target shared for viewing), conflict (a pending upload or an
+// item in the trash, a sibling of that name, no free name), locked (a lock on
+// the target the caller does not hold), quota_exceeded.
 func (s *Service) CopyTo(ctx context.Context, p *app.Principal, id, targetID, name string, shallow bool) (File, error) {
 	name, err := CleanName("name", name)
 	if err != nil {

@@ -129,13 +129,21 @@ func lockedError(f File, l Lock) error {
 
 // Lock takes an exclusive lock of kind on an item the caller may edit (on a
 // folder it covers everything below it). Any live lock on the item, above it
-// or, for a folder, below it → locked.
+// or, for a folder, below it → locked. Errors: insufficient_scope (no
+// drive:write), no_bound_user, feature_not_in_plan, not_found (no such item, or
+// not shared with the caller), forbidden (an item shared for viewing), conflict
+// (a pending upload, an item in the trash), locked (a live lock on the item,
+// above it or below it).
 func (s *Service) Lock(ctx context.Context, p *app.Principal, fileID, kind, ownerInfo string, ttl time.Duration) (Lock, error) {
 	return s.LockWith(ctx, p, fileID, LockRequest{Kind: kind, OwnerInfo: ownerInfo, Deep: true, TTL: ttl})
 }
 
 // LockWith takes a lock as r describes. A shared lock coexists with other
-// shared locks only.
+// shared locks only. Errors: insufficient_scope (no drive:write),
+// no_bound_user, feature_not_in_plan, not_found (no such item, or not shared
+// with the caller), forbidden (an item shared for viewing), conflict (a pending
+// upload, an item in the trash), locked (a live lock on the item, above it or
+// below it that r cannot share).
 func (s *Service) LockWith(ctx context.Context, p *app.Principal, fileID string, r LockRequest) (Lock, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return Lock{}, err
@@ -180,7 +188,9 @@ func (s *Service) addLock(ctx context.Context, p *app.Principal, f File, r LockR
 }
 
 // RefreshLock extends a live lock of the caller's by ttl (see LockRequest.TTL);
-// an unknown, expired or foreign token → precondition_failed.
+// an unknown, expired or foreign token → precondition_failed. Errors:
+// insufficient_scope (no drive:write), no_bound_user, feature_not_in_plan,
+// precondition_failed (an unknown, expired or foreign token).
 func (s *Service) RefreshLock(ctx context.Context, p *app.Principal, token string, ttl time.Duration) (Lock, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return Lock{}, err
@@ -203,6 +213,10 @@ func (s *Service) RefreshLock(ctx context.Context, p *app.Principal, token strin
 // Unlock releases the lock token on fileID (or on a folder above it that the
 // lock covers; "" skips that check). The lock's owner or the item's owner may
 // release it; an unknown or expired token, or one on another item → conflict.
+// Errors: insufficient_scope (no drive:write), no_bound_user,
+// feature_not_in_plan, conflict (an unknown or expired token, a lock on another
+// item), not_found (the locked item is not the caller's to see), forbidden
+// (another user's lock on an item the caller does not own).
 func (s *Service) Unlock(ctx context.Context, p *app.Principal, fileID, token string) error {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return err
@@ -241,6 +255,9 @@ func (s *Service) Unlock(ctx context.Context, p *app.Principal, fileID, token st
 
 // LockOf returns the lock that covers an item the caller may see (one on the
 // item first, else a deep one on a folder above it); not_found when none.
+// Errors: insufficient_scope (no drive:read), no_bound_user,
+// feature_not_in_plan, not_found (no such item, or not shared with the caller;
+// no lock covers it).
 func (s *Service) LockOf(ctx context.Context, p *app.Principal, fileID string) (Lock, error) {
 	ls, err := s.Locks(ctx, p, fileID)
 	if err != nil {
@@ -253,7 +270,9 @@ func (s *Service) LockOf(ctx context.Context, p *app.Principal, fileID string) (
 }
 
 // Locks returns the live locks covering an item the caller may see: those on
-// the item first, then deep ones on the folders above it.
+// the item first, then deep ones on the folders above it. Errors:
+// insufficient_scope (no drive:read), no_bound_user, feature_not_in_plan,
+// not_found (no such item, or not shared with the caller).
 func (s *Service) Locks(ctx context.Context, p *app.Principal, fileID string) ([]Lock, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return nil, err
@@ -278,7 +297,8 @@ func (s *Service) Locks(ctx context.Context, p *app.Principal, fileID string) ([
 }
 
 // LocksOnItems returns the live locks held directly on items by item id, for
-// listings (the caller has listed the items, so may see them).
+// listings (the caller has listed the items, so may see them). Errors:
+// insufficient_scope (no drive:read), no_bound_user, feature_not_in_plan.
 func (s *Service) LocksOnItems(ctx context.Context, p *app.Principal, fileIDs []string) (map[string][]Lock, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return nil, err

@@ -19,7 +19,7 @@ const batch = 200
 // files go, trash and versions past their retention are purged, old tombstones
 // are forgotten, the SHA-1 and MD5 of contents stored without them are
 // computed and blobs nothing refers to any more are deleted. It returns a
-// summary of what it did.
+// summary of what it did. Errors: none of its own.
 func (s *Service) Maintain(ctx context.Context) (map[string]int, error) {
 	done := map[string]int{}
 	now := s.clock.Now()
@@ -51,7 +51,8 @@ func (s *Service) Maintain(ctx context.Context) (map[string]int, error) {
 	return done, nil
 }
 
-// Run calls Maintain at once and then every interval until ctx ends.
+// Run calls Maintain at once and then every interval until ctx ends. Errors:
+// none of its own.
 func (s *Service) Run(ctx context.Context, interval time.Duration) {
 	app.RunMaintenance(ctx, interval, s.log, "drive", s.Maintain)
 }

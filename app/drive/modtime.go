@@ -28,7 +28,8 @@ func CheckModifiedTime(field string, t time.Time) error {
 
 // SharedFolderTime is the modification time of the mount's virtual folder of
 // items shared with the caller: when the newest share with them was made,
-// else when their account was created.
+// else when their account was created. Errors: insufficient_scope (no
+// drive:read), no_bound_user, feature_not_in_plan.
 func (s *Service) SharedFolderTime(ctx context.Context, p *app.Principal) (time.Time, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return time.Time{}, err

@@ -47,7 +47,9 @@ type MountStore interface {
 // ResolvePath returns the live items along names below folder parentID (""
 // is the caller's own root), in path order: fewer than len(names) when one is
 // missing (the last one returned is then the deepest existing folder). Every
-// item carries the caller's permission.
+// item carries the caller's permission. Errors: insufficient_scope (no
+// drive:read), no_bound_user, feature_not_in_plan, not_found (no such folder
+// parentID, or not shared with the caller, or a file, pending or in the trash).
 func (s *Service) ResolvePath(ctx context.Context, p *app.Principal, parentID string, names []string) ([]File, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return nil, err
@@ -119,7 +121,10 @@ type ChildKey struct{ NameKey, ID string }
 // breadcrumbs, owner names or metadata, and no page limit, so that a folder
 // of 10,000 items lists in a few queries, each walking an index from where
 // the last stopped. The batches share one array: fn must not keep its slice
-// (or pointers into it) past its return.
+// (or pointers into it) past its return. Errors: insufficient_scope (no
+// drive:read), no_bound_user, feature_not_in_plan, not_found (no such folder,
+// or not shared with the caller, or pending or in the trash), conflict (a
+// file).
 func (s *Service) Children(ctx context.Context, p *app.Principal, folderID string, fn func([]File) error) error {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return err
@@ -165,7 +170,8 @@ func (s *Service) Children(ctx context.Context, p *app.Principal, folderID strin
 	return nil
 }
 
-// DeadProps returns the dead properties of items the caller has listed.
+// DeadProps returns the dead properties of items the caller has listed. Errors:
+// insufficient_scope (no drive:read), no_bound_user, feature_not_in_plan.
 func (s *Service) DeadProps(ctx context.Context, p *app.Principal, fileIDs []string) (map[string][]DeadProp, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return nil, err
@@ -175,7 +181,11 @@ func (s *Service) DeadProps(ctx context.Context, p *app.Principal, fileIDs []str
 
 // PropPatch stores and removes dead properties of an item the caller may edit.
 // A property name is at most 255 bytes, a value at most 64 KiB, and an item
-// carries at most 100 properties.
+// carries at most 100 properties. Errors: insufficient_scope (no drive:write),
+// no_bound_user, feature_not_in_plan, not_found (no such item, or not shared
+// with the caller), forbidden (an item shared for viewing), payload_too_large
+// (a name over 255 bytes, a value over 64 KiB, over 100 properties), locked (a
+// lock the caller does not hold).
 func (s *Service) PropPatch(ctx context.Context, p *app.Principal, fileID string, set, remove []DeadProp) error {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return err
@@ -209,6 +219,10 @@ func (s *Service) PropPatch(ctx context.Context, p *app.Principal, fileID string
 // SetModified sets the modification time of an item the caller may edit
 // (clients keep a file's time when they copy it in): its ModifiedAt, which
 // the mount serves as getlastmodified; UpdatedAt becomes now, like any change.
+// Errors: insufficient_scope (no drive:write), no_bound_user,
+// feature_not_in_plan, validation_failed (a time out of range), not_found (no
+// such item, or not shared with the caller), forbidden (an item shared for
+// viewing), locked (a lock the caller does not hold).
 func (s *Service) SetModified(ctx context.Context, p *app.Principal, fileID string, t time.Time) (File, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return File{}, err

@@ -46,7 +46,11 @@ type PresignedURL struct {
 
 // RequestUpload announces an upload: it returns a presigned PUT URL and the
 // file the bytes will become — a pending new file, or the existing file of that
-// name in the folder, which gains a version on confirmation.
+// name in the folder, which gains a version on confirmation. Errors:
+// insufficient_scope (no drive:write), no_bound_user, feature_not_in_plan,
+// validation_failed (the name, the size, a parent that is a file), not_found
+// (no such parent folder, or not shared with the caller), forbidden (a parent
+// shared for viewing), quota_exceeded, conflict (a folder of that name).
 func (s *Service) RequestUpload(ctx context.Context, p *app.Principal, req UploadRequest) (UploadTicket, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return UploadTicket{}, err
@@ -126,7 +130,9 @@ func (s *Service) RequestUpload(ctx context.Context, p *app.Principal, req Uploa
 // upload, its checks and the quota are read in the transaction that stores
 // it, on the writer's connection, whose pages stay cached (a reader's cache
 // starts empty after every commit). A larger one is checked before its first
-// byte is kept.
+// byte is kept. Errors: not_found (an unknown or expired upload),
+// validation_failed (another Content-Type or length than announced, more bytes
+// than announced), bad_request (fewer bytes than announced), quota_exceeded.
 func (s *Service) ReceiveUpload(ctx context.Context, ref, contentType string, contentLength int64, r io.Reader) (string, error) {
 	small := contentLength >= 0 && s.SmallContent(contentLength)
 	want := contentLength
@@ -210,7 +216,12 @@ func sameMediaType(a, b string) bool {
 }
 
 // Confirm completes a three-step upload: the bytes must have arrived; the file
-// becomes active (or gains a version) and visible.
+// becomes active (or gains a version) and visible. Errors: insufficient_scope
+// (no drive:write), no_bound_user, feature_not_in_plan, not_found (no such
+// item, or not shared with the caller), forbidden (a file shared for viewing),
+// conflict (no upload of the caller's waiting or no bytes arrived, a folder of
+// the name, a file in the trash or archived, a folder gone meanwhile), locked
+// (a lock the caller does not hold), quota_exceeded.
 func (s *Service) Confirm(ctx context.Context, p *app.Principal, fileID string) (File, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return File{}, err
@@ -281,7 +292,10 @@ func (s *Service) confirmable(ctx context.Context, p *app.Principal, id string) 
 	return f, err
 }
 
-// Download returns a presigned URL of the file's content.
+// Download returns a presigned URL of the file's content. Errors:
+// insufficient_scope (no drive:read), no_bound_user, feature_not_in_plan,
+// not_found (no such item, or not shared with the caller), conflict (a folder,
+// a pending upload, an archived file).
 func (s *Service) Download(ctx context.Context, p *app.Principal, id string) (PresignedURL, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return PresignedURL{}, err

@@ -156,7 +156,12 @@ func (s *Service) previewLimits() (cacheBytes, maxPixels int64) {
 
 // Thumbnail returns a presigned URL of a WebP thumbnail of an image the caller
 // may read, fitting a size×size square (64–512; 0: 256). It is made on first
-// request and cached by content hash.
+// request and cached by content hash. Errors: insufficient_scope (no
+// drive:read), no_bound_user, feature_not_in_plan, validation_failed (a size
+// outside 64–512, an image over the byte or pixel limit), not_found (no such
+// item, or not shared with the caller), no_preview (a folder, a type without
+// previews, no imaging on the server, an unreadable image), conflict (an
+// archived file, a file not active).
 func (s *Service) Thumbnail(ctx context.Context, p *app.Principal, id string, size int) (Thumbnail, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return Thumbnail{}, err
@@ -181,6 +186,10 @@ func (s *Service) Thumbnail(ctx context.Context, p *app.Principal, id string, si
 
 // CreatePreviewToken returns a single-use token (valid 5 minutes) that opens a
 // WebP preview of an image the caller may read, without other credentials.
+// Errors: insufficient_scope (no drive:read), no_bound_user,
+// feature_not_in_plan, not_found (no such item, or not shared with the caller),
+// no_preview (a folder, a type without previews), conflict (an archived file, a
+// file not active).
 func (s *Service) CreatePreviewToken(ctx context.Context, p *app.Principal, id string) (PreviewTicket, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return PreviewTicket{}, err
@@ -208,7 +217,11 @@ func (s *Service) CreatePreviewToken(ctx context.Context, p *app.Principal, id s
 
 // Preview consumes a preview token of file id and returns a presigned URL of
 // the file's WebP preview. An unknown, used or expired token → not_found, as
-// does a file its user can no longer see.
+// does a file its user can no longer see. Errors: not_found (an unknown, used
+// or expired token, a file its user can no longer see), no_preview (a folder, a
+// type without previews, no imaging on the server, an unreadable image),
+// conflict (an archived file, a file not active), validation_failed (an image
+// over the byte or pixel limit).
 func (s *Service) Preview(ctx context.Context, id, token string) (PresignedURL, error) {
 	gone := app.Errorf(app.ENotFound, "The preview token is unknown, already used or expired. Ask for a new one.")
 	if token == "" {

@@ -14,7 +14,11 @@ import (
 
 // Open returns the content of a file the caller may read, for doors that stream
 // it themselves (WebDAV GET). An archived file starts its restore and answers
-// unavailable with the seconds to wait: the client's retry reads it.
+// unavailable with the seconds to wait: the client's retry reads it. Errors:
+// insufficient_scope (no drive:read), no_bound_user, feature_not_in_plan,
+// not_found (no such item, or not shared with the caller), unavailable (an
+// archived file, being restored: Retry-After), conflict (a folder, a file not
+// active).
 func (s *Service) Open(ctx context.Context, p *app.Principal, id string) (File, io.ReadSeekCloser, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return File{}, nil, err

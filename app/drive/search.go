@@ -232,7 +232,11 @@ func (o Options) WithSearch(b SearchBackend) Options {
 // not in the trash.
 func (f File) Searchable() bool { return f.Status != StatusPending && f.TrashedAt == nil }
 
-// Search finds the caller's files and those shared with them.
+// Search finds the caller's files and those shared with them. Errors:
+// insufficient_scope (no drive:read), no_bound_user, feature_not_in_plan,
+// validation_failed (a parameter, a folder_id that is a file), not_found (no
+// such folder, or not shared with the caller), unavailable (no search
+// configured), index_rebuilding.
 func (s *Service) Search(ctx context.Context, p *app.Principal, sp SearchParams) (SearchResult, error) {
 	start := time.Now()
 	if err := check(p, app.ScopeDriveRead); err != nil {

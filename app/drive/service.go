@@ -158,7 +158,7 @@ func NewService(store Store, blobs Blobs, urls URLs, audit app.Auditor, outbox a
 	return s
 }
 
-// Options returns the effective options.
+// Options returns the effective options. Errors: none of its own.
 func (s *Service) Options() Options { return s.opts }
 
 // check verifies the caller may use the drive with scope.

@@ -160,7 +160,8 @@ func (o Options) WithPublicURL(u string) Options {
 	return o
 }
 
-// ShareLink returns the URL of the page of a link token.
+// ShareLink returns the URL of the page of a link token. Errors: none of its
+// own.
 func (s *Service) ShareLink(token string) string {
 	return s.opts.PublicURL + "/s/" + token
 }
@@ -361,7 +362,9 @@ func sameTime(a, b *time.Time) bool {
 }
 
 // ListShares lists an item's shares, expired ones included; its owner and
-// users it is shared with for editing may list them.
+// users it is shared with for editing may list them. Errors: insufficient_scope
+// (no drive:read), no_bound_user, feature_not_in_plan, not_found (no such item,
+// or not shared with the caller), forbidden (an item shared for viewing).
 func (s *Service) ListShares(ctx context.Context, p *app.Principal, fileID string) ([]ShareInfo, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return nil, err
@@ -382,7 +385,10 @@ func (s *Service) ListShares(ctx context.Context, p *app.Principal, fileID strin
 }
 
 // RevokeShare deletes a share of an item the caller owns; a revoked link
-// answers not_found from then on.
+// answers not_found from then on. Errors: insufficient_scope (no drive:write),
+// no_bound_user, feature_not_in_plan, not_found (no such item, or not shared
+// with the caller, no such share of it), forbidden (an item the caller does not
+// own).
 func (s *Service) RevokeShare(ctx context.Context, p *app.Principal, fileID, shareID string) error {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return err
@@ -536,7 +542,9 @@ func (s *Service) within(ctx context.Context, l sharedItem, id string) (File, er
 }
 
 // LinkInfo describes what a link shares; for a folder it lists the items of
-// the shared folder or of a folder inside it (q.FolderID).
+// the shared folder or of a folder inside it (q.FolderID). Errors: not_found
+// (an unknown, expired or revoked link, a folder outside the shared one),
+// validation_failed (a folder_id that is a file).
 func (s *Service) LinkInfo(ctx context.Context, token string, q LinkQuery) (SharedLink, error) {
 	l, err := s.link(ctx, token)
 	if err != nil {
@@ -596,7 +604,9 @@ func (s *Service) LinkInfo(ctx context.Context, token string, q LinkQuery) (Shar
 }
 
 // LinkDownload returns a presigned download URL of the shared file, or of a
-// file inside the shared folder (fileID).
+// file inside the shared folder (fileID). Errors: not_found (an unknown,
+// expired or revoked link, a file outside the shared folder), conflict (a
+// folder, an archived file).
 func (s *Service) LinkDownload(ctx context.Context, token, fileID string) (PresignedURL, error) {
 	l, err := s.link(ctx, token)
 	if err != nil {
@@ -611,7 +621,9 @@ func (s *Service) LinkDownload(ctx context.Context, token, fileID string) (Presi
 
 // LinkPreview returns a presigned URL that shows the file in the browser;
 // only types safe to show inline (images but SVG, audio, video, PDF, plain
-// text) have one, others answer conflict.
+// text) have one, others answer conflict. Errors: not_found (an unknown,
+// expired or revoked link, a file outside the shared folder), conflict (a type
+// not safe to show inline, a folder, an archived file).
 func (s *Service) LinkPreview(ctx context.Context, token, fileID string) (PresignedURL, error) {
 	l, err := s.link(ctx, token)
 	if err != nil {
@@ -639,6 +651,9 @@ func textFile(f File) error {
 }
 
 // LinkContent returns the text of a shared text file (at most MaxLinkText bytes of UTF-8).
+// Errors: not_found (an unknown, expired or revoked link), conflict (a folder,
+// not a text file, not UTF-8, an archived file), payload_too_large (over
+// MaxLinkText).
 func (s *Service) LinkContent(ctx context.Context, token string) (string, error) {
 	l, err := s.link(ctx, token)
 	if err != nil {
@@ -670,7 +685,10 @@ func (s *Service) LinkContent(ctx context.Context, token string) (string, error)
 
 // LinkWriteContent replaces the text of a file shared by an edit link: a new
 // version by the link's creator, within the organisation's quota, through the
-// same path as every other door (drive.file.updated).
+// same path as every other door (drive.file.updated). Errors: not_found (an
+// unknown, expired or revoked link), forbidden (a view link), conflict (a
+// folder, not a text file, a file in the trash or archived), payload_too_large
+// (over MaxLinkText), locked (a lock the caller does not hold), quota_exceeded.
 func (s *Service) LinkWriteContent(ctx context.Context, token, text string) (File, error) {
 	l, err := s.link(ctx, token)
 	if err != nil {

@@ -225,6 +225,9 @@ func (s *Service) expired(c syncCursor, pruned int64) error {
 // default): without a cursor a full snapshot starts. While has_more is true the
 // client calls again with the returned cursor; the last page's cursor is the
 // one to store and to commit. The call registers deviceID (last_seen_at).
+// Errors: insufficient_scope (no drive:read), no_bound_user,
+// feature_not_in_plan, validation_failed (the device id, the limit),
+// invalid_cursor, cursor_expired.
 func (s *Service) Delta(ctx context.Context, p *app.Principal, deviceID, cursor string, limit int) (DeltaPage, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return DeltaPage{}, err
@@ -278,7 +281,9 @@ func (s *Service) Delta(ctx context.Context, p *app.Principal, deviceID, cursor 
 	return page, nil
 }
 
-// SyncCommit records that deviceID has applied everything up to cursor.
+// SyncCommit records that deviceID has applied everything up to cursor. Errors:
+// insufficient_scope (no drive:read), no_bound_user, feature_not_in_plan,
+// validation_failed (the device id, no cursor), invalid_cursor, cursor_expired.
 func (s *Service) SyncCommit(ctx context.Context, p *app.Principal, deviceID, cursor string) (DeviceStatus, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return DeviceStatus{}, err
@@ -307,7 +312,10 @@ func (s *Service) SyncCommit(ctx context.Context, p *app.Principal, deviceID, cu
 }
 
 // SyncStatus returns a device's committed cursor and how many changes it has not
-// applied; a device that never called sync/delta is not_found.
+// applied; a device that never called sync/delta is not_found. Errors:
+// insufficient_scope (no drive:read), no_bound_user, feature_not_in_plan,
+// validation_failed (the device id), not_found (a device that never called
+// Delta).
 func (s *Service) SyncStatus(ctx context.Context, p *app.Principal, deviceID string) (DeviceStatus, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return DeviceStatus{}, err
@@ -343,7 +351,8 @@ func (s *Service) syncStatus(ctx context.Context, p *app.Principal, deviceID str
 	return DeviceStatus{DeviceID: d.DeviceID, Cursor: d.Cursor, CommittedAt: d.CommittedAt, PendingChanges: n}, nil
 }
 
-// Devices lists the caller's sync devices.
+// Devices lists the caller's sync devices. Errors: insufficient_scope (no
+// drive:read), no_bound_user, feature_not_in_plan.
 func (s *Service) Devices(ctx context.Context, p *app.Principal) ([]Device, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return nil, err
@@ -353,6 +362,9 @@ func (s *Service) Devices(ctx context.Context, p *app.Principal) ([]Device, erro
 
 // SyncFile returns one of the caller's own items in delta-item shape (trashed:
 // deleted). Items of others — shared with the caller or not — are not_found.
+// Errors: insufficient_scope (no drive:read), no_bound_user,
+// feature_not_in_plan, not_found (no such item of the caller's own, or a
+// pending upload).
 func (s *Service) SyncFile(ctx context.Context, p *app.Principal, id string) (DeltaItem, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return DeltaItem{}, err

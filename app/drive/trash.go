@@ -11,7 +11,10 @@ import (
 	"atrium/app"
 )
 
-// Trash moves an item (and what is in it) to the trash.
+// Trash moves an item (and what is in it) to the trash. Errors:
+// insufficient_scope (no drive:write), no_bound_user, feature_not_in_plan,
+// not_found (no such item, or not shared with the caller), forbidden (an item
+// the caller does not own), locked (a lock the caller does not hold).
 func (s *Service) Trash(ctx context.Context, p *app.Principal, id string) error {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return err
@@ -73,7 +76,11 @@ func kind(f File) string {
 }
 
 // Restore brings a trashed item back into its folder, or the root when that
-// folder is gone or trashed; a taken name gets a number.
+// folder is gone or trashed; a taken name gets a number. Errors:
+// insufficient_scope (no drive:write), no_bound_user, feature_not_in_plan,
+// not_found (no such item, or not shared with the caller), forbidden (an item
+// the caller does not own), conflict (an item not in the trash or trashed with
+// its folder, no free name).
 func (s *Service) Restore(ctx context.Context, p *app.Principal, id string) (File, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return File{}, err
@@ -128,6 +135,10 @@ func (s *Service) Restore(ctx context.Context, p *app.Principal, id string) (Fil
 }
 
 // Delete removes an item and everything in it for good, in the trash or not.
+// Errors: insufficient_scope (no drive:write), no_bound_user,
+// feature_not_in_plan, not_found (no such item, or not shared with the caller),
+// forbidden (an item the caller does not own), locked (a lock the caller does
+// not hold).
 func (s *Service) Delete(ctx context.Context, p *app.Principal, id string) error {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return err
@@ -150,7 +161,8 @@ func (s *Service) Delete(ctx context.Context, p *app.Principal, id string) error
 	})
 }
 
-// EmptyTrash deletes everything in the caller's trash for good.
+// EmptyTrash deletes everything in the caller's trash for good. Errors:
+// insufficient_scope (no drive:write), no_bound_user, feature_not_in_plan.
 func (s *Service) EmptyTrash(ctx context.Context, p *app.Principal) error {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return err
@@ -183,7 +195,8 @@ func (s *Service) EmptyTrash(ctx context.Context, p *app.Principal) error {
 // are freed by the collector after its grace period, their unfinished TUS
 // bytes at the next upload sweep, and search forgets them when it reads the
 // organization.user.deleted event. No drive.file.deleted event is emitted per
-// item: organization.user.deleted says it for all of them.
+// item: organization.user.deleted says it for all of them. Errors: none of its
+// own.
 func (s *Service) DeleteUserData(ctx context.Context, orgID, userID string) error {
 	// The orphans are marked now: the collector judges them only after the
 	// grace period, long after this transaction commits (as for purge).

@@ -103,7 +103,8 @@ type TusResolution struct {
 	File     File   `json:"file" doc:"The resulting file: the new file or version, or for skip the existing item."`
 }
 
-// MaxTusBytes is the largest resumable upload (the upload cap).
+// MaxTusBytes is the largest resumable upload (the upload cap). Errors: none of
+// its own.
 func (s *Service) MaxTusBytes() int64 { return s.opts.MaxUploadBytes }
 
 // tusParentField is where a TUS client names the upload's folder, as an
@@ -112,7 +113,13 @@ const tusParentField = "header.Upload-Metadata.parent_id"
 
 // CreateTusUpload starts a resumable upload into the caller's folder (or one
 // shared with edit permission): the name must be valid, the folder live and,
-// when the length is known, the quota must hold it.
+// when the length is known, the quota must hold it. Errors: insufficient_scope
+// (no drive:write), no_bound_user, feature_not_in_plan, validation_failed (no
+// name or an invalid one, a negative length, a parent that is a file),
+// payload_too_large (over MaxTusBytes), not_found (no such parent folder, or
+// not shared with the caller), forbidden (a parent shared for viewing),
+// quota_exceeded, locked (a lock on the folder, for a creation with its
+// content).
 func (s *Service) CreateTusUpload(ctx context.Context, p *app.Principal, req TusCreate) (TusUpload, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return TusUpload{}, err
@@ -169,7 +176,9 @@ func (s *Service) CreateTusUpload(ctx context.Context, p *app.Principal, req Tus
 // an expired one, is not_found. An upload this process created and no request
 // read since is returned as it was created, without a read of the database:
 // a client sends its bytes right after creating it, and each change of an
-// upload reads it again in its transaction.
+// upload reads it again in its transaction. Errors: insufficient_scope (no
+// drive:read), no_bound_user, feature_not_in_plan, not_found (no such upload of
+// the caller's, or an expired one).
 func (s *Service) TusUpload(ctx context.Context, p *app.Principal, id string) (TusUpload, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return TusUpload{}, err
@@ -253,6 +262,8 @@ func (s *Service) ownTusUpload(ctx context.Context, p *app.Principal, id string)
 }
 
 // TusRoom returns how many bytes the caller's organisation may still store.
+// Errors: insufficient_scope (no drive:write), no_bound_user,
+// feature_not_in_plan.
 func (s *Service) TusRoom(ctx context.Context, p *app.Principal) (int64, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return 0, err
@@ -273,7 +284,10 @@ func QuotaError(room int64) error {
 }
 
 // TusProgress records that the upload's durable bytes now end at offset, with
-// the hash state after them; the upload's expiry moves UploadTTL ahead.
+// the hash state after them; the upload's expiry moves UploadTTL ahead. Errors:
+// insufficient_scope (no drive:write), no_bound_user, feature_not_in_plan,
+// not_found (no such upload of the caller's, or an expired one), conflict (a
+// complete upload).
 func (s *Service) TusProgress(ctx context.Context, p *app.Principal, id string, offset int64, hashState []byte) (TusUpload, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return TusUpload{}, err
@@ -299,6 +313,10 @@ func (s *Service) TusProgress(ctx context.Context, p *app.Principal, id string, 
 }
 
 // TusDeclareLength sets the length of an upload created with a deferred length.
+// Errors: insufficient_scope (no drive:write), no_bound_user,
+// feature_not_in_plan, payload_too_large (over MaxTusBytes), quota_exceeded,
+// not_found (no such upload of the caller's, or an expired one),
+// validation_failed (a length known already, or below the bytes received).
 func (s *Service) TusDeclareLength(ctx context.Context, p *app.Principal, id string, length int64) (TusUpload, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return TusUpload{}, err
@@ -339,7 +357,11 @@ func (s *Service) TusDeclareLength(ctx context.Context, p *app.Principal, id str
 // state for ResolveTusUpload, keeping the blob referenced. When put fails
 // nothing changes (the caller keeps its bytes and may try again); when
 // completion fails after it, the upload is dropped and its blob left to the
-// collector.
+// collector. Errors: insufficient_scope (no drive:write), no_bound_user,
+// feature_not_in_plan, not_found (no such upload of the caller's, or an expired
+// one, no such parent folder), validation_failed (a parent that is a file),
+// forbidden (a parent shared for viewing), conflict (a folder gone meanwhile),
+// locked (a lock on the folder), quota_exceeded.
 func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, hash string, size int64, small []byte, put func() error) (TusUpload, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return TusUpload{}, err
@@ -535,6 +557,12 @@ func (s *Service) tusNewFile(ctx context.Context, p *app.Principal, owner, paren
 // overwrite makes it a new version of the existing file. When the conflicting
 // item is gone meanwhile, the upload becomes a file of its own name whatever
 // the strategy. An upload not in conflict → conflict; another user's → not_found.
+// Errors: insufficient_scope (no drive:write), no_bound_user,
+// feature_not_in_plan, validation_failed (the strategy, a parent that is a
+// file), not_found (no such upload of the caller's, or an expired one, no such
+// parent folder), conflict (an upload not in conflict, overwrite of a folder or
+// an archived file, no free name, a folder gone meanwhile), forbidden (a parent
+// shared for viewing), locked (a lock on the file or folder), quota_exceeded.
 func (s *Service) ResolveTusUpload(ctx context.Context, p *app.Principal, id, strategy string) (TusResolution, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return TusResolution{}, err
@@ -600,7 +628,9 @@ func (s *Service) ResolveTusUpload(ctx context.Context, p *app.Principal, id, st
 
 // TerminateTusUpload drops one of the caller's uploads (tus termination); an
 // upload in conflict releases its blob. It returns the dropped upload so the
-// door can remove its partial bytes.
+// door can remove its partial bytes. Errors: insufficient_scope (no
+// drive:write), no_bound_user, feature_not_in_plan, not_found (no such upload
+// of the caller's, or an expired one).
 func (s *Service) TerminateTusUpload(ctx context.Context, p *app.Principal, id string) (TusUpload, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return TusUpload{}, err
@@ -622,7 +652,7 @@ func (s *Service) TerminateTusUpload(ctx context.Context, p *app.Principal, id s
 
 // TusUploadsKnown returns which of ids are uploads that exist: the bytes of
 // the others (their user was deleted, or the server stopped between dropping
-// a row and its file) are free to go.
+// a row and its file) are free to go. Errors: none of its own.
 func (s *Service) TusUploadsKnown(ctx context.Context, ids []string) (map[string]bool, error) {
 	return s.store.TusUploadsKnown(ctx, ids)
 }
@@ -630,7 +660,7 @@ func (s *Service) TusUploadsKnown(ctx context.Context, ids []string) (map[string
 // ExpireTusUploads drops the uploads abandoned longer than UploadTTL: remove
 // frees each one's partial bytes first (a missing file is no error), then the
 // rows go and the blobs of expired conflicts are left to the collector. It
-// returns how many went.
+// returns how many went. Errors: none of its own.
 func (s *Service) ExpireTusUploads(ctx context.Context, remove func(TusUpload) error) (int, error) {
 	total := 0
 	now := s.clock.Now()

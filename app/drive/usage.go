@@ -11,6 +11,8 @@ import (
 )
 
 // Storage returns the organisation's usage against its quota, and the caller's.
+// Errors: insufficient_scope (no drive:read), no_bound_user,
+// feature_not_in_plan.
 func (s *Service) Storage(ctx context.Context, p *app.Principal) (Usage, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return Usage{}, err
@@ -32,6 +34,8 @@ func (s *Service) Storage(ctx context.Context, p *app.Principal) (Usage, error) 
 }
 
 // StorageBreakdown returns the caller's storage by mime group and their largest files.
+// Errors: insufficient_scope (no drive:read), no_bound_user,
+// feature_not_in_plan.
 func (s *Service) StorageBreakdown(ctx context.Context, p *app.Principal) (Breakdown, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return Breakdown{}, err

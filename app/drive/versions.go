@@ -43,7 +43,9 @@ func (s *Service) pruneVersions(ctx context.Context, f *File, keep int, cutoff t
 	return len(drop), s.store.AddUsage(ctx, f.OrgID, f.OwnerID, f.MimeGroup, -freed, 0)
 }
 
-// Versions lists a file's versions, the newest first.
+// Versions lists a file's versions, the newest first. Errors:
+// insufficient_scope (no drive:read), no_bound_user, feature_not_in_plan,
+// not_found (no such item, or not shared with the caller).
 func (s *Service) Versions(ctx context.Context, p *app.Principal, id string) ([]Version, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return nil, err
@@ -75,7 +77,12 @@ func (s *Service) version(ctx context.Context, f File, versionID string) (Versio
 	return Version{}, app.Errorf(app.ENotFound, "The file has no version %s.", versionID)
 }
 
-// RestoreVersion makes an old version's content the new head version.
+// RestoreVersion makes an old version's content the new head version. Errors:
+// insufficient_scope (no drive:write), no_bound_user, feature_not_in_plan,
+// not_found (no such item, or not shared with the caller, no such version),
+// forbidden (a file shared for viewing), conflict (a pending upload, a file in
+// the trash or archived), locked (a lock the caller does not hold),
+// quota_exceeded.
 func (s *Service) RestoreVersion(ctx context.Context, p *app.Principal, id, versionID string) (File, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return File{}, err
@@ -110,7 +117,10 @@ func (s *Service) RestoreVersion(ctx context.Context, p *app.Principal, id, vers
 	return out, nil
 }
 
-// DownloadVersion returns a presigned URL of one version's content.
+// DownloadVersion returns a presigned URL of one version's content. Errors:
+// insufficient_scope (no drive:read), no_bound_user, feature_not_in_plan,
+// not_found (no such item, or not shared with the caller, no such version),
+// conflict (a folder, a pending upload, an archived file).
 func (s *Service) DownloadVersion(ctx context.Context, p *app.Principal, id, versionID string) (PresignedURL, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return PresignedURL{}, err

@@ -123,7 +123,9 @@ func (s *Service) sessionFile(ctx context.Context, es *EditorSession, write bool
 	return f, editable(f)
 }
 
-// WOPICheckFileInfo describes the session's file to the editor.
+// WOPICheckFileInfo describes the session's file to the editor. Errors:
+// not_found (the file is gone or the user can no longer see it), conflict (a
+// folder, an item in the trash, a pending upload, an archived file).
 func (s *Service) WOPICheckFileInfo(ctx context.Context, es *EditorSession) (WOPIFileInfo, error) {
 	f, err := s.sessionFile(ctx, es, false)
 	if err != nil {
@@ -161,7 +163,10 @@ func origin(publicURL string) string {
 	return u.Scheme + "://" + u.Host
 }
 
-// WOPIOpen returns the content of the session's file (GetFile).
+// WOPIOpen returns the content of the session's file (GetFile). Errors:
+// not_found (the file is gone or the user can no longer see it), conflict (a
+// folder, an item in the trash, a pending upload, an archived file, a file not
+// active).
 func (s *Service) WOPIOpen(ctx context.Context, es *EditorSession) (File, io.ReadSeekCloser, error) {
 	f, err := s.sessionFile(ctx, es, false)
 	if err != nil {
@@ -208,7 +213,10 @@ func checkWOPILock(lock string) error {
 }
 
 // WOPIGetLock returns the file's editor lock id, "" when it is unlocked; a
-// file locked by another client → LockMismatch with an empty id.
+// file locked by another client → LockMismatch with an empty id. Errors:
+// not_found (the file is gone or the user can no longer see it), conflict (a
+// folder, an item in the trash, a pending upload, an archived file), locked
+// (another client's lock).
 func (s *Service) WOPIGetLock(ctx context.Context, es *EditorSession) (string, error) {
 	if _, err := s.sessionFile(ctx, es, false); err != nil {
 		return "", err
@@ -230,6 +238,11 @@ func (s *Service) WOPIGetLock(ctx context.Context, es *EditorSession) (string, e
 // unlocked file is locked for 30 minutes; the same id refreshes the lock;
 // another id, or another client's lock → LockMismatch. With oldLock it is
 // UnlockAndRelock: the lock oldLock is replaced by lock, else LockMismatch.
+// Errors: bad_request (a lock id empty or over 1024 bytes), forbidden (a
+// view-only session or share), not_found (the file is gone or the user can no
+// longer see it), conflict (a folder, an item in the trash, a pending upload,
+// an archived file, oldLock on an unlocked file), locked (another editor
+// session's or client's lock).
 func (s *Service) WOPILock(ctx context.Context, es *EditorSession, lock, oldLock string) error {
 	if err := checkWOPILock(lock); err != nil {
 		return err
@@ -267,7 +280,11 @@ func (s *Service) WOPILock(ctx context.Context, es *EditorSession, lock, oldLock
 }
 
 // WOPIRefreshLock extends the editor lock lock by 30 minutes; another or no
-// lock → LockMismatch.
+// lock → LockMismatch. Errors: bad_request (a lock id empty or over 1024
+// bytes), forbidden (a view-only session or share), not_found (the file is gone
+// or the user can no longer see it), conflict (a folder, an item in the trash,
+// a pending upload, an archived file, an unlocked file), locked (another editor
+// session's or client's lock).
 func (s *Service) WOPIRefreshLock(ctx context.Context, es *EditorSession, lock string) error {
 	if err := checkWOPILock(lock); err != nil {
 		return err
@@ -289,7 +306,11 @@ func (s *Service) WOPIRefreshLock(ctx context.Context, es *EditorSession, lock s
 }
 
 // WOPIUnlock releases the editor lock lock, ending the edit session; another
-// or no lock → LockMismatch.
+// or no lock → LockMismatch. Errors: bad_request (a lock id empty or over 1024
+// bytes), forbidden (a view-only session or share), not_found (the file is gone
+// or the user can no longer see it), conflict (a folder, an item in the trash,
+// a pending upload, an archived file, an unlocked file), locked (another editor
+// session's or client's lock).
 func (s *Service) WOPIUnlock(ctx context.Context, es *EditorSession, lock string) error {
 	if err := checkWOPILock(lock); err != nil {
 		return err
@@ -328,7 +349,13 @@ type WOPIPut struct {
 // WOPIPutFile stores a new version of the session's file through Put (quota,
 // versions, events, sync feed; a version records its author, the audit log
 // does not). The file must be locked with w.Lock
-// (LockMismatch otherwise), or be unlocked and empty (a new document).
+// (LockMismatch otherwise), or be unlocked and empty (a new document). Errors:
+// forbidden (a view-only session or share), not_found (the file is gone or the
+// user can no longer see it), conflict (a folder, an item in the trash, a
+// pending upload, an archived file, an unlocked file that is not empty, a file
+// changed since LoadedAt), locked (another editor session's or client's lock),
+// quota_exceeded, payload_too_large (over the upload cap), bad_request (an
+// incomplete body).
 func (s *Service) WOPIPutFile(ctx context.Context, es *EditorSession, w WOPIPut) (File, error) {
 	f, err := s.sessionFile(ctx, es, true)
 	if err != nil {
@@ -371,7 +398,13 @@ type WOPIRelative struct {
 // caller's root when they may not add to that folder) and returns it with an
 // access token for it. A suggested name is made free ("name (1).ext"); an
 // exact name that is taken → RelativeTargetTaken unless Overwrite, and a
-// locked one → LockMismatch. Not through shared links (forbidden).
+// locked one → LockMismatch. Not through shared links (forbidden). Errors:
+// forbidden (a shared-link or view-only session), not_found (the file is gone
+// or the user can no longer see it), conflict (a folder, an item in the trash,
+// a pending upload, an archived file, an exact name that is taken without
+// Overwrite, no free name), validation_failed (the name), locked (a lock on the
+// target), quota_exceeded, payload_too_large (over the upload cap), bad_request
+// (an incomplete body).
 func (s *Service) WOPIPutRelativeFile(ctx context.Context, es *EditorSession, r WOPIRelative) (File, string, error) {
 	if es.Guest {
 		return File{}, "", app.Errorf(app.EForbidden, "A shared-link session cannot save other files.")

@@ -46,7 +46,9 @@ type WOPIProof struct {
 // checked. With one, a request that is unsigned, signed by another key, or
 // signed more than 20 minutes ago is refused; when the signature does not
 // match, the discovery is fetched again once (the editor's key may have been
-// replaced) before refusing.
+// replaced) before refusing. Errors: editor_unavailable (no access-token key),
+// unavailable (the editor's discovery cannot be had), forbidden (an unsigned
+// request, a bad or stale signature).
 func (s *Service) VerifyWOPIProof(ctx context.Context, pr WOPIProof) error {
 	if s.editor.disc == nil || s.opts.Editor.SkipProof {
 		return nil

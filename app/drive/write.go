@@ -88,7 +88,7 @@ func (c content) withDigests(d Digests) content {
 // SmallContent reports whether a content of size bytes is small: kept with
 // the transaction that commits its reference (Options.SmallBytes) rather than
 // as an object of the blob store. A door that holds a whole content asks it
-// before handing the bytes over (CompleteTusUpload).
+// before handing the bytes over (CompleteTusUpload). Errors: none of its own.
 func (s *Service) SmallContent(size int64) bool {
 	return s.opts.SmallBytes > 0 && size >= 0 && size <= s.opts.SmallBytes
 }
@@ -428,7 +428,16 @@ type PutRequest struct {
 // Put stores the body and makes it the content of the named file in the folder:
 // a new version when it exists, a new file otherwise. The quota is checked
 // before the bytes are read (when the size is known) and before they are kept.
-// It returns the file and whether it was created.
+// It returns the file and whether it was created. An error of req.Check is
+// returned as it is. Errors: insufficient_scope (no drive:write),
+// no_bound_user, feature_not_in_plan, validation_failed (the name, a
+// modification time out of range, a parent that is a file), not_found (no such
+// file or parent folder, or not shared with the caller), forbidden (a file or
+// folder shared for viewing), conflict (a folder at FileID or at the name, a
+// file in the trash or archived, a folder gone meanwhile, a missing folder on
+// req.Folder), locked (a lock the caller does not hold), quota_exceeded,
+// payload_too_large (over MaxBytes), bad_request (an incomplete body, a
+// checksum that does not match).
 func (s *Service) Put(ctx context.Context, p *app.Principal, req PutRequest) (File, bool, error) {
 	return s.put(ctx, p, req, nil)
 }
@@ -640,6 +649,13 @@ func (s *Service) liveItem(ctx context.Context, owner, parentID, name string) (*
 // an unmapped URL): when there is none it is created empty (Put) and locked
 // in the same transaction, so that a refused lock leaves no file, event or
 // tombstone behind. It returns the item, the lock and whether it was created.
+// An error of req.Check is returned as it is. Errors: insufficient_scope (no
+// drive:write), no_bound_user, feature_not_in_plan, validation_failed (the
+// name, a parent that is a file), not_found (no such parent folder, or not
+// shared with the caller), forbidden (a folder shared for viewing), conflict (a
+// missing folder on req.Folder, a folder gone meanwhile, an item pending or in
+// the trash), locked (a lock on the folder or the item the caller does not
+// hold, or one that r cannot share).
 func (s *Service) PutLocked(ctx context.Context, p *app.Principal, req PutRequest, r LockRequest) (File, Lock, bool, error) {
 	var l Lock
 	req.Size, req.Body, req.FileID, req.keepExisting = 0, strings.NewReader(""), "", true

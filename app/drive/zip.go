@@ -64,7 +64,10 @@ func (z *FolderZip) Entries() int { return len(z.entries) }
 // above). The archive holds the folder's live items under the folder's name;
 // trashed and unconfirmed items are left out, and so are archived files (a
 // note file lists them). More than MaxZipEntries items → validation_failed; a
-// file, or a folder in the trash → conflict.
+// file, or a folder in the trash → conflict. Errors: insufficient_scope (no
+// drive:read), no_bound_user, feature_not_in_plan, not_found (no such item, or
+// not shared with the caller), conflict (a file, a folder in the trash),
+// validation_failed (over MaxZipEntries items).
 func (s *Service) DownloadFolderZip(ctx context.Context, p *app.Principal, id string) (*FolderZip, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return nil, err
@@ -78,7 +81,9 @@ func (s *Service) DownloadFolderZip(ctx context.Context, p *app.Principal, id st
 
 // LinkFolderZip prepares the ZIP of a folder shared by a link: the shared
 // folder itself (folderID "") or a folder inside it, with the rules of
-// DownloadFolderZip.
+// DownloadFolderZip. Errors: not_found (an unknown, expired or revoked link, a
+// folder outside the shared one), conflict (a file), validation_failed (over
+// MaxZipEntries items).
 func (s *Service) LinkFolderZip(ctx context.Context, token, folderID string) (*FolderZip, error) {
 	l, err := s.link(ctx, token)
 	if err != nil {
