@@ -194,10 +194,12 @@ func (s *Service) info(sh Share, u *ShareUser, t *ShareTeam) ShareInfo {
 // request), with the whole organisation, or by a new link. A second share
 // with the same user, team or organisation changes its permission and expiry.
 // It emits drive.share.created and records share.created (share.updated for
-// a change). Errors: validation_failed (no or several recipients, a user who
-// is not an active user of the organisation, a past expiry), not_found (the
-// item, or a team the organisation does not have), forbidden (an item shared
-// with the caller), conflict (a pending upload, an item in the trash).
+// a change). Errors: insufficient_scope (no drive:write), no_bound_user,
+// feature_not_in_plan, validation_failed (no or several recipients, a user who
+// is not an active user of the organisation or is the owner, a permission
+// other than view or edit, a past expiry), not_found (the item, or a team the
+// organisation does not have), forbidden (an item shared with the caller),
+// conflict (a pending upload, an item in the trash).
 func (s *Service) CreateShare(ctx context.Context, p *app.Principal, fileID string, req ShareRequest) (ShareInfo, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return ShareInfo{}, err
@@ -329,7 +331,8 @@ func (s *Service) CreateShare(ctx context.Context, p *app.Principal, fileID stri
 }
 
 // ShareTeams lists the teams of the caller's organisation, by name: those an
-// item can be shared with. Errors: forbidden, feature_not_in_plan.
+// item can be shared with. Errors: insufficient_scope (no drive:read),
+// no_bound_user, feature_not_in_plan.
 func (s *Service) ShareTeams(ctx context.Context, p *app.Principal) ([]ShareTeam, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return nil, err
@@ -339,8 +342,8 @@ func (s *Service) ShareTeams(ctx context.Context, p *app.Principal) ([]ShareTeam
 
 // TeamShares lists what is shared with a team of the caller's organisation
 // (items in the trash left out), the newest share first; for the
-// organisation's admins. Errors: forbidden, not_found (a team of another
-// organisation).
+// organisation's admins. Errors: insufficient_scope (no admin:access),
+// not_found (a team of another organisation).
 func (s *Service) TeamShares(ctx context.Context, p *app.Principal, teamID string) ([]TeamShare, error) {
 	if err := p.Require(app.ScopeAdmin); err != nil {
 		return nil, err
