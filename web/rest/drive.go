@@ -184,7 +184,7 @@ func registerDrive(api huma.API, d Deps) {
 	cp := op(http.MethodPost, "/drive/{file_id}/copy", "copyFile", "Copy a file or folder", tag, write)
 	cp.Description = "Copies a file, or a folder with everything in it, into `target_folder_id` (default: beside the original). A taken name gets a number: `name (1).ext`. Content is shared, not duplicated, but counts towards the quota."
 	cp = lockable(cp)
-	huma.Register(api, errs(cp, nf, http.StatusInsufficientStorage), func(ctx context.Context, in *struct {
+	huma.Register(api, errs(cp, nf, http.StatusConflict, http.StatusInsufficientStorage), func(ctx context.Context, in *struct {
 		FilePath
 		TargetFolderID string `query:"target_folder_id" maxLength:"200" doc:"Target folder."`
 	}) (*body[drive.File], error) {
@@ -196,7 +196,7 @@ func registerDrive(api huma.API, d Deps) {
 			f, err := s.ToggleFavorite(ctx, principal(ctx), in.FileID)
 			return out(f), err
 		})
-	huma.Register(api, errs(lockable(status(op(http.MethodPatch, "/drive/{file_id}/metadata", "updateFileMetadata", "Update description, tags and custom fields", tag, write), http.StatusOK)), nf),
+	huma.Register(api, errs(lockable(status(op(http.MethodPatch, "/drive/{file_id}/metadata", "updateFileMetadata", "Update description, tags and custom fields", tag, write), http.StatusOK)), nf, http.StatusConflict),
 		func(ctx context.Context, in *struct {
 			FilePath
 			Body FileMetadataUpdate

@@ -56,7 +56,7 @@ func registerDriveEditor(api huma.API, d Deps) {
 
 	cd := op(http.MethodPost, "/drive/create-document", "createDocument", "Create an empty document and open it in the editor", tag, write)
 	cd.Description = "Creates an empty office document — `odt` (text), `ods` (spreadsheet), `odp` (presentation) or `docx` — in `parent_id` (default the root), as a new file through the normal upload path (quota, versions, `drive.file.created`), and opens an editing session of it (201 EditSessionResponse, with the created FileItem in `file`). Without an editor configured, or one that cannot edit the type, nothing is created → 501 `editor_unavailable`. A name whose extension contradicts `type` → 422." + editSessionDoc
-	huma.Register(api, errs(cd, nf, conflict, unimpl, unavail, http.StatusInsufficientStorage), func(ctx context.Context, in *struct {
+	huma.Register(api, errs(cd, nf, conflict, http.StatusLocked, unimpl, unavail, http.StatusInsufficientStorage), func(ctx context.Context, in *struct {
 		Body CreateDocumentRequest
 	}) (*body[drive.EditSession], error) {
 		b := in.Body
@@ -67,7 +67,7 @@ func registerDriveEditor(api huma.API, d Deps) {
 
 	odf := op(http.MethodPost, "/drive/{file_id}/save-as-odf", "saveAsOdf", "Save a copy as an open document", tag, write)
 	odf.Description = "Converts a Word, Excel or PowerPoint document (docx, doc, xlsx, xls, pptx, ppt and their macro/template variants, rtf) to its open-document equivalent (odt, ods, odp) with LibreOffice (`soffice --headless`, at most 2 minutes by default) and stores the result as a new file beside the original — in your root when the original is shared with you and you may not add to its folder — named like the original with the new extension (`report.odt`, or `report (1).odt` when taken); returns it (201 FileItem). The original is unchanged. Already an open document, a folder or another type → 422; a document LibreOffice cannot read → 422; LibreOffice not installed on the server → 501 `editor_unavailable`; a conversion that runs out of time → 503."
-	huma.Register(api, errs(odf, nf, conflict, unimpl, unavail, http.StatusInsufficientStorage), func(ctx context.Context, in *FilePath) (*body[drive.File], error) {
+	huma.Register(api, errs(odf, nf, conflict, http.StatusLocked, unimpl, unavail, http.StatusInsufficientStorage), func(ctx context.Context, in *FilePath) (*body[drive.File], error) {
 		f, err := s.SaveAsODF(ctx, principal(ctx), in.FileID)
 		return out(f), err
 	})

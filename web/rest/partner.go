@@ -305,8 +305,11 @@ func registerPartner(api huma.API, d Deps) {
 		o.Security = nil
 		o.Metadata[MetaPublic] = true
 		o.Metadata[MetaLinkToken] = true
-		o.Errors = []int{http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusTooManyRequests, http.StatusServiceUnavailable}
 		invite := k.id == "acceptInvitation"
+		o.Errors = []int{http.StatusNotFound, http.StatusUnprocessableEntity, http.StatusTooManyRequests, http.StatusServiceUnavailable}
+		if invite { // an invitation already accepted
+			o.Errors = append(o.Errors, http.StatusConflict)
+		}
 		huma.Register(api, o, func(ctx context.Context, in *struct {
 			Token string `path:"token"`
 			Body  InvitationAccept
