@@ -111,8 +111,8 @@ func (s DriveStore) FolderParents(ctx context.Context) (map[string]string, error
 // them are folders.
 func (s DriveStore) SharedRoots(ctx context.Context, userID string, now time.Time) (roots, folders []string, err error) {
 	// An item shared twice comes twice: one pass, no sort, the rest here.
-	rows, err := s.read(ctx).QueryContext(ctx, `SELECT g.file_id, f.is_folder FROM drive_share_grants g
-		JOIN drive_files f ON f.id = g.file_id WHERE g.user_id = ? AND (g.expires_at IS NULL OR g.expires_at > ?)`, userID, ms(now))
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT file_id, is_folder FROM drive_share_grants
+		WHERE user_id = ? AND (expires_at IS NULL OR expires_at > ?)`, userID, ms(now))
 	if err != nil {
 		return nil, nil, mapErr(err, "drive shares")
 	}
