@@ -215,9 +215,7 @@ func (s *Server) routes() {
 	e.GET("/invite/:token", s.accountPage("invite"))
 	e.GET("/account.js", serveAccountJS)
 	e.GET("/reset/:token", s.accountPage("reset"))
-	e.GET("/problems", s.problemIndex)
 	s.mountWebApp(e)
-	e.GET("/problems/:code", s.problemPage)
 	s.shareRoutes(e)
 
 	if iss := s.cfg.Identity.Issuer(); iss != nil {

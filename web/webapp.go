@@ -19,11 +19,16 @@ func (s *Server) mountWebApp(e *gin.Engine) {
 	}
 	app := ui.New(ui.Config{PublicURL: s.cfg.PublicURL, Identity: s.cfg.Identity, Partner: s.cfg.Partner, Drive: s.cfg.Drive, Contacts: s.cfg.Contacts,
 		Log: s.log, Limiter: signInLimits{s}, ClientIP: s.clientIP,
-		Webhooks: s.cfg.Webhooks})
+		Webhooks: s.cfg.Webhooks, WriteProblem: s.writeProblem})
 	h := gin.WrapH(app)
 	for _, rt := range app.Routes() {
 		e.Handle(rt.Method, rt.Path, h)
 	}
+}
+
+// writeProblem answers err as a problem of the REST API, for the web app.
+func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error) {
+	s.problems.fromError(err).write(w, requestIDFrom(r.Context()))
 }
 
 // signInLimits counts the web app's failed sign-ins like those of the other

@@ -91,6 +91,10 @@ type Config struct {
 	// ClientIP is the client address a request is counted against (sessions
 	// record it); nil: the connection's.
 	ClientIP func(*http.Request) string
+	// WriteProblem answers an error as the REST API does (its problem type
+	// URIs, the request id as instance), for the pages whose refusals are
+	// problems; nil: a problem without the request id.
+	WriteProblem func(http.ResponseWriter, *http.Request, error)
 }
 
 // Route is one route of the web app, in the router's (gin's) syntax.
@@ -154,6 +158,8 @@ func (u *UI) table() []pageRoute {
 		pageRoute{"GET", "/admin/teams", u.admin(u.adminTeams)},
 		pageRoute{"GET", "/admin/usage", u.admin(u.adminUsage)},
 		pageRoute{"GET", "/admin/audit", u.admin(u.adminAudit)},
+		pageRoute{"GET", "/problems", u.problemIndex},
+		pageRoute{"GET", "/problems/{code}", u.problemPage},
 		pageRoute{"GET", "/assets/", u.asset},
 	)
 }
