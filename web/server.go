@@ -212,9 +212,6 @@ func (s *Server) routes() {
 	e.GET("/api/v1/docs", gin.WrapH(dh))
 	e.GET("/api/v1/docs/*file", gin.WrapH(dh))
 
-	e.GET("/invite/:token", s.accountPage("invite"))
-	e.GET("/account.js", serveAccountJS)
-	e.GET("/reset/:token", s.accountPage("reset"))
 	s.mountWebApp(e)
 	s.shareRoutes(e)
 

@@ -61,6 +61,13 @@ func (l signInLimits) Succeeded(r *http.Request, account string) {
 	l.s.knownClients.add(ip, accountKey(account))
 }
 
+// LinkTokenBlocked is how long the address must wait after too many unknown
+// tokens of e-mailed links (the limit of the accept operations).
+func (l signInLimits) LinkTokenBlocked(r *http.Request) time.Duration { return l.s.linkTokenBlocked(r) }
+
+// LinkTokenFailed counts an unknown token of an e-mailed link.
+func (l signInLimits) LinkTokenFailed(r *http.Request) { l.s.linkTokenFailed(r) }
+
 // CodeBlocked is Blocked of the code step, with the account's wrong codes
 // from every address.
 func (l signInLimits) CodeBlocked(r *http.Request, account string) time.Duration {

@@ -72,6 +72,11 @@ type SignInLimiter interface {
 	// every address.
 	CodeBlocked(r *http.Request, account string) time.Duration
 	CodeFailed(r *http.Request, account string)
+	// LinkTokenBlocked and LinkTokenFailed are the limit of the address on
+	// unknown tokens of e-mailed links (the password reset page), which are
+	// counted as failed sign-ins: guessing a token is guessing a credential.
+	LinkTokenBlocked(r *http.Request) time.Duration
+	LinkTokenFailed(r *http.Request)
 }
 
 // Config is what the web app needs.
@@ -118,6 +123,9 @@ func (u *UI) table() []pageRoute {
 		{"POST", "/signin/code", u.verifyCode},
 		{"POST", "/signout", u.signed(u.signOut)},
 		{"GET", "/forgot", u.forgotPage},
+		{"GET", "/invite/{token}", u.invitePage},
+		{"GET", "/reset/{token}", u.resetPage},
+		{"GET", "/account.js", u.accountScript},
 		{"POST", "/forgot", u.forgot},
 		{"GET", "/settings", u.signed(u.settings)},
 		{"POST", "/settings/password", u.signed(u.changePassword)},
