@@ -213,7 +213,6 @@ func (s *Server) routes() {
 	e.GET("/api/v1/docs/*file", gin.WrapH(dh))
 
 	s.mountWebApp(e)
-	s.shareRoutes(e)
 
 	if iss := s.cfg.Identity.Issuer(); iss != nil {
 		e.GET("/.well-known/openid-configuration", func(c *gin.Context) { c.JSON(http.StatusOK, iss.Discovery()) })

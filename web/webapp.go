@@ -19,7 +19,8 @@ func (s *Server) mountWebApp(e *gin.Engine) {
 	}
 	app := ui.New(ui.Config{PublicURL: s.cfg.PublicURL, Identity: s.cfg.Identity, Partner: s.cfg.Partner, Drive: s.cfg.Drive, Contacts: s.cfg.Contacts,
 		Log: s.log, Limiter: signInLimits{s}, ClientIP: s.clientIP,
-		Webhooks: s.cfg.Webhooks, WriteProblem: s.writeProblem})
+		Webhooks: s.cfg.Webhooks, WriteProblem: s.writeProblem,
+		RequestID: func(r *http.Request) string { return requestIDFrom(r.Context()) }})
 	h := gin.WrapH(app)
 	for _, rt := range app.Routes() {
 		e.Handle(rt.Method, rt.Path, h)

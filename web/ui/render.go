@@ -35,6 +35,8 @@ type page struct {
 }
 
 var funcs = template.FuncMap{
+	// bytes is a size as people read it (1.5 KB, 12 MB).
+	"bytes": humanBytes,
 	// when formats a time (or *time.Time; nil is "never") for people.
 	"when": func(v any) string {
 		switch t := v.(type) {
@@ -67,7 +69,7 @@ func parsePages() map[string]*template.Template {
 	base := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/adminnav.html", "templates/hookdialogs.html"))
 	out := map[string]*template.Template{}
 	for _, name := range []string{"signin", "signin_code", "forgot", "settings", "message", "drive", "contacts", "calendar",
-		"admin_users", "admin_teams", "admin_usage", "admin_audit", "webhooks", "webhook", "principals", "problems", "account"} {
+		"admin_users", "admin_teams", "admin_usage", "admin_audit", "webhooks", "webhook", "principals", "problems", "account", "share"} {
 		out[name] = template.Must(template.Must(base.Clone()).ParseFS(templateFS, "templates/"+name+".html"))
 	}
 	return out

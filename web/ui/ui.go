@@ -100,6 +100,8 @@ type Config struct {
 	// URIs, the request id as instance), for the pages whose refusals are
 	// problems; nil: a problem without the request id.
 	WriteProblem func(http.ResponseWriter, *http.Request, error)
+	// RequestID is the id of a request, as the logs name it; nil: none.
+	RequestID func(*http.Request) string
 }
 
 // Route is one route of the web app, in the router's (gin's) syntax.
@@ -151,6 +153,11 @@ func (u *UI) table() []pageRoute {
 			// download and download.zip (one pattern, so that /drive/edit/{id} is the more specific).
 			pageRoute{"GET", "/drive/{id}/{what}", u.signed(u.driveItemGet)},
 			pageRoute{"GET", "/drive/edit/{id}", u.signed(u.driveEdit)},
+			// The page of a shared link, for anyone with its token.
+			pageRoute{"GET", "/s/{token}", u.sharePage},
+			pageRoute{"GET", "/s/{token}/f/{folder_id}", u.sharePage},
+			pageRoute{"GET", "/s/{token}/download", u.shareRedirect(false)},
+			pageRoute{"GET", "/s/{token}/preview", u.shareRedirect(true)},
 		)
 	}
 	return append(r,
