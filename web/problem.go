@@ -17,19 +17,9 @@ import (
 // every door shares (package web/problem), as REST answers it.
 func problemStatus(code string) (int, bool) { return problem.Status(code, nil) }
 
-// ProblemCodes lists every problem code with its status, for the problem pages.
-func ProblemCodes() map[string]int {
-	out := map[string]int{}
-	for c, s := range problem.Codes() {
-		out[c] = s
-	}
-	for s, c := range problem.StatusCodes() {
-		if _, ok := out[c]; !ok {
-			out[c] = s
-		}
-	}
-	return out
-}
+// ProblemCodes lists every problem code with its status, as the problem type
+// pages (web/ui) do.
+func ProblemCodes() map[string]int { return problem.Types() }
 
 // Problem is an RFC 9457 problem body, as every error response of Atrium is.
 type Problem struct {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"atrium/app"
+	"atrium/web/problem"
 )
 
 // TestEveryCodeMakesAProblem renders every domain code the way a client sees it.
@@ -42,7 +43,7 @@ func TestEveryCodeMakesAProblem(t *testing.T) {
 			if status == 503 && rec.Header().Get("Retry-After") == "" {
 				t.Fatal("503 without Retry-After")
 			}
-			if problemDocs[code] == "" {
+			if problem.Doc(code) == "" {
 				t.Fatal("no documentation page text")
 			}
 		})

@@ -212,13 +212,7 @@ func (s *Server) routes() {
 	e.GET("/api/v1/docs", gin.WrapH(dh))
 	e.GET("/api/v1/docs/*file", gin.WrapH(dh))
 
-	e.GET("/invite/:token", s.accountPage("invite"))
-	e.GET("/account.js", serveAccountJS)
-	e.GET("/reset/:token", s.accountPage("reset"))
-	e.GET("/problems", s.problemIndex)
 	s.mountWebApp(e)
-	e.GET("/problems/:code", s.problemPage)
-	s.shareRoutes(e)
 
 	if iss := s.cfg.Identity.Issuer(); iss != nil {
 		e.GET("/.well-known/openid-configuration", func(c *gin.Context) { c.JSON(http.StatusOK, iss.Discovery()) })

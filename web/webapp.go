@@ -19,11 +19,17 @@ func (s *Server) mountWebApp(e *gin.Engine) {
 	}
 	app := ui.New(ui.Config{PublicURL: s.cfg.PublicURL, Identity: s.cfg.Identity, Partner: s.cfg.Partner, Drive: s.cfg.Drive, Contacts: s.cfg.Contacts,
 		Log: s.log, Limiter: signInLimits{s}, ClientIP: s.clientIP,
-		Webhooks: s.cfg.Webhooks})
+		Webhooks: s.cfg.Webhooks, WriteProblem: s.writeProblem,
+		RequestID: func(r *http.Request) string { return requestIDFrom(r.Context()) }})
 	h := gin.WrapH(app)
 	for _, rt := range app.Routes() {
 		e.Handle(rt.Method, rt.Path, h)
 	}
+}
+
+// writeProblem answers err as a problem of the REST API, for the web app.
+func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error) {
+	s.problems.fromError(err).write(w, requestIDFrom(r.Context()))
 }
 
 // signInLimits counts the web app's failed sign-ins like those of the other
@@ -55,6 +61,13 @@ func (l signInLimits) Succeeded(r *http.Request, account string) {
 	l.s.accountFails.forget(pairKey(accountKey(account), ip))
 	l.s.knownClients.add(ip, accountKey(account))
 }
+
+// LinkTokenBlocked is how long the address must wait after too many unknown
+// tokens of e-mailed links (the limit of the accept operations).
+func (l signInLimits) LinkTokenBlocked(r *http.Request) time.Duration { return l.s.linkTokenBlocked(r) }
+
+// LinkTokenFailed counts an unknown token of an e-mailed link.
+func (l signInLimits) LinkTokenFailed(r *http.Request) { l.s.linkTokenFailed(r) }
 
 // CodeBlocked is Blocked of the code step, with the account's wrong codes
 // from every address.

@@ -24,8 +24,9 @@ import (
 // Browse, SharedWithMe, Favorites, TrashList and Search —
 // the methods the REST operations call — one page of items at a time, so a
 // folder of any size answers fast. Changes (upload over tus, new folder,
-// rename, move, copy, share, trash) are made by assets/drive.js through the
-// REST API and tus, which then re-reads the page's list.
+// rename, move, copy, share, trash) are made by the page's scripts
+// (assets/drive.js and the drive_*.js it names, one per feature) through the
+// REST API and tus, which then re-read the page's list.
 
 // drivePerPage is the default number of items per page of a list.
 const drivePerPage = 100

@@ -25,9 +25,18 @@ type page struct {
 	Error string
 	// Data is the page's own.
 	Data any
+	// Outside marks a page opened from a link by someone who may have no
+	// account (a shared item, an invitation or password reset e-mail): no
+	// header, not indexed, and no Referer sent from it (its URL holds the
+	// link's token).
+	Outside bool
+	// NoScript leaves the app's script out, for a page without any.
+	NoScript bool
 }
 
 var funcs = template.FuncMap{
+	// bytes is a size as people read it (1.5 KB, 12 MB).
+	"bytes": humanBytes,
 	// when formats a time (or *time.Time; nil is "never") for people.
 	"when": func(v any) string {
 		switch t := v.(type) {
@@ -60,7 +69,7 @@ func parsePages() map[string]*template.Template {
 	base := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/adminnav.html", "templates/hookdialogs.html"))
 	out := map[string]*template.Template{}
 	for _, name := range []string{"signin", "signin_code", "forgot", "settings", "message", "drive", "contacts", "calendar",
-		"admin_users", "admin_teams", "admin_usage", "admin_audit", "webhooks", "webhook", "principals"} {
+		"admin_users", "admin_teams", "admin_usage", "admin_audit", "webhooks", "webhook", "principals", "problems", "account", "share"} {
 		out[name] = template.Must(template.Must(base.Clone()).ParseFS(templateFS, "templates/"+name+".html"))
 	}
 	return out

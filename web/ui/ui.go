@@ -72,6 +72,11 @@ type SignInLimiter interface {
 	// every address.
 	CodeBlocked(r *http.Request, account string) time.Duration
 	CodeFailed(r *http.Request, account string)
+	// LinkTokenBlocked and LinkTokenFailed are the limit of the address on
+	// unknown tokens of e-mailed links (the password reset page), which are
+	// counted as failed sign-ins: guessing a token is guessing a credential.
+	LinkTokenBlocked(r *http.Request) time.Duration
+	LinkTokenFailed(r *http.Request)
 }
 
 // Config is what the web app needs.
@@ -91,6 +96,12 @@ type Config struct {
 	// ClientIP is the client address a request is counted against (sessions
 	// record it); nil: the connection's.
 	ClientIP func(*http.Request) string
+	// WriteProblem answers an error as the REST API does (its problem type
+	// URIs, the request id as instance), for the pages whose refusals are
+	// problems; nil: a problem without the request id.
+	WriteProblem func(http.ResponseWriter, *http.Request, error)
+	// RequestID is the id of a request, as the logs name it; nil: none.
+	RequestID func(*http.Request) string
 }
 
 // Route is one route of the web app, in the router's (gin's) syntax.
@@ -114,6 +125,9 @@ func (u *UI) table() []pageRoute {
 		{"POST", "/signin/code", u.verifyCode},
 		{"POST", "/signout", u.signed(u.signOut)},
 		{"GET", "/forgot", u.forgotPage},
+		{"GET", "/invite/{token}", u.invitePage},
+		{"GET", "/reset/{token}", u.resetPage},
+		{"GET", "/account.js", u.accountScript},
 		{"POST", "/forgot", u.forgot},
 		{"GET", "/settings", u.signed(u.settings)},
 		{"POST", "/settings/password", u.signed(u.changePassword)},
@@ -139,6 +153,11 @@ func (u *UI) table() []pageRoute {
 			// download and download.zip (one pattern, so that /drive/edit/{id} is the more specific).
 			pageRoute{"GET", "/drive/{id}/{what}", u.signed(u.driveItemGet)},
 			pageRoute{"GET", "/drive/edit/{id}", u.signed(u.driveEdit)},
+			// The page of a shared link, for anyone with its token.
+			pageRoute{"GET", "/s/{token}", u.sharePage},
+			pageRoute{"GET", "/s/{token}/f/{folder_id}", u.sharePage},
+			pageRoute{"GET", "/s/{token}/download", u.shareRedirect(false)},
+			pageRoute{"GET", "/s/{token}/preview", u.shareRedirect(true)},
 		)
 	}
 	return append(r,
@@ -154,6 +173,8 @@ func (u *UI) table() []pageRoute {
 		pageRoute{"GET", "/admin/teams", u.admin(u.adminTeams)},
 		pageRoute{"GET", "/admin/usage", u.admin(u.adminUsage)},
 		pageRoute{"GET", "/admin/audit", u.admin(u.adminAudit)},
+		pageRoute{"GET", "/problems", u.problemIndex},
+		pageRoute{"GET", "/problems/{code}", u.problemPage},
 		pageRoute{"GET", "/assets/", u.asset},
 	)
 }
