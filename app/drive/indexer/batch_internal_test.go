@@ -89,16 +89,16 @@ func TestBatcherBounds(t *testing.T) {
 	const maxItems, maxBytes = 4, 10_000
 	cases := []struct {
 		name    string
-		content []int // text bytes of each document; -1 a removal
+		weights []int // of each document (docWeight); -1 a removal
 		batches int
 	}{
 		{"nothing: the cursor still moves", nil, 1},
-		{"small documents: by count", []int{10, 10, 10, 10, 10, 10, 10, 10, 10}, 3},
-		{"removals count as items", []int{-1, -1, -1, -1, -1, 10}, 2},
-		{"large documents: by bytes", []int{6000, 6000, 6000}, 3},
-		{"exactly the budget", []int{maxBytes - docOverhead}, 1},
-		{"a lone document over the budget", []int{10, 50_000, 10}, 3},
-		{"mixed", []int{3000, 3000, 100, 100, 9000, -1, 10}, 4},
+		{"light documents: by count", []int{1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000}, 3},
+		{"removals count as items", []int{-1, -1, -1, -1, -1, 1000}, 2},
+		{"heavy documents: by weight", []int{6000, 6000, 6000}, 3},
+		{"exactly the budget", []int{maxBytes}, 1},
+		{"a lone document over the budget", []int{1000, 50_000, 1000}, 3},
+		{"mixed", []int{4000, 4000, 1100, 1100, maxBytes, -1, 1000}, 4},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -110,14 +110,14 @@ func TestBatcherBounds(t *testing.T) {
 			var docs int
 			b.applied = func(n int) { docs += n }
 			ctx := context.Background()
-			for i, n := range c.content {
+			for i, w := range c.weights {
 				id := fmt.Sprintf("f%02d", i)
 				var err error
-				if n < 0 {
+				if w < 0 {
 					err = b.remove(ctx, id)
 				} else {
 					want = append(want, id)
-					err = b.add(ctx, drive.SearchDoc{ID: id, Content: strings.Repeat("x", n)})
+					err = b.add(ctx, drive.SearchDoc{ID: id, Content: strings.Repeat("x", w-docOverhead)})
 				}
 				if err != nil {
 					t.Fatal(err)
@@ -157,11 +157,12 @@ type fakeStore struct {
 	order    []string // ids in creation order
 	events   []string // the file id of each event, seq = index + 1
 	created  map[int]bool
-	subtrees int // Subtree calls
+	below    map[int]bool // the events that may change what is below their item
+	subtrees int          // Subtree calls
 }
 
 func newFakeStore() *fakeStore {
-	return &fakeStore{files: map[string]drive.File{}, created: map[int]bool{}}
+	return &fakeStore{files: map[string]drive.File{}, created: map[int]bool{}, below: map[int]bool{}}
 }
 
 // create adds an item under parent ("" the root) with an event; a file's
@@ -181,8 +182,12 @@ func (s *fakeStore) create(id, parent string, folder bool, size int64) {
 	s.created[len(s.events)] = true
 }
 
-// touch adds an event about id that is not its creation (a rename, a move).
-func (s *fakeStore) touch(id string) { s.events = append(s.events, id) }
+// touch adds an event about id that is not its creation: one that may
+// change what is below it (a move), or not (a rename).
+func (s *fakeStore) touch(id string, below bool) {
+	s.events = append(s.events, id)
+	s.below[len(s.events)] = below
+}
 
 func (s *fakeStore) DriveEventsAfter(_ context.Context, seq int64, limit int) (drive.SearchChanges, int64, error) {
 	ch := drive.SearchChanges{FileIDs: []string{}}
@@ -191,6 +196,9 @@ func (s *fakeStore) DriveEventsAfter(_ context.Context, seq int64, limit int) (d
 		ch.FileIDs = append(ch.FileIDs, s.events[i])
 		if s.created[int(i+1)] {
 			ch.Created = append(ch.Created, s.events[i])
+		}
+		if s.below[int(i+1)] {
+			ch.Below = append(ch.Below, s.events[i])
 		}
 		last = i + 1
 	}
@@ -307,7 +315,7 @@ func TestPendingBounded(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The folder is moved: everything below it is indexed again.
-			s.touch("dir")
+			s.touch("dir", true)
 			start := int64(len(s.events) - 1)
 			x.batches = nil
 			if err := ix.Pending(ctx); err != nil {
@@ -333,11 +341,12 @@ func TestPendingBounded(t *testing.T) {
 	}
 }
 
-// TestPendingCreatedFolder: a folder created by the events applied is not
-// walked: what is below it has events of its own, and each item is indexed
-// once (before, a burst into a new folder was indexed twice, the first time
-// all in one batch).
-func TestPendingCreatedFolder(t *testing.T) {
+// TestPendingFolderEvents: a folder is walked only for an event that may
+// change what is below it. A new folder's items have events of their own,
+// and each item is indexed once (before, a burst into a new folder was
+// indexed twice, the first time all in one batch); a renamed one's items do
+// not change (a copied folder is renamed after its items are copied).
+func TestPendingFolderEvents(t *testing.T) {
 	t.Parallel()
 	s := newFakeStore()
 	s.create("dir", "", true, 0)
@@ -345,15 +354,17 @@ func TestPendingCreatedFolder(t *testing.T) {
 	for i := range 2 * batch {
 		s.create(fmt.Sprintf("f%04d", i), "sub", false, 1<<10)
 	}
+	s.touch("sub", false) // renamed
 	x := &recordingIndex{}
 	ix := New(s, sizedContents{}, nil, textExtractor{}, nil)
 	ix.idx = x
 	if err := ix.Pending(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	// Every item once, and the renamed folder again by itself.
 	got := x.docsApplied()
-	if len(got) != len(s.files) {
-		t.Errorf("%d documents applied, want %d, each once", len(got), len(s.files))
+	if len(got) != len(s.files)+1 || len(slices.Compact(slices.Sorted(slices.Values(got)))) != len(s.files) {
+		t.Errorf("%d documents applied, want %d: each item once, the renamed folder twice", len(got), len(s.files)+1)
 	}
 	if s.subtrees != 0 {
 		t.Errorf("%d subtrees walked, want none", s.subtrees)

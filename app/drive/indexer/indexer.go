@@ -37,15 +37,18 @@ const (
 	// batch is the most items one index batch holds, and the most outbox
 	// events or stored items read at a time.
 	batch = 500
-	// batchBytes is the most one index batch holds by weight (docWeight): what
-	// the search index builds of a batch in memory (its analysis, the new
-	// segment) grows with its text, some 15-30 times the text's bytes, and a
-	// batch's documents are all held until it is applied. A folder's worth of
-	// files in one batch took the server past a gigabyte.
-	batchBytes = 1 << 20
+	// batchBytes is the most one index batch weighs (docWeight): the search
+	// index holds a whole batch's analysis while it builds the batch's
+	// segment, in memory, some 50-100 bytes for each byte of text (the words,
+	// their positions for the highlights, the composite field again), and the
+	// documents are all held until the batch is applied. 256 KiB is some
+	// 15-25 MiB at a time; a folder's worth of files in one batch took the
+	// server past a gigabyte.
+	batchBytes = 128 << 10
 	// docOverhead is what a document weighs besides its text: its keyword
-	// and number fields, each number 16 terms in the index.
-	docOverhead = 1 << 10
+	// and number fields (each number 16 terms), some 40 KB in the index's
+	// analysis, as much as 768 bytes of text.
+	docOverhead = 768
 )
 
 // Store is what the indexer reads: the drive's items and the outbox.
@@ -424,12 +427,9 @@ func (x *Indexer) indexFiles(ctx context.Context, idx, reuse drive.SearchIndex, 
 }
 
 // changedDocs hands b the documents to index and the ids to remove after
-// the events of changes (their FileIDs). An event about a folder re-indexes
-// everything below it: a move, rename, trash or restore of a folder changes
-// what is below it too. A folder that an event of changes created is the
-// exception: whatever is below it came there after it, by events of its own
-// that follow (a copied folder's items each have theirs), and reading the
-// items anew for each of those events finds them as they are.
+// the events of changes (their FileIDs). A folder whose events may change
+// what is below it (changes.Below: a move, trash or restore) is indexed
+// again with everything below it.
 func (x *Indexer) changedDocs(ctx context.Context, idx drive.SearchIndex, changes drive.SearchChanges, b *batcher) error {
 	ids := changes.FileIDs
 	seen := map[string]bool{}
@@ -438,6 +438,10 @@ func (x *Indexer) changedDocs(ctx context.Context, idx drive.SearchIndex, change
 	created := make(map[string]bool, len(changes.Created))
 	for _, id := range changes.Created {
 		created[id] = true
+	}
+	below := make(map[string]bool, len(changes.Below))
+	for _, id := range changes.Below {
+		below[id] = true
 	}
 	add := func(f drive.File, folders []string) error {
 		switch {
@@ -489,7 +493,7 @@ func (x *Indexer) changedDocs(ctx context.Context, idx drive.SearchIndex, change
 		if err := add(f, folders); err != nil {
 			return err
 		}
-		if !f.IsFolder || created[f.ID] {
+		if !f.IsFolder || !below[f.ID] {
 			continue
 		}
 		below, err := x.store.Subtree(ctx, f.ID, false)
