@@ -22,9 +22,10 @@
 #   bash bench/memory-burst.sh
 #   N_SMALL=2000 N_BIG=10000 N_COPY=5000 AFTER=10 bash bench/memory-burst.sh   # a quick trial
 # Environment: N_SMALL (10000), N_BIG (100000), N_COPY (30000), SIZE (1024),
-# C (4), AFTER (30), SCENARIOS ("small big copy reindex"), PPROF_DIR (when
-# set, each server's heap profile every 2 s into that directory, through the
-# metrics listener's profiler: for looking into a miss).
+# C (4), AFTER (30), SCENARIOS ("small big copy reindex"); for looking into a
+# miss: PPROF_DIR (each server's heap profile every second into that directory,
+# through the metrics listener's profiler) and LOG_DIR (the servers' logs kept
+# there; with GODEBUG=gctrace=1, each collection's live heap).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export GOFLAGS="${GOFLAGS:--buildvcs=false}"
@@ -37,11 +38,16 @@ C="${C:-4}"
 AFTER="${AFTER:-30}"
 SCENARIOS="${SCENARIOS:-small big copy reindex}"
 PPROF_DIR="${PPROF_DIR:-}"
+LOG_DIR="${LOG_DIR:-}"
 
 TMP="$(mktemp -d /tmp/atrium-memburst.XXXXXX)"
 source bench/lib.sh
 PROFILER_PID=""
-burst_cleanup() { [ -n "$PROFILER_PID" ] && kill "$PROFILER_PID" 2>/dev/null || true; cleanup; }
+burst_cleanup() {
+  [ -n "$PROFILER_PID" ] && kill "$PROFILER_PID" 2>/dev/null || true
+  [ -n "$LOG_DIR" ] && mkdir -p "$LOG_DIR" && cp "$TMP/serve.log" "$LOG_DIR/" 2>/dev/null
+  cleanup
+}
 trap burst_cleanup EXIT
 for tool in curl python3; do command -v "$tool" >/dev/null || die "$tool is not installed"; done
 
@@ -75,7 +81,7 @@ serve() {
     (
       i=0
       while kill -0 "$SERVER_PID" 2>/dev/null; do
-        sleep 2
+        sleep 1
         curl -fs -o "$PPROF_DIR/heap.$SERVER_PID.$(printf %03d $i).pb.gz" "$MBASE/debug/pprof/heap" || true
         i=$((i + 1))
       done

@@ -68,6 +68,9 @@ type server struct {
 	user    string
 	pass    string
 	client  *http.Client
+	// heapInuse and goSys are the largest Go heap in use and Go runtime
+	// memory (of the OS) /metrics showed, bytes.
+	heapInuse, goSys float64
 }
 
 func burst(mode string, args []string) error {
@@ -151,8 +154,9 @@ func burst(mode string, args []string) error {
 	busy := caughtUp.Sub(firstBusy)
 	fmt.Printf("index: caught up %.1f s after the burst began (%.1f s after it ended); %.0f items in %.1f s of indexing: %.0f items/s\n",
 		caughtUp.Sub(t0).Seconds(), max(0, caughtUp.Sub(t1).Seconds()), added, busy.Seconds(), added/max(busy.Seconds(), 0.1))
-	fmt.Printf("rss: peak %.1f MiB (high-water mark; %.1f MiB during the burst itself), %.1f MiB at the end (%.0f s after the burst)\n",
-		mib(smp.hwm), mib(burstPeak), mib(rss), time.Since(t1).Seconds())
+	fmt.Printf("rss: peak %.1f MiB (high-water mark; %.1f MiB during the burst itself), %.1f MiB at the end (%.0f s after the burst); sampled peaks: own memory (RssAnon) %.1f MiB, mapped files (RssFile) %.1f MiB\n",
+		mib(smp.hwm), mib(burstPeak), mib(rss), time.Since(t1).Seconds(), mib(smp.anon), mib(smp.file))
+	fmt.Printf("go: peak heap in use %.1f MiB, peak runtime memory %.1f MiB (/metrics, sampled)\n", s.heapInuse/(1<<20), s.goSys/(1<<20))
 	return nil
 }
 
@@ -273,7 +277,8 @@ func (s *server) watch(docs0, want float64, every time.Duration) *watcher {
 	return w
 }
 
-// documents returns atrium_search_documents (NaN while the indexer is at work).
+// documents returns atrium_search_documents (NaN while the indexer is at work)
+// and keeps the largest Go heap in use and Go runtime memory seen.
 func (s *server) documents() (float64, error) {
 	resp, err := s.client.Get(s.metrics)
 	if err != nil {
@@ -284,12 +289,29 @@ func (s *server) documents() (float64, error) {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		return 0, fmt.Errorf("metrics: %s %v", resp.Status, err)
 	}
+	docs := math.Inf(-1)
 	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "atrium_search_documents "); ok {
-			return strconv.ParseFloat(strings.TrimSpace(v), 64)
+		name, v, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case "atrium_search_documents":
+			docs = f
+		case "go_memstats_heap_inuse_bytes":
+			s.heapInuse = max(s.heapInuse, f)
+		case "go_memstats_sys_bytes":
+			s.goSys = max(s.goSys, f)
 		}
 	}
-	return 0, errors.New("metrics: no atrium_search_documents")
+	if math.IsInf(docs, -1) {
+		return 0, errors.New("metrics: no atrium_search_documents")
+	}
+	return docs, nil
 }
 
 // settledDocuments returns the index's documents once it answers with a
@@ -315,6 +337,8 @@ func (s *server) settledDocuments(limit time.Duration) (float64, error) {
 type sampler struct {
 	mu      sync.Mutex
 	max     int64 // the largest VmRSS sampled, KiB
+	anon    int64 // the largest RssAnon sampled (the process's own memory), KiB
+	file    int64 // the largest RssFile sampled (mapped files: the binary, the index's segments), KiB
 	hwm     int64 // the last VmHWM read, KiB
 	last    int64 // the last VmRSS read, KiB
 	done    chan struct{}
@@ -337,6 +361,10 @@ func startSampler(pid int, every time.Duration) *sampler {
 				s.max = max(s.max, s.last)
 			} else if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
 				s.hwm = kib(v)
+			} else if v, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+				s.anon = max(s.anon, kib(v))
+			} else if v, ok := strings.CutPrefix(line, "RssFile:"); ok {
+				s.file = max(s.file, kib(v))
 			}
 		}
 	}
