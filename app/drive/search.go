@@ -170,6 +170,12 @@ type SearchChanges struct {
 	// Created are those of FileIDs that an event created: the index holds
 	// nothing of theirs to reuse.
 	Created []string
+	// Below are those of FileIDs whose events may change the items below
+	// them: a move, a trash or a restore, or a change the index does not
+	// know. A folder's creation, rename, favourite mark or metadata changes
+	// nothing below it (what a document holds of its folders is their ids),
+	// and what comes into a new folder comes with events of its own.
+	Below []string
 	// Renamed are the users whose display name changed: every item they own
 	// carries their name (owner_name).
 	Renamed []string

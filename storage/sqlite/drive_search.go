@@ -9,15 +9,18 @@ import (
 
 var _ drive.SearchStore = DriveStore{}
 
-// DriveEventsAfter returns the file ids of drive.file.* events after seq, the
-// users whose names an organization.user.updated event changed, and the users
-// deleted.
+// DriveEventsAfter returns the file ids of drive.file.* events after seq (of
+// them, those an event created and those an event may have changed below),
+// the users whose names an organization.user.updated event changed, and the
+// users deleted.
 func (s DriveStore) DriveEventsAfter(ctx context.Context, seq int64, limit int) (drive.SearchChanges, int64, error) {
 	// Every event moves the cursor; only some change the index.
 	rows, err := s.read(ctx).QueryContext(ctx, `SELECT seq,
 			CASE WHEN type IN ('drive.file.created', 'drive.file.updated', 'drive.file.deleted')
 			THEN ifnull(json_extract(data, '$.file_id'), '') ELSE '' END,
 			type = 'drive.file.created',
+			type <> 'drive.file.created' AND NOT (type = 'drive.file.updated'
+				AND ifnull(json_extract(data, '$.change'), '') IN ('renamed', 'favorite', 'metadata', 'content', 'modified')),
 			CASE WHEN type = 'organization.user.updated' AND EXISTS (SELECT 1 FROM json_each(data, '$.changed_fields')
 				WHERE value IN ('first_name', 'last_name', 'email'))
 			THEN ifnull(json_extract(data, '$.user_id'), '') ELSE '' END,
@@ -31,14 +34,17 @@ func (s DriveStore) DriveEventsAfter(ctx context.Context, seq int64, limit int) 
 	last := seq
 	for rows.Next() {
 		var file, user, deleted string
-		var created bool
-		if err := rows.Scan(&last, &file, &created, &user, &deleted); err != nil {
+		var created, below bool
+		if err := rows.Scan(&last, &file, &created, &below, &user, &deleted); err != nil {
 			return drive.SearchChanges{}, seq, mapErr(err, "drive events")
 		}
 		if file != "" {
 			ch.FileIDs = append(ch.FileIDs, file)
 			if created {
 				ch.Created = append(ch.Created, file)
+			}
+			if below {
+				ch.Below = append(ch.Below, file)
 			}
 		}
 		if user != "" {

@@ -12,7 +12,8 @@ import (
 
 // The indexer's reads: FilesByID returns the items that exist, each once,
 // with the columns File returns; DriveEventsAfter lists the items of the
-// events and, of those, the ones an event created.
+// events and, of those, the ones an event created and the ones an event may
+// have changed below (not a creation, a rename, a favourite or metadata).
 func TestDriveSearchReads(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -61,12 +62,18 @@ func TestDriveSearchReads(t *testing.T) {
 	}
 
 	o := Outbox{DB: db}
-	for _, e := range []struct{ typ, file string }{
-		{"drive.file.created", "f1"}, {"drive.file.updated", "f1"}, {"drive.file.created", "f2"},
-		{"drive.file.deleted", "f3"}, {"organization.user.created", ""},
+	for _, e := range []struct{ typ, file, change string }{
+		{"drive.file.created", "f1", ""}, {"drive.file.updated", "f1", "moved"}, {"drive.file.created", "f2", ""},
+		{"drive.file.deleted", "f3", ""}, {"organization.user.created", "", ""},
+		{"drive.file.updated", "f2", "renamed"}, {"drive.file.updated", "f2", "metadata"}, {"drive.file.updated", "f2", "favorite"},
+		{"drive.file.updated", "f3", "trashed"}, {"drive.file.updated", "f1", "restored"},
 	} {
+		data := map[string]any{"file_id": e.file}
+		if e.change != "" {
+			data["change"] = e.change
+		}
 		if err := db.InTx(ctx, func(ctx context.Context) error {
-			return o.Emit(ctx, app.Event{Type: e.typ, OrgID: "oa", CreatedAt: now, Data: map[string]any{"file_id": e.file}})
+			return o.Emit(ctx, app.Event{Type: e.typ, OrgID: "oa", CreatedAt: now, Data: data})
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -75,13 +82,16 @@ func TestDriveSearchReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"f1", "f1", "f2", "f3"}; !slices.Equal(ch.FileIDs, want) {
+	if want := []string{"f1", "f1", "f2", "f3", "f2", "f2", "f2", "f3", "f1"}; !slices.Equal(ch.FileIDs, want) {
 		t.Errorf("FileIDs = %v, want %v", ch.FileIDs, want)
 	}
 	if want := []string{"f1", "f2"}; !slices.Equal(ch.Created, want) {
 		t.Errorf("Created = %v, want %v", ch.Created, want)
 	}
-	if last != 5 {
-		t.Errorf("cursor %d, want 5", last)
+	if want := []string{"f1", "f3", "f3", "f1"}; !slices.Equal(ch.Below, want) {
+		t.Errorf("Below = %v, want %v", ch.Below, want)
+	}
+	if last != 10 {
+		t.Errorf("cursor %d, want 10", last)
 	}
 }

@@ -34,8 +34,21 @@ const (
 	// inlineRebuild is the largest drive Start indexes before it returns; a
 	// larger one is indexed in the background.
 	inlineRebuild = 1000
-	// batch is how many documents one index batch holds.
+	// batch is the most items one index batch holds, and the most outbox
+	// events or stored items read at a time.
 	batch = 500
+	// batchBytes is the most one index batch weighs (docWeight): the search
+	// index holds a whole batch's analysis while it builds the batch's
+	// segment, in memory, some 50-100 bytes for each byte of text (the words,
+	// their positions for the highlights, the composite field again), and the
+	// documents are all held until the batch is applied. 256 KiB is some
+	// 15-25 MiB at a time; a folder's worth of files in one batch took the
+	// server past a gigabyte.
+	batchBytes = 128 << 10
+	// docOverhead is what a document weighs besides its text: its keyword
+	// and number fields (each number 16 terms), some 40 KB in the index's
+	// analysis, as much as 768 bytes of text.
+	docOverhead = 768
 )
 
 // Store is what the indexer reads: the drive's items and the outbox.
@@ -230,16 +243,14 @@ func (x *Indexer) Rebuild(ctx context.Context, progress func(done, total int64))
 		return err
 	}
 	idx, err := x.indexes.Build(ctx, func(idx drive.SearchIndex) error {
-		err := x.indexFiles(ctx, idx, nil, "", parents, cursor, func(n int) {
+		// An empty drive's index has its cursor too: the last batch is
+		// applied, empty or not.
+		return x.indexFiles(ctx, idx, nil, "", parents, cursor, func(n int) {
 			done := x.done.Add(int64(n))
 			if progress != nil {
 				progress(done, total)
 			}
 		})
-		if err != nil {
-			return err
-		}
-		return idx.Apply(ctx, nil, nil, cursor) // an empty drive's index has its cursor too
 	})
 	if err != nil {
 		return fmt.Errorf("rebuild search index: %w", err)
@@ -319,19 +330,20 @@ func (x *Indexer) Pending(ctx context.Context) error {
 		if last == cursor {
 			return nil
 		}
-		docs, deletes, err := x.changedDocs(ctx, x.idx, changes)
-		if err != nil {
-			return err
-		}
-		// The renamed owners' items go in first, under the old cursor: after a
-		// crash half-way, the events are applied again.
+		// The renamed owners' items go in first, and every batch but the
+		// last under the old cursor: after a crash half-way, the events are
+		// applied again.
 		if err := x.reindexOwners(ctx, x.idx, changes.Renamed, cursor); err != nil {
 			return err
 		}
 		if err := x.forgetOwners(ctx, x.idx, changes.Deleted, cursor); err != nil {
 			return err
 		}
-		if err := x.idx.Apply(ctx, docs, deletes, last); err != nil {
+		b := newBatcher(x.idx, cursor)
+		if err := x.changedDocs(ctx, x.idx, changes, b); err != nil {
+			return err
+		}
+		if err := b.flush(ctx, last); err != nil {
 			return err
 		}
 		cursor = last
@@ -394,34 +406,32 @@ func (x *Indexer) reindexOwners(ctx context.Context, idx drive.SearchIndex, owne
 // batches, recording cursor with each; the extracted text of documents in
 // reuse (when set) is reused. done, when set, is told each batch's size.
 func (x *Indexer) indexFiles(ctx context.Context, idx, reuse drive.SearchIndex, ownerID string, parents map[string]string, cursor int64, done func(int)) error {
+	b := newBatcher(idx, cursor)
+	b.applied = done
 	after := ""
 	for {
 		files, err := x.store.IndexableFiles(ctx, ownerID, after, batch)
-		if err != nil || len(files) == 0 {
+		if err != nil {
 			return err
 		}
-		docs := make([]drive.SearchDoc, 0, len(files))
+		if len(files) == 0 {
+			return b.flush(ctx, cursor)
+		}
 		for _, f := range files {
-			docs = append(docs, x.doc(ctx, reuse, f, folderChain(parents, f.Parent())))
-		}
-		if err := idx.Apply(ctx, docs, nil, cursor); err != nil {
-			return err
+			if err := b.add(ctx, x.doc(ctx, reuse, f, folderChain(parents, f.Parent()))); err != nil {
+				return err
+			}
 		}
 		after = files[len(files)-1].ID
-		if done != nil {
-			done(len(files))
-		}
 	}
 }
 
-// changedDocs returns the documents to index and the ids to remove after
-// the events of changes (their FileIDs). An event about a folder re-indexes
-// everything below it: a move, rename, trash or restore of a folder changes
-// what is below it too.
-func (x *Indexer) changedDocs(ctx context.Context, idx drive.SearchIndex, changes drive.SearchChanges) ([]drive.SearchDoc, []string, error) {
+// changedDocs hands b the documents to index and the ids to remove after
+// the events of changes (their FileIDs). A folder whose events may change
+// what is below it (changes.Below: a move, trash or restore) is indexed
+// again with everything below it.
+func (x *Indexer) changedDocs(ctx context.Context, idx drive.SearchIndex, changes drive.SearchChanges, b *batcher) error {
 	ids := changes.FileIDs
-	var docs []drive.SearchDoc
-	var deletes []string
 	seen := map[string]bool{}
 	above := map[string][]string{} // a folder's id ("" the root): the ids of the folders down to it
 	// A file an event of this batch created has nothing in the index to reuse.
@@ -429,14 +439,18 @@ func (x *Indexer) changedDocs(ctx context.Context, idx drive.SearchIndex, change
 	for _, id := range changes.Created {
 		created[id] = true
 	}
-	add := func(f drive.File, folders []string) {
+	below := make(map[string]bool, len(changes.Below))
+	for _, id := range changes.Below {
+		below[id] = true
+	}
+	add := func(f drive.File, folders []string) error {
 		switch {
 		case !f.Searchable():
-			deletes = append(deletes, f.ID)
+			return b.remove(ctx, f.ID)
 		case created[f.ID]:
-			docs = append(docs, x.doc(ctx, nil, f, folders))
+			return b.add(ctx, x.doc(ctx, nil, f, folders))
 		default:
-			docs = append(docs, x.doc(ctx, idx, f, folders))
+			return b.add(ctx, x.doc(ctx, idx, f, folders))
 		}
 	}
 	// The items are read in one query per batch rather than one each.
@@ -444,7 +458,7 @@ func (x *Indexer) changedDocs(ctx context.Context, idx drive.SearchIndex, change
 	for chunk := range slices.Chunk(ids, batch) {
 		found, err := x.store.FilesByID(ctx, chunk)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		for _, f := range found {
 			files[f.ID] = f
@@ -457,7 +471,9 @@ func (x *Indexer) changedDocs(ctx context.Context, idx drive.SearchIndex, change
 		seen[id] = true
 		f, ok := files[id]
 		if !ok {
-			deletes = append(deletes, id)
+			if err := b.remove(ctx, id); err != nil {
+				return err
+			}
 			continue
 		}
 		// Files of one folder share its chain, read once per call (a folder
@@ -466,7 +482,7 @@ func (x *Indexer) changedDocs(ctx context.Context, idx drive.SearchIndex, change
 		if !ok {
 			anc, err := x.store.Ancestors(ctx, f.ID)
 			if err != nil {
-				return nil, nil, err
+				return err
 			}
 			folders = make([]string, 0, len(anc))
 			for _, a := range anc {
@@ -474,13 +490,15 @@ func (x *Indexer) changedDocs(ctx context.Context, idx drive.SearchIndex, change
 			}
 			above[f.Parent()] = folders
 		}
-		add(f, folders)
-		if !f.IsFolder {
+		if err := add(f, folders); err != nil {
+			return err
+		}
+		if !f.IsFolder || !below[f.ID] {
 			continue
 		}
 		below, err := x.store.Subtree(ctx, f.ID, false)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		chain := map[string][]string{f.ID: append(slices.Clone(folders), f.ID)}
 		for _, c := range below {
@@ -489,10 +507,84 @@ func (x *Indexer) changedDocs(ctx context.Context, idx drive.SearchIndex, change
 			if c.IsFolder {
 				chain[c.ID] = append(slices.Clone(up), c.ID)
 			}
-			add(c, up) // the descendants of a trashed folder are trashed with it
+			if err := add(c, up); err != nil { // the descendants of a trashed folder are trashed with it
+				return err
+			}
 		}
 	}
-	return docs, deletes, nil
+	return nil
+}
+
+// batcher gathers documents and removals into index batches of at most batch
+// items and batchBytes (docWeight; a lone document heavier than that is a
+// batch of its own), and applies each as it fills. Every batch it fills
+// records the cursor it was made with, the last one (flush) the cursor given:
+// after a crash half-way, the index resumes from before the events.
+type batcher struct {
+	idx     drive.SearchIndex
+	cursor  int64
+	docs    []drive.SearchDoc
+	deletes []string
+	weight  int
+	// maxItems and maxBytes are batch and batchBytes (tests set others).
+	maxItems, maxBytes int
+	// applied, when set, is told the documents of each batch applied.
+	applied func(int)
+}
+
+func newBatcher(idx drive.SearchIndex, cursor int64) *batcher {
+	return &batcher{idx: idx, cursor: cursor, maxItems: batch, maxBytes: batchBytes}
+}
+
+// add adds d, first applying what is gathered when d would not fit.
+func (b *batcher) add(ctx context.Context, d drive.SearchDoc) error {
+	w := docWeight(d)
+	if n := len(b.docs) + len(b.deletes); n > 0 && (b.weight+w > b.maxBytes || n >= b.maxItems) {
+		if err := b.apply(ctx, b.cursor); err != nil {
+			return err
+		}
+	}
+	b.docs = append(b.docs, d)
+	b.weight += w
+	return nil
+}
+
+// remove adds the removal of id.
+func (b *batcher) remove(ctx context.Context, id string) error {
+	if len(b.docs)+len(b.deletes) >= b.maxItems {
+		if err := b.apply(ctx, b.cursor); err != nil {
+			return err
+		}
+	}
+	b.deletes = append(b.deletes, id)
+	return nil
+}
+
+// flush applies what is gathered with cursor (nothing, too: the cursor moves).
+func (b *batcher) flush(ctx context.Context, cursor int64) error { return b.apply(ctx, cursor) }
+
+func (b *batcher) apply(ctx context.Context, cursor int64) error {
+	if err := b.idx.Apply(ctx, b.docs, b.deletes, cursor); err != nil {
+		return err
+	}
+	if b.applied != nil {
+		b.applied(len(b.docs))
+	}
+	clear(b.docs) // let the applied documents' text go
+	b.docs, b.deletes, b.weight = b.docs[:0], b.deletes[:0], 0
+	return nil
+}
+
+// docWeight is what d weighs in a batch: its text and docOverhead.
+func docWeight(d drive.SearchDoc) int {
+	n := docOverhead + len(d.Content) + len(d.Name) + len(d.Description) + len(d.OwnerName) + len(d.MimeType)
+	for _, t := range d.Tags {
+		n += len(t)
+	}
+	for _, f := range d.Folders {
+		n += len(f)
+	}
+	return n
 }
 
 // A burst of writes (a sync client uploading a folder of small files) keeps
