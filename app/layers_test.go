@@ -74,5 +74,5 @@ func TestLayerImports(t *testing.T) {
 var layerDebts = []string{
 	// The test harness starts a wired server (tests only, but not a _test file).
 	"web/webtest/webtest.go atrium/cmd/atrium/wire",
-	"web/webtest/webtest.go atrium/storage/sqlite",
+	"web/webtest/webtest.go atrium/storage/sqldb",
 }

@@ -10,7 +10,7 @@ import (
 
 	"atrium/app"
 	"atrium/app/identity"
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 	"atrium/web/webtest"
 )
 
@@ -69,7 +69,7 @@ func (w *adminWorld) req(method, path, token string, body any) webtest.Request {
 // admin module with this action and target.
 func (w *adminWorld) audited(t *testing.T, orgID, action, target string) bool {
 	t.Helper()
-	entries, err := sqlite.Auditor{DB: w.s.Main.DB}.List(context.Background(), orgID, "", 1000)
+	entries, err := sqldb.Auditor{DB: w.s.Main.DB}.List(context.Background(), orgID, "", 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"atrium/app"
 	"atrium/app/calendar"
 	"atrium/cmd/atrium/wire"
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 	"atrium/web/webtest"
 )
 
@@ -111,7 +111,7 @@ func (e *calEnv) importICS(t *testing.T, token, cal string, data []byte) (*webte
 
 func (e *calEnv) events(t *testing.T, typ string) []app.Event {
 	t.Helper()
-	evs, _, err := sqlite.Outbox{DB: e.s.Main.DB}.Events(context.Background(), 0, 100000)
+	evs, _, err := sqldb.Outbox{DB: e.s.Main.DB}.Events(context.Background(), 0, 100000)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 
 	"atrium/app/contacts"
 	"atrium/app/identity"
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 	"atrium/web/webtest"
 )
 
@@ -530,8 +530,8 @@ func TestContactsCardDAVRoundTrip(t *testing.T) {
 	})
 }
 
-func sqliteIdentity(s *webtest.Server) sqlite.IdentityStore {
-	return sqlite.IdentityStore{DB: s.Main.DB}
+func sqliteIdentity(s *webtest.Server) sqldb.IdentityStore {
+	return sqldb.IdentityStore{DB: s.Main.DB}
 }
 
 // BenchmarkContacts measures the figures on a book of 10,000 contacts:

@@ -13,7 +13,7 @@ import (
 	"atrium/app"
 	"atrium/app/drive"
 	"atrium/cmd/atrium/wire"
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 )
 
 // Drive performance targets (issue 7), on a drive of 100,000 files in a real
@@ -59,7 +59,7 @@ func newDriveBench(b *testing.B) driveBench {
 	if err != nil {
 		b.Fatal(err)
 	}
-	store := sqlite.DriveStore{DB: m.DB}
+	store := sqldb.DriveStore{DB: m.DB}
 	rng := rand.New(rand.NewPCG(7, 7))
 	now := time.Now().UTC()
 	d := driveBench{m: m, svc: m.Drive, p: p}

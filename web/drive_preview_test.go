@@ -25,7 +25,7 @@ import (
 
 	"atrium/app/drive"
 	"atrium/cmd/atrium/wire"
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 	"atrium/web/webtest"
 )
 
@@ -107,7 +107,7 @@ func TestDrivePreviewThumbnails(t *testing.T) {
 	t.Parallel()
 	s, c := newDrive(t)
 	ctx := context.Background()
-	store := sqlite.DriveStore{DB: s.Main.DB}
+	store := sqldb.DriveStore{DB: s.Main.DB}
 	big := c.upload("photo.jpg", "", "image/jpeg", jpegOf(t, 4000, 3000, 1))
 
 	for _, size := range []int{256, 512} {
@@ -252,7 +252,7 @@ func TestDrivePreviewEviction(t *testing.T) {
 	for i, img := range images {
 		f := c0.upload(fmt.Sprintf("%d.jpg", i), "", "image/jpeg", img)
 		c0.thumb(f.ID, 64)
-		d, err := sqlite.DriveStore{DB: s0.Main.DB}.Derived(ctx, f.ContentHash, drive.KindThumb, 64)
+		d, err := sqldb.DriveStore{DB: s0.Main.DB}.Derived(ctx, f.ContentHash, drive.KindThumb, 64)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -262,7 +262,7 @@ func TestDrivePreviewEviction(t *testing.T) {
 
 	s := webtest.New(t, func(c *wire.Config) { c.Drive.PreviewCacheBytes = limit })
 	c := driveClient{t: t, s: s, tok: s.Bootstrap("Drive Org", "ann@example.test", "admin").Token}
-	store := sqlite.DriveStore{DB: s.Main.DB}
+	store := sqldb.DriveStore{DB: s.Main.DB}
 	var files []driveFile
 	for i, img := range images {
 		files = append(files, c.upload(fmt.Sprintf("%d.jpg", i), "", "image/jpeg", img))

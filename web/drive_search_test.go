@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"atrium/index/extract/extracttest"
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 	"atrium/web/webtest"
 )
 
@@ -383,7 +383,7 @@ func TestDriveSearchAfterEventsPruned(t *testing.T) {
 	s = webtest.Start(t, s.Data)
 	c := driveClient{t: t, s: s, tok: tok}
 	events := func() int {
-		evs, _, err := sqlite.Outbox{DB: s.Main.DB}.Events(ctx, 0, 100000)
+		evs, _, err := sqldb.Outbox{DB: s.Main.DB}.Events(ctx, 0, 100000)
 		if err != nil {
 			t.Fatal(err)
 		}

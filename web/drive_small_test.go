@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"atrium/app/drive"
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 	"atrium/web/webtest"
 )
 
@@ -137,7 +137,7 @@ func hashOf(f driveFile) string { return strings.TrimPrefix(f.ContentHash, "sha2
 // smallRow reports whether the database holds content hash itself.
 func smallRow(t *testing.T, s *webtest.Server, hash string) bool {
 	t.Helper()
-	ok, err := sqlite.SmallBlobs{DB: s.Main.DB}.Exists(context.Background(), hash)
+	ok, err := sqldb.SmallBlobs{DB: s.Main.DB}.Exists(context.Background(), hash)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 	"atrium/web/webtest"
 )
 
@@ -51,7 +51,7 @@ func TestIdempotencyKey(t *testing.T) {
 	}
 
 	// A key claimed by a request still in flight → 503 with Retry-After.
-	idem := sqlite.Idempotency{DB: s.Main.DB}
+	idem := sqldb.Idempotency{DB: s.Main.DB}
 	if rec, err := idem.Claim(context.Background(), admin.OrganizationID, "k3", "user:"+admin.UserID, []byte("x")); err != nil || rec != nil {
 		t.Fatalf("claim: %v %v", rec, err)
 	}
@@ -98,7 +98,7 @@ func TestIdempotencyKeyPerPrincipal(t *testing.T) {
 
 	// A key still in flight for another caller is refused the same way (no 503 that
 	// would tell the caller someone else is using it).
-	idem := sqlite.Idempotency{DB: s.Main.DB}
+	idem := sqldb.Idempotency{DB: s.Main.DB}
 	if rec, err := idem.Claim(context.Background(), b.OrganizationID, "busy", "user:"+b.UserID, []byte("x")); err != nil || rec != nil {
 		t.Fatalf("claim: %v %v", rec, err)
 	}

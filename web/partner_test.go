@@ -11,7 +11,7 @@ import (
 
 	"atrium/app"
 	"atrium/app/identity"
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 	"atrium/web/webtest"
 )
 
@@ -61,7 +61,7 @@ func (w *partnerWorld) mails(t *testing.T, to string) []app.Mail {
 
 func (w *partnerWorld) events(t *testing.T, typ, orgID string) []app.Event {
 	t.Helper()
-	evs, _, err := sqlite.Outbox{DB: w.s.Main.DB}.Events(context.Background(), 0, 10000)
+	evs, _, err := sqldb.Outbox{DB: w.s.Main.DB}.Events(context.Background(), 0, 10000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestPartnerOrganisations(t *testing.T) {
 	if ev := w.events(t, "organization.user.created", acme); len(ev) != 1 || ev[0].Data["email"] != "boss@acme.test" || ev[0].Data["user_id"] == "" {
 		t.Fatalf("events %+v", ev)
 	}
-	audit, _ := sqlite.Auditor{DB: s.Main.DB}.List(context.Background(), acme, "", 100)
+	audit, _ := sqldb.Auditor{DB: s.Main.DB}.List(context.Background(), acme, "", 100)
 	if len(audit) < 2 || audit[0].Module != "partner" {
 		t.Fatalf("audit %+v", audit)
 	}
@@ -159,7 +159,7 @@ func TestPartnerOrganisations(t *testing.T) {
 		{Name: "plans", Request: webtest.Request{Method: "GET", Path: "/api/v1/partner/plans", Token: w.tok}, Status: 200,
 			Contains: []string{`"slug":"business"`, `"slug":"enterprise"`, `"slug":"starter"`, `"features":[`}},
 	})
-	audit, _ = sqlite.Auditor{DB: s.Main.DB}.List(context.Background(), acme, "", 100)
+	audit, _ = sqldb.Auditor{DB: s.Main.DB}.List(context.Background(), acme, "", 100)
 	if audit[0].Action != "organization.updated" || fmt.Sprint(audit[0].ChangedFields) != "[billing_name logo_url mail_domain]" {
 		t.Fatalf("patch audit %+v", audit[0])
 	}

@@ -19,7 +19,7 @@ import (
 	"atrium/app/webhooks"
 	"atrium/cmd/atrium/wire"
 	"atrium/hooksend"
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 	"atrium/web/webtest"
 )
 
@@ -127,7 +127,7 @@ func emit(t *testing.T, s *webtest.Server, orgID, typ string, data map[string]an
 	t.Helper()
 	e := app.Event{ID: app.NewID(), Type: typ, OrgID: orgID, CreatedAt: s.Clock.Now(), Data: data}
 	err := s.Main.DB.InTx(context.Background(), func(ctx context.Context) error {
-		return sqlite.Outbox{DB: s.Main.DB}.Emit(ctx, e)
+		return sqldb.Outbox{DB: s.Main.DB}.Emit(ctx, e)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -300,7 +300,7 @@ func TestWebhookSubscriptionsAPI(t *testing.T) {
 	emit(t, s, w.admin.OrganizationID, webhooks.EventDriveFileCreated, map[string]any{"file_id": "f1", "name": "a.txt"})
 	var n int
 	countDeliveries := func() int {
-		ds, err := sqlite.WebhookStore{DB: s.Main.DB}.Deliveries(ctx, id, app.PageRequest{Limit: 100})
+		ds, err := sqldb.WebhookStore{DB: s.Main.DB}.Deliveries(ctx, id, app.PageRequest{Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -316,7 +316,7 @@ func TestWebhookSubscriptionsAPI(t *testing.T) {
 		t.Fatalf("deliveries after delete: %d", n)
 	}
 	// The changes are audited.
-	audit, _ := sqlite.Auditor{DB: s.Main.DB}.List(ctx, w.admin.OrganizationID, "", 100)
+	audit, _ := sqldb.Auditor{DB: s.Main.DB}.List(ctx, w.admin.OrganizationID, "", 100)
 	actions := map[string]bool{}
 	for _, a := range audit {
 		if a.Module == "webhooks" {
@@ -646,7 +646,7 @@ func TestWebhookTargetsRefused(t *testing.T) {
 	// Connect time: a host that resolved elsewhere when saved (DNS rebinding) but
 	// now points to loopback is refused by the dialer; nothing reaches it.
 	r := newReceiver(t)
-	store := sqlite.WebhookStore{DB: s.Main.DB}
+	store := sqldb.WebhookStore{DB: s.Main.DB}
 	now := s.Clock.Now()
 	rebound := webhooks.Subscription{ID: app.NewID(), OrgID: admin.OrganizationID, URL: r.URL + "/hook", Events: []string{}, IsActive: true, CreatedAt: now, UpdatedAt: now}
 	if err := store.CreateSubscription(context.Background(), rebound, app.RandomHex(32)); err != nil {
@@ -823,7 +823,7 @@ func TestWebhookConcurrentDispatchersNeverDoubleSend(t *testing.T) {
 	// Two dispatchers on the same database, as two processes would be.
 	schedule, _ := w.s.Main.Config.RetrySchedule()
 	poster := hooksend.New(hooksend.Options{Timeout: time.Second, AllowPrivateTargets: true, Conns: 4})
-	other := webhooks.NewDispatcher(sqlite.WebhookStore{DB: w.s.Main.DB}, poster, webhooks.DispatcherConfig{Schedule: schedule,
+	other := webhooks.NewDispatcher(sqldb.WebhookStore{DB: w.s.Main.DB}, poster, webhooks.DispatcherConfig{Schedule: schedule,
 		Timeout: time.Second, Workers: 4, PerTarget: 2}, nil, w.s.Clock.Now)
 	other.Start(context.Background())
 	t.Cleanup(func() { other.Shutdown(context.Background()) })

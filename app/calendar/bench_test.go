@@ -14,7 +14,7 @@ import (
 	"atrium/app"
 	"atrium/app/calendar"
 	"atrium/app/identity"
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 )
 
 // env is a calendar service on a real SQLite file with one user.
@@ -27,12 +27,12 @@ type env struct {
 func newEnv(tb testing.TB) *env {
 	tb.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "atrium.db"), nil)
+	db, err := sqldb.Open(ctx, filepath.Join(tb.TempDir(), "atrium.db"), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { db.Close() })
-	ids, err := identity.NewService(ctx, sqlite.IdentityStore{DB: db}, sqlite.Auditor{DB: db}, nil, "http://localhost")
+	ids, err := identity.NewService(ctx, sqldb.IdentityStore{DB: db}, sqldb.Auditor{DB: db}, nil, "http://localhost")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func newEnv(tb testing.TB) *env {
 	}
 	p := &app.Principal{OrgID: res.Org.ID, UserID: res.User.ID, Email: res.User.Email,
 		Scopes: app.NewScopes(app.ScopeCalendarWrite), Features: []string{calendar.Feature}}
-	svc := calendar.NewService(sqlite.CalendarStore{DB: db}, sqlite.Auditor{DB: db}, sqlite.Outbox{DB: db}, nil)
+	svc := calendar.NewService(sqldb.CalendarStore{DB: db}, sqldb.Auditor{DB: db}, sqldb.Outbox{DB: db}, nil)
 	cals, err := svc.Calendars(ctx, p)
 	if err != nil {
 		tb.Fatal(err)

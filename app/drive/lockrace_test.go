@@ -14,7 +14,7 @@ import (
 
 	"atrium/app"
 	"atrium/app/drive"
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 	"atrium/web/webtest"
 )
 
@@ -242,7 +242,7 @@ func TestLockTakenBetweenCheckAndWrite(t *testing.T) {
 			}
 			// The refused bytes, small, were to commit with the write: they did not.
 			sum := sha256.Sum256([]byte("ann's"))
-			if ok, err := (sqlite.SmallBlobs{DB: w.s.Main.DB}).Exists(context.Background(), hex.EncodeToString(sum[:])); err != nil || ok != c.received {
+			if ok, err := (sqldb.SmallBlobs{DB: w.s.Main.DB}).Exists(context.Background(), hex.EncodeToString(sum[:])); err != nil || ok != c.received {
 				t.Fatalf("the refused content is stored: %v %v", ok, err)
 			}
 		})

@@ -18,7 +18,7 @@ import (
 
 	"atrium/app"
 	"atrium/app/drive"
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 	"atrium/web/webtest"
 )
 
@@ -62,7 +62,7 @@ func TestTusUploadGoneBeforeCompletion(t *testing.T) {
 		t.Errorf("a file was made of the terminated upload: %s", l.Body)
 	}
 	sum := sha256.Sum256([]byte("hello"))
-	if ok, err := (sqlite.SmallBlobs{DB: s.Main.DB}).Exists(context.Background(), hex.EncodeToString(sum[:])); err != nil || ok {
+	if ok, err := (sqldb.SmallBlobs{DB: s.Main.DB}).Exists(context.Background(), hex.EncodeToString(sum[:])); err != nil || ok {
 		t.Errorf("the bytes of the terminated upload are stored: %v %v", ok, err)
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 	"atrium/app"
 	"atrium/app/drive"
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 )
 
 // principal is u as the service sees a request of u's with drive scopes.
@@ -116,7 +116,7 @@ func TestAnnounceAnswersTheStoredFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			read, err := sqlite.DriveStore{DB: w.s.Main.DB}.File(ctx, tk.File.ID)
+			read, err := sqldb.DriveStore{DB: w.s.Main.DB}.File(ctx, tk.File.ID)
 			if err != nil {
 				t.Fatal(err)
 			}

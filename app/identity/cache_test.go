@@ -8,12 +8,12 @@ import (
 
 	"atrium/app"
 	"atrium/app/identity"
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 )
 
 // countingStore counts the credential lookups that reach the database.
 type countingStore struct {
-	sqlite.IdentityStore
+	sqldb.IdentityStore
 	lookups *atomic.Int32
 }
 
@@ -36,7 +36,7 @@ func TestCredentialCacheHits(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
 	var lookups atomic.Int32
-	s, err := identity.NewService(ctx, countingStore{sqlite.IdentityStore{DB: db}, &lookups}, sqlite.Auditor{DB: db}, nil, "http://atrium.test")
+	s, err := identity.NewService(ctx, countingStore{sqldb.IdentityStore{DB: db}, &lookups}, sqldb.Auditor{DB: db}, nil, "http://atrium.test")
 	if err != nil {
 		t.Fatal(err)
 	}

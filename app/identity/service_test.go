@@ -8,13 +8,13 @@ import (
 
 	"atrium/app"
 	"atrium/app/identity"
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 )
 
 // openDB opens a fresh database in the test's directory, closed at its end.
-func openDB(t *testing.T) *sqlite.DB {
+func openDB(t *testing.T) *sqldb.DB {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "atrium.db"), nil)
+	db, err := sqldb.Open(context.Background(), filepath.Join(t.TempDir(), "atrium.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,12 +22,12 @@ func openDB(t *testing.T) *sqlite.DB {
 	return db
 }
 
-func newService(t *testing.T) (*identity.Service, sqlite.IdentityStore) {
+func newService(t *testing.T) (*identity.Service, sqldb.IdentityStore) {
 	t.Helper()
 	ctx := context.Background()
 	db := openDB(t)
-	store := sqlite.IdentityStore{DB: db}
-	s, err := identity.NewService(ctx, store, sqlite.Auditor{DB: db}, nil, "http://atrium.test")
+	store := sqldb.IdentityStore{DB: db}
+	s, err := identity.NewService(ctx, store, sqldb.Auditor{DB: db}, nil, "http://atrium.test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 
 	"atrium/app"
 	"atrium/app/identity"
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 )
 
 // rfc6238 computes a TOTP code independently of the library the service uses:
@@ -64,8 +64,8 @@ func (c *testClock) Advance(d time.Duration) {
 
 type tfEnv struct {
 	s      *identity.Service
-	store  sqlite.IdentityStore
-	audit  sqlite.Auditor
+	store  sqldb.IdentityStore
+	audit  sqldb.Auditor
 	clock  *testClock
 	user   identity.User
 	p      *app.Principal
@@ -82,8 +82,8 @@ func newTFEnv(t *testing.T) *tfEnv {
 	ctx := context.Background()
 	db := openDB(t)
 	clock := &testClock{now: time.Date(2026, 5, 1, 12, 0, 10, 0, time.UTC)}
-	store := sqlite.IdentityStore{DB: db}
-	s, err := identity.NewService(ctx, store, sqlite.Auditor{DB: db}, clock.Now, "http://atrium.test")
+	store := sqldb.IdentityStore{DB: db}
+	s, err := identity.NewService(ctx, store, sqldb.Auditor{DB: db}, clock.Now, "http://atrium.test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func newTFEnv(t *testing.T) *tfEnv {
 	if err := s.SetAccountPassword(ctx, res.User.ID, tfPassword); err != nil {
 		t.Fatal(err)
 	}
-	e := &tfEnv{s: s, store: store, audit: sqlite.Auditor{DB: db}, clock: clock, user: res.User, email: "tf@example.test", passwd: tfPassword}
+	e := &tfEnv{s: s, store: store, audit: sqldb.Auditor{DB: db}, clock: clock, user: res.User, email: "tf@example.test", passwd: tfPassword}
 	e.p = e.session(t)
 	return e
 }

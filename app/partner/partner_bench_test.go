@@ -9,7 +9,7 @@ import (
 	"atrium/app"
 	"atrium/app/identity"
 	"atrium/app/partner"
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 )
 
 type nopMailer struct{}
@@ -18,15 +18,15 @@ func (nopMailer) Queue(context.Context, app.Mail) error { return nil }
 
 // world opens a database with a reseller and returns the partner service and the
 // reseller admin's principal.
-func world(b testing.TB) (*partner.Service, *app.Principal, *sqlite.DB) {
+func world(b testing.TB) (*partner.Service, *app.Principal, *sqldb.DB) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "atrium.db"), nil)
+	db, err := sqldb.Open(ctx, filepath.Join(b.TempDir(), "atrium.db"), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { db.Close() })
-	ids := sqlite.IdentityStore{DB: db}
-	audit := sqlite.Auditor{DB: db}
+	ids := sqldb.IdentityStore{DB: db}
+	audit := sqldb.Auditor{DB: db}
 	isvc, err := identity.NewService(ctx, ids, audit, nil, "http://atrium.test")
 	if err != nil {
 		b.Fatal(err)
@@ -40,7 +40,7 @@ func world(b testing.TB) (*partner.Service, *app.Principal, *sqlite.DB) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	svc := partner.NewService(sqlite.PartnerStore{IdentityStore: ids}, isvc, audit, sqlite.Outbox{DB: db}, nopMailer{}, nil, "http://atrium.test", []byte("k"))
+	svc := partner.NewService(sqldb.PartnerStore{IdentityStore: ids}, isvc, audit, sqldb.Outbox{DB: db}, nopMailer{}, nil, "http://atrium.test", []byte("k"))
 	return svc, p, db
 }
 
@@ -67,7 +67,7 @@ func BenchmarkListOrgsPaged(b *testing.B) {
 	// Seed 10,000 children in a few transactions (provisioning each through the
 	// service would take minutes and measure something else).
 	err := db.InTx(ctx, func(ctx context.Context) error {
-		store := sqlite.IdentityStore{DB: db}
+		store := sqldb.IdentityStore{DB: db}
 		for i := range 10000 {
 			name := fmt.Sprintf("Company %05d", i)
 			if i%10 == 0 {

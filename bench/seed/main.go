@@ -19,7 +19,7 @@ import (
 	"atrium/app"
 	"atrium/app/identity"
 	"atrium/cmd/atrium/wire"
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 )
 
 func main() {
@@ -72,7 +72,7 @@ func run(ctx context.Context, data string, users, audit, batch int) error {
 		}
 	}
 
-	auditor := sqlite.Auditor{DB: m.DB}
+	auditor := sqldb.Auditor{DB: m.DB}
 	t0 := time.Now().Add(-time.Duration(audit) * time.Second)
 	for i := 0; i < audit; i += batch {
 		err := m.DB.InTx(ctx, func(ctx context.Context) error {

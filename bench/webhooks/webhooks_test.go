@@ -32,7 +32,7 @@ import (
 	"atrium/app"
 	"atrium/app/webhooks"
 	"atrium/cmd/atrium/wire"
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 	"atrium/web/webtest"
 )
 
@@ -134,7 +134,7 @@ func run(b *testing.B, dead bool) {
 
 	events := (b.N + subscriptions - 1) / subscriptions
 	atomic.StoreInt64(&target, int64(events*subscriptions))
-	outbox := sqlite.Outbox{DB: s.Main.DB}
+	outbox := sqldb.Outbox{DB: s.Main.DB}
 	b.ResetTimer()
 	start := time.Now()
 	s.Main.Dispatcher.Start(ctx)

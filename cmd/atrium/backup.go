@@ -11,7 +11,7 @@ import (
 
 	"atrium/cmd/atrium/wire"
 	"atrium/storage/backup"
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 )
 
 func newBackupCmd() *cobra.Command {
@@ -82,7 +82,7 @@ func newRestoreCmd() *cobra.Command {
 			bar := newByteBar(cmd.ErrOrStderr(), "restore", quiet)
 			start := time.Now()
 			res, err := backup.Restore(cmd.Context(), backup.RestoreOptions{
-				From: from, Data: data, ConfigTo: configTo, MaxSchema: sqlite.MigrationVersion(),
+				From: from, Data: data, ConfigTo: configTo, MaxSchema: sqldb.MigrationVersion(),
 				Progress: bar.set, Log: wire.NewLogger(wire.Config{}, cmd.ErrOrStderr()),
 			})
 			bar.finish()

@@ -19,7 +19,7 @@ import (
 
 	"atrium/app"
 	"atrium/cmd/atrium/wire"
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 	"atrium/web"
 )
 
@@ -294,11 +294,11 @@ func newMigrateCmd() *cobra.Command {
 			if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
 				return err
 			}
-			n, err := sqlite.Migrate(cmd.Context(), cfg.Data+"/atrium.db", wire.NewLogger(cfg, cmd.ErrOrStderr()))
+			n, err := sqldb.Migrate(cmd.Context(), cfg.Data+"/atrium.db", wire.NewLogger(cfg, cmd.ErrOrStderr()))
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "applied %d migration(s); schema version %d\n", n, sqlite.MigrationVersion())
+			fmt.Fprintf(cmd.OutOrStdout(), "applied %d migration(s); schema version %d\n", n, sqldb.MigrationVersion())
 			return nil
 		},
 	}
@@ -312,7 +312,7 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintf(cmd.OutOrStdout(), "atrium %s (API %s, schema %d)\n", atriumVersion(), web.APIVersion, sqlite.MigrationVersion())
+			fmt.Fprintf(cmd.OutOrStdout(), "atrium %s (API %s, schema %d)\n", atriumVersion(), web.APIVersion, sqldb.MigrationVersion())
 		},
 	}
 }

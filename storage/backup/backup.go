@@ -21,7 +21,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"atrium/storage/blob"
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 )
 
 // Options says what Create backs up and where to.
@@ -177,7 +177,7 @@ type run struct {
 func (r *run) copyAll(ctx context.Context, dbPath, work string) (Manifest, error) {
 	var (
 		snap    string
-		refs    sqlite.BlobRefs
+		refs    sqldb.BlobRefs
 		m       = Manifest{Format: formatName, FormatVersion: FormatVersion}
 		missing map[string]bool // entries missing after the previous snapshot
 	)
@@ -189,14 +189,14 @@ func (r *run) copyAll(ctx context.Context, dbPath, work string) (Manifest, error
 			os.Remove(snap)
 		}
 		snap = filepath.Join(work, fmt.Sprintf(".snapshot-%d.db", attempt))
-		if err := sqlite.Snapshot(ctx, dbPath, snap); err != nil {
+		if err := sqldb.Snapshot(ctx, dbPath, snap); err != nil {
 			return Manifest{}, err
 		}
 		if r.o.afterSnapshot != nil {
 			r.o.afterSnapshot(attempt)
 		}
 		var err error
-		if refs, err = sqlite.ReadBlobRefs(ctx, snap); err != nil {
+		if refs, err = sqldb.ReadBlobRefs(ctx, snap); err != nil {
 			return Manifest{}, err
 		}
 		if err := validRefs(refs); err != nil {
@@ -253,7 +253,7 @@ func (r *run) copyAll(ctx context.Context, dbPath, work string) (Manifest, error
 		}
 	}
 
-	integrity, schema, err := sqlite.CheckFile(ctx, snap)
+	integrity, schema, err := sqldb.CheckFile(ctx, snap)
 	if err != nil {
 		return Manifest{}, err
 	}
@@ -290,7 +290,7 @@ func (r *run) copyAll(ctx context.Context, dbPath, work string) (Manifest, error
 }
 
 // validRefs refuses hashes that are not hex SHA-256 and upload ids outside the layout.
-func validRefs(refs sqlite.BlobRefs) error {
+func validRefs(refs sqldb.BlobRefs) error {
 	for _, l := range [][]string{refs.Hot, refs.Warm, refs.Cold} {
 		for _, h := range l {
 			if err := blob.ValidHash(h); err != nil {
@@ -308,7 +308,7 @@ func validRefs(refs sqlite.BlobRefs) error {
 
 // plan sets the progress total: what is copied already, plus the sizes of
 // what the snapshot refers to and is not, plus the snapshot itself.
-func (r *run) plan(snap string, refs sqlite.BlobRefs) {
+func (r *run) plan(snap string, refs sqldb.BlobRefs) {
 	total := r.copied
 	add := func(name, path string) {
 		if _, ok := r.done[name]; ok {
@@ -354,7 +354,7 @@ func (r *run) src(name string) string { return filepath.Join(r.o.Data, filepath.
 
 // copyRefs copies what refs name and is not copied yet, and returns the
 // required entries that were missing.
-func (r *run) copyRefs(ctx context.Context, refs sqlite.BlobRefs) (gone []string, err error) {
+func (r *run) copyRefs(ctx context.Context, refs sqldb.BlobRefs) (gone []string, err error) {
 	type item struct {
 		name     string
 		hash     string
@@ -443,7 +443,7 @@ func (r *run) copyVerified(ctx context.Context, name string, k kind, want string
 // copyUpload copies the received bytes of a resumable upload, as far as the
 // snapshot recorded them; it reports false (and copies nothing) when the
 // upload finished meanwhile or its bytes do not match the recorded hash state.
-func (r *run) copyUpload(ctx context.Context, name string, p sqlite.TusPart) (bool, error) {
+func (r *run) copyUpload(ctx context.Context, name string, p sqldb.TusPart) (bool, error) {
 	f, err := os.Open(r.src(name))
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil

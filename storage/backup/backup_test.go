@@ -22,7 +22,7 @@ import (
 
 	"atrium/app/drive"
 	"atrium/storage/backup"
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 	"atrium/web/webtest"
 )
 
@@ -55,7 +55,7 @@ func restore(t *testing.T, from string) string {
 	t.Helper()
 	data := filepath.Join(t.TempDir(), "data")
 	var p progress
-	res, err := backup.Restore(context.Background(), backup.RestoreOptions{From: from, Data: data, MaxSchema: sqlite.MigrationVersion(), Progress: p.set})
+	res, err := backup.Restore(context.Background(), backup.RestoreOptions{From: from, Data: data, MaxSchema: sqldb.MigrationVersion(), Progress: p.set})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestRoundTripWhileWriting(t *testing.T) {
 			}
 			p.check(t)
 			if m.Blobs.Count < 3 || m.Archive.Count != 1 || m.Database.Bytes == 0 || m.ConfigIncluded || m.AtriumVersion != "test" ||
-				m.SchemaVersion != sqlite.MigrationVersion() || m.Snapshots != 1 {
+				m.SchemaVersion != sqldb.MigrationVersion() || m.Snapshots != 1 {
 				t.Errorf("manifest %+v", m)
 			}
 			if after := w.views(t, s); !mapsEqual(before, after) {

@@ -11,7 +11,7 @@
 // restore is assembled beside its data directory and renamed into place only
 // once everything checked out.
 //
-// The package reads a data directory through the layouts of storage/sqlite and
+// The package reads a data directory through the layouts of storage/sqldb and
 // storage/blob without opening their stores: it is an operator's tool that
 // composes the two adapters, not a part of the server.
 package backup

@@ -18,7 +18,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"atrium/storage/blob"
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 )
 
 // RestoreOptions says what Restore restores and where to.
@@ -201,7 +201,7 @@ func (rs *restoring) run(ctx context.Context) (Restored, error) {
 		return Restored{}, errors.New("the backup holds a config.toml its manifest does not list")
 	}
 	dbPath := filepath.Join(rs.work, nameDB)
-	integrity, schema, err := sqlite.CheckFile(ctx, dbPath)
+	integrity, schema, err := sqldb.CheckFile(ctx, dbPath)
 	if err != nil {
 		return Restored{}, err
 	}
@@ -211,7 +211,7 @@ func (rs *restoring) run(ctx context.Context) (Restored, error) {
 	if rs.o.MaxSchema > 0 && schema > rs.o.MaxSchema {
 		return Restored{}, fmt.Errorf("the backup's database has schema version %d; this atrium knows up to %d: restore with a newer atrium", schema, rs.o.MaxSchema)
 	}
-	refs, err := sqlite.ReadBlobRefs(ctx, dbPath)
+	refs, err := sqldb.ReadBlobRefs(ctx, dbPath)
 	if err != nil {
 		return Restored{}, err
 	}
@@ -281,7 +281,7 @@ func (rs *restoring) run(ctx context.Context) (Restored, error) {
 // uploadOK checks the received part of a resumable upload against the
 // database's record and trims it to the recorded length; it reports false
 // (and removes the part) when it does not match.
-func (rs *restoring) uploadOK(name string, p sqlite.TusPart) (bool, error) {
+func (rs *restoring) uploadOK(name string, p sqldb.TusPart) (bool, error) {
 	path := filepath.Join(rs.work, filepath.FromSlash(name))
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {

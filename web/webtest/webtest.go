@@ -22,7 +22,7 @@ import (
 
 	"atrium/app"
 	"atrium/cmd/atrium/wire"
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 )
 
 // Server is a running Atrium for a test.
@@ -62,7 +62,7 @@ func (c *Clock) Advance(d time.Duration) {
 type Option func(*wire.Config)
 
 // New starts a server on a fresh data directory; it is closed when the test ends.
-// Its database is a copy of the migrated template (sqlite.MigratedTemplate),
+// Its database is a copy of the migrated template (sqldb.MigratedTemplate),
 // made once per schema, rather than migrated anew.
 func New(t testing.TB, opts ...Option) *Server {
 	t.Helper()
@@ -76,11 +76,11 @@ func New(t testing.TB, opts ...Option) *Server {
 // newData puts a copy of the migrated template database into the data
 // directory dir.
 func newData(dir string) error {
-	template.once.Do(func() { template.path, template.err = sqlite.MigratedTemplate(context.Background()) })
+	template.once.Do(func() { template.path, template.err = sqldb.MigratedTemplate(context.Background()) })
 	if template.err != nil {
 		return fmt.Errorf("migrated template database: %w", template.err)
 	}
-	return sqlite.CopyDatabase(template.path, filepath.Join(dir, "atrium.db"))
+	return sqldb.CopyDatabase(template.path, filepath.Join(dir, "atrium.db"))
 }
 
 // template is the migrated database New copies.

@@ -11,18 +11,18 @@ import (
 
 	"atrium/app/drive"
 	"atrium/storage/blob"
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 	"atrium/web/presign"
 )
 
 // contents is the drive's byte store (drive.Blobs) of two tiers: objects of
 // the blob store, one file each, and small contents in the database
-// (sqlite.SmallBlobs), written in the transaction of their reference. Reads
+// (sqldb.SmallBlobs), written in the transaction of their reference. Reads
 // look in the blob store first: a content may be in both (stored whole, then
 // again as a small one), and then it is the same bytes.
 type contents struct {
 	files *blob.Store
-	small sqlite.SmallBlobs
+	small sqldb.SmallBlobs
 }
 
 func (c contents) Put(ctx context.Context, r io.Reader, limit int64) (string, int64, error) {
@@ -58,7 +58,7 @@ func (c contents) Open(ctx context.Context, hash string) (io.ReadSeekCloser, err
 		return nil, err
 	}
 	data, serr := c.small.Data(ctx, hash)
-	if errors.Is(serr, sqlite.ErrNoSmallBlob) {
+	if errors.Is(serr, sqldb.ErrNoSmallBlob) {
 		return nil, err
 	}
 	if serr != nil {

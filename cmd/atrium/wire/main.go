@@ -29,7 +29,7 @@ import (
 	"atrium/imaging"
 	"atrium/mail"
 	"atrium/storage/blob"
-	"atrium/storage/sqlite"
+	"atrium/storage/sqldb"
 	"atrium/web"
 	"atrium/web/presign"
 	"atrium/web/tus"
@@ -41,7 +41,7 @@ type Main struct {
 	Log    *slog.Logger
 	Clock  app.Clock
 
-	DB    *sqlite.DB
+	DB    *sqldb.DB
 	Blobs *blob.Store
 	// Contents are the drive's stored bytes: Blobs' objects and the small
 	// contents the database holds.
@@ -54,7 +54,7 @@ type Main struct {
 	// Search is the drive's search index (started by StartSearch).
 	Search *indexer.Indexer
 	Tus    *tus.Handler
-	Mail   sqlite.MailOutbox
+	Mail   sqldb.MailOutbox
 	Server *web.Server
 
 	// Webhooks manages subscriptions; Dispatcher posts their deliveries (started by Serve).
@@ -109,7 +109,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
-	db, err := sqlite.Open(ctx, filepath.Join(cfg.Data, "atrium.db"), log)
+	db, err := sqldb.Open(ctx, filepath.Join(cfg.Data, "atrium.db"), log)
 	if err != nil {
 		return nil, err
 	}
@@ -130,8 +130,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		m.Close()
 		return nil, err
 	}
-	ids := sqlite.IdentityStore{DB: db}
-	audit := sqlite.Auditor{DB: db}
+	ids := sqldb.IdentityStore{DB: db}
+	audit := sqldb.Auditor{DB: db}
 	m.Identity, err = identity.NewService(ctx, ids, audit, m.Clock, cfg.PublicURL)
 	if err != nil {
 		m.Close()
@@ -166,14 +166,14 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		m.Close()
 		return nil, err
 	}
-	m.Mail = sqlite.MailOutbox{DB: db, Deliver: cfg.Mail.Host != ""}
-	m.Partner = partner.NewService(sqlite.PartnerStore{IdentityStore: ids}, m.Identity, audit, sqlite.Outbox{DB: db}, m.Mail, m.Clock, cfg.PublicURL, tokenKey)
+	m.Mail = sqldb.MailOutbox{DB: db, Deliver: cfg.Mail.Host != ""}
+	m.Partner = partner.NewService(sqldb.PartnerStore{IdentityStore: ids}, m.Identity, audit, sqldb.Outbox{DB: db}, m.Mail, m.Clock, cfg.PublicURL, tokenKey)
 	schedule, err := cfg.RetrySchedule()
 	if err != nil {
 		m.Close()
 		return nil, err
 	}
-	whStore := sqlite.WebhookStore{DB: db}
+	whStore := sqldb.WebhookStore{DB: db}
 	m.Webhooks = webhooks.NewService(whStore, audit, m.Clock, webhooks.Options{AllowPrivateTargets: cfg.Webhooks.AllowPrivateTargets, Resolver: net.DefaultResolver})
 	poster := hooksend.New(hooksend.Options{Timeout: cfg.Webhooks.Timeout, AllowPrivateTargets: cfg.Webhooks.AllowPrivateTargets, Now: m.Clock})
 	m.Dispatcher = webhooks.NewDispatcher(whStore, poster, webhooks.DispatcherConfig{Schedule: schedule, Timeout: cfg.Webhooks.Timeout,
@@ -184,8 +184,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		m.mailer = mail.NewSender(mail.Config{Host: cfg.Mail.Host, Port: cfg.Mail.Port, TLS: cfg.Mail.TLS, Username: cfg.Mail.Username,
 			Password: cfg.Mail.Password, From: cfg.Mail.From}, m.Mail, log, m.Clock)
 	}
-	m.Contacts = contacts.NewService(sqlite.ContactsStore{DB: db}, audit, m.Clock)
-	m.Calendar = calendar.NewService(sqlite.CalendarStore{DB: db}, audit, sqlite.Outbox{DB: db}, m.Clock)
+	m.Contacts = contacts.NewService(sqldb.ContactsStore{DB: db}, audit, m.Clock)
+	m.Calendar = calendar.NewService(sqldb.CalendarStore{DB: db}, audit, sqldb.Outbox{DB: db}, m.Clock)
 	archive, err := blob.OpenArchive(filepath.Join(cfg.Data, "archive"))
 	if err != nil {
 		m.Close()
@@ -197,9 +197,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		return nil, err
 	}
 	converter := convert.New(cfg.Editor.SofficePath, cfg.Editor.ConvertTimeout, "")
-	m.Contents = contents{files: m.Blobs, small: sqlite.SmallBlobs{DB: db}}
-	m.Search = indexer.New(sqlite.DriveStore{DB: db}, m.Contents, searchIndexes(cfg.Data), extractor{}, log)
-	m.Drive = drive.NewService(sqlite.DriveStore{DB: db}, m.Contents, driveURLs{signer}, audit, sqlite.Outbox{DB: db}, m.Clock, log,
+	m.Contents = contents{files: m.Blobs, small: sqldb.SmallBlobs{DB: db}}
+	m.Search = indexer.New(sqldb.DriveStore{DB: db}, m.Contents, searchIndexes(cfg.Data), extractor{}, log)
+	m.Drive = drive.NewService(sqldb.DriveStore{DB: db}, m.Contents, driveURLs{signer}, audit, sqldb.Outbox{DB: db}, m.Clock, log,
 		cfg.Drive.options().WithSyncKey(cursorKey).WithPublicURL(cfg.PublicURL).WithArchive(archive, cfg.Drive.ArchiveAfter).
 			WithEditor(cfg.Editor.options(wopiKey)).WithConverter(converter).WithImaging(imaging.Codec{}).
 			WithSearch(m.Search))
@@ -220,7 +220,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		Search:      m.Search.Documents,
 		Writes:      db.WriteStats,
 		Audit:       audit,
-		Idempotency: sqlite.Idempotency{DB: db},
+		Idempotency: sqldb.Idempotency{DB: db},
 		Tx:          db,
 		Cursors:     &app.Cursors{Key: cursorKey, Clock: m.Clock},
 		Ready:       m.ready,
@@ -323,7 +323,7 @@ func (m *Main) Housekeeping(ctx context.Context) (map[string]int, error) {
 		{"audit_pruned", m.pruneAudit},
 		{"web_sessions_pruned", m.Identity.PruneSessions},
 		{"events_pruned", func(ctx context.Context) (int, error) {
-			return app.OutboxPruner{Store: sqlite.Outbox{DB: m.DB}, Applied: m.Search.Applied}.Prune(ctx, m.Clock.Now())
+			return app.OutboxPruner{Store: sqldb.Outbox{DB: m.DB}, Applied: m.Search.Applied}.Prune(ctx, m.Clock.Now())
 		}},
 	}
 	var errs []error
@@ -346,7 +346,7 @@ func (m *Main) pruneAudit(ctx context.Context) (int, error) {
 	before := m.Clock.Now().Add(-m.Config.Audit.MaxAge)
 	total := 0
 	for ctx.Err() == nil {
-		n, err := sqlite.Auditor{DB: m.DB}.Prune(ctx, before, 1000)
+		n, err := sqldb.Auditor{DB: m.DB}.Prune(ctx, before, 1000)
 		total += n
 		if err != nil || n < 1000 {
 			return total, err
@@ -428,7 +428,7 @@ func (m *Main) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), m.Config.HTTP.ShutdownTimeout)
 		errs = append(errs, m.Dispatcher.Shutdown(ctx))
 		cancel()
-		sqlite.WebhookStore{DB: m.DB}.OnQueued(nil)
+		sqldb.WebhookStore{DB: m.DB}.OnQueued(nil)
 	}
 	if m.stopSearch != nil {
 		m.stopSearch()
