@@ -2,7 +2,6 @@ package sqldb
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,11 +14,7 @@ import (
 func TestOutboxPruning(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "atrium.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTest(t)
 	st := DriveStore{DB: db}
 	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	emit := func(at time.Time) {
@@ -83,10 +78,10 @@ func TestOutboxMigrationKeepsSequence(t *testing.T) {
 	}
 	state := func() (events string, mark int64, idIndex int) {
 		t.Helper()
-		if err := raw.QueryRowContext(ctx, `SELECT ifnull(group_concat(seq || ':' || id, ','), '') FROM (SELECT seq, id FROM outbox ORDER BY seq)`).Scan(&events); err != nil {
+		if err := raw.QueryRowContext(ctx, `SELECT coalesce(group_concat(seq || ':' || id, ','), '') FROM (SELECT seq, id FROM outbox ORDER BY seq)`).Scan(&events); err != nil {
 			t.Fatal(err)
 		}
-		if err := raw.QueryRowContext(ctx, `SELECT ifnull((SELECT seq FROM sqlite_sequence WHERE name = 'outbox'), -1)`).Scan(&mark); err != nil {
+		if err := raw.QueryRowContext(ctx, `SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'outbox'), -1)`).Scan(&mark); err != nil {
 			t.Fatal(err)
 		}
 		if err := raw.QueryRowContext(ctx, `SELECT count(*) FROM pragma_index_list('outbox')`).Scan(&idIndex); err != nil {

@@ -141,11 +141,13 @@ func (s PartnerStore) ActiveAdmins(ctx context.Context, orgID string) (int, erro
 // orgUserCols are a user's columns with their last sign-in, their last
 // activity (the latest of their sessions' last requests and their tokens' and
 // app passwords' last uses) and whether two-factor sign-in is on.
-const orgUserCols = userCols + `, u.last_sign_in_at, nullif(max(
-	coalesce((SELECT max(last_seen_at) FROM web_sessions WHERE user_id = u.id), 0),
-	coalesce((SELECT max(last_used_at) FROM personal_access_tokens WHERE user_id = u.id), 0),
-	coalesce((SELECT max(last_used_at) FROM app_passwords WHERE user_id = u.id), 0)), 0),
+func (s PartnerStore) orgUserCols() string {
+	return userCols + `, u.last_sign_in_at, nullif(` + s.greatest(
+		`coalesce((SELECT max(last_seen_at) FROM web_sessions WHERE user_id = u.id), 0)`,
+		`coalesce((SELECT max(last_used_at) FROM personal_access_tokens WHERE user_id = u.id), 0)`,
+		`coalesce((SELECT max(last_used_at) FROM app_passwords WHERE user_id = u.id), 0)`) + `, 0),
 	EXISTS (SELECT 1 FROM user_two_factor WHERE user_id = u.id AND enabled_at IS NOT NULL)`
+}
 
 func scanOrgUser(sc interface{ Scan(...any) error }) (partner.OrgUser, error) {
 	var ou partner.OrgUser
@@ -168,7 +170,7 @@ func scanOrgUser(sc interface{ Scan(...any) error }) (partner.OrgUser, error) {
 // FindOrgUsers lists an organisation's users by id, filtered by any part of
 // the e-mail address or full name and by status.
 func (s PartnerStore) FindOrgUsers(ctx context.Context, orgID string, f partner.UserFilter, p app.PageRequest) ([]partner.OrgUser, error) {
-	q := `SELECT ` + orgUserCols + ` FROM users u WHERE u.organization_id = ? AND u.id > ?`
+	q := `SELECT ` + s.orgUserCols() + ` FROM users u WHERE u.organization_id = ? AND u.id > ?`
 	args := []any{orgID, p.After}
 	if f.Status != "" {
 		q += ` AND u.status = ?`
@@ -197,7 +199,7 @@ func (s PartnerStore) FindOrgUsers(ctx context.Context, orgID string, f partner.
 
 // OrgUser returns a user of an organisation with their activity.
 func (s PartnerStore) OrgUser(ctx context.Context, orgID, id string) (partner.OrgUser, error) {
-	u, err := scanOrgUser(s.read(ctx).QueryRowContext(ctx, `SELECT `+orgUserCols+` FROM users u WHERE u.id = ? AND u.organization_id = ?`, id, orgID))
+	u, err := scanOrgUser(s.read(ctx).QueryRowContext(ctx, `SELECT `+s.orgUserCols()+` FROM users u WHERE u.id = ? AND u.organization_id = ?`, id, orgID))
 	return u, mapErr(err, "user")
 }
 
@@ -211,7 +213,7 @@ func (s PartnerStore) StorageUsed(ctx context.Context, orgID string) (int64, err
 // StorageByOwner sums the drive's usage counters by owner, with the owner's
 // name, most bytes first.
 func (s PartnerStore) StorageByOwner(ctx context.Context, orgID string) ([]partner.UserStorage, error) {
-	rows, err := s.read(ctx).QueryContext(ctx, `SELECT d.owner_id, ifnull(u.email, ''), ifnull(u.first_name, ''), ifnull(u.last_name, ''),
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT d.owner_id, coalesce(u.email, ''), coalesce(u.first_name, ''), coalesce(u.last_name, ''),
 			sum(d.bytes) AS b, sum(d.file_count)
 		FROM drive_usage d LEFT JOIN users u ON u.id = d.owner_id AND u.organization_id = d.organization_id
 		WHERE d.organization_id = ? GROUP BY d.owner_id HAVING b > 0 ORDER BY b DESC, d.owner_id`, orgID)

@@ -116,6 +116,9 @@ func (o Outbox) Emit(ctx context.Context, e app.Event) error {
 	if err != nil {
 		return mapErr(err, "event")
 	}
+	if err := o.orderEvents(ctx); err != nil {
+		return mapErr(err, "event")
+	}
 	_, err = o.write(ctx).ExecContext(ctx, `INSERT INTO outbox(id, type, organization_id, data, created_at) VALUES (?,?,?,?,?)`,
 		e.ID, e.Type, e.OrgID, string(data), ms(e.CreatedAt))
 	if err != nil {
