@@ -132,6 +132,15 @@ func (db *DB) orderedAgg(order string) string {
 	return ""
 }
 
+// rowID is the name of a row's physical address in its table: SQLite's
+// rowid, PostgreSQL's ctid (both valid until the row changes).
+func (db *DB) rowID() string {
+	if db.pg != nil {
+		return "ctid"
+	}
+	return "rowid"
+}
+
 // greatest is SQL for the largest of the values: SQLite's scalar max,
 // PostgreSQL's greatest.
 func (db *DB) greatest(values ...string) string {

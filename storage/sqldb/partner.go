@@ -65,8 +65,18 @@ func (s PartnerStore) ChildOrgs(ctx context.Context, parentID string, f partner.
 			q += ` AND o.name LIKE ? ESCAPE '\'`
 			args = append(args, likeEscape(f.Q)+"%")
 		} else {
-			q += ` AND o.rowid IN (SELECT rowid FROM organizations_fts WHERE organizations_fts MATCH ?)`
-			args = append(args, ftsQuery(f.Q))
+			if s.pg != nil {
+				// A name containing every word, any case (the trigram
+				// index organizations_name_trgm), as FTS5's trigram
+				// tokenizer matches on SQLite.
+				for _, w := range strings.Fields(f.Q) {
+					q += ` AND o.name ILIKE ? ESCAPE '\'`
+					args = append(args, "%"+likeEscape(w)+"%")
+				}
+			} else {
+				q += ` AND o.rowid IN (SELECT rowid FROM organizations_fts WHERE organizations_fts MATCH ?)`
+				args = append(args, ftsQuery(f.Q))
+			}
 		}
 	}
 	rows, err := s.read(ctx).QueryContext(ctx, q+` ORDER BY o.id LIMIT ?`, append(args, p.Limit+1)...)
@@ -216,7 +226,8 @@ func (s PartnerStore) StorageByOwner(ctx context.Context, orgID string) ([]partn
 	rows, err := s.read(ctx).QueryContext(ctx, `SELECT d.owner_id, coalesce(u.email, ''), coalesce(u.first_name, ''), coalesce(u.last_name, ''),
 			sum(d.bytes) AS b, sum(d.file_count)
 		FROM drive_usage d LEFT JOIN users u ON u.id = d.owner_id AND u.organization_id = d.organization_id
-		WHERE d.organization_id = ? GROUP BY d.owner_id HAVING b > 0 ORDER BY b DESC, d.owner_id`, orgID)
+		WHERE d.organization_id = ? GROUP BY d.owner_id, u.email, u.first_name, u.last_name HAVING sum(d.bytes) > 0
+		ORDER BY b DESC, d.owner_id`, orgID)
 	if err != nil {
 		return nil, mapErr(err, "drive usage")
 	}
@@ -235,7 +246,7 @@ func (s PartnerStore) StorageByOwner(ctx context.Context, orgID string) ([]partn
 // StorageByType sums the drive's usage counters by mime group, most bytes first.
 func (s PartnerStore) StorageByType(ctx context.Context, orgID string) ([]partner.TypeStorage, error) {
 	rows, err := s.read(ctx).QueryContext(ctx, `SELECT mime_group, sum(bytes) AS b, sum(file_count) FROM drive_usage
-		WHERE organization_id = ? GROUP BY mime_group HAVING b > 0 ORDER BY b DESC, mime_group`, orgID)
+		WHERE organization_id = ? GROUP BY mime_group HAVING sum(bytes) > 0 ORDER BY b DESC, mime_group`, orgID)
 	if err != nil {
 		return nil, mapErr(err, "drive usage")
 	}

@@ -230,15 +230,18 @@ func (db *DB) pgInTx(ctx context.Context, fn func(ctx context.Context) error) er
 	if st, ok := ctx.Value(pgTxKey{}).(*pgTx); ok {
 		return db.pgSavepoint(ctx, st, fn)
 	}
-	const attempts = 20
+	// A drive's change sequence is one row per owner that each of its writes
+	// updates: concurrent writes of one owner take turns through failures,
+	// one winning each round.
+	const attempts = 100
 	for attempt := 1; ; attempt++ {
 		err := db.pgAttempt(ctx, fn)
 		if err == nil || !retryable(err) || attempt == attempts || ctx.Err() != nil {
 			return err
 		}
 		db.pg.retries.Add(1)
-		// Up to 1, 2, 4 ... 32 ms: the other transaction is likely done by then.
-		pause := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 5)))
+		// Up to 1, 2, 4 ... 16 ms: the other transaction is likely done by then.
+		pause := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 4)))
 		select {
 		case <-ctx.Done():
 			return err
@@ -428,6 +431,13 @@ const outboxLockKey = "74680001"
 func pgUniqueViolation(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
+// pgNotText reports whether err is PostgreSQL's refusal of a parameter that
+// is not UTF-8 text (a NUL byte, an invalid sequence).
+func pgNotText(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "22021" || pe.Code == "22P05")
 }
 
 // IsPostgres reports whether db is on PostgreSQL.

@@ -432,6 +432,12 @@ func mapErr(err error, what string) error {
 	if pgUniqueViolation(err) {
 		return app.Errorf(app.EConflict, "A %s with these values already exists.", what)
 	}
+	if pgNotText(err) {
+		// A value that is not UTF-8 text (a NUL, a stray byte) can be
+		// neither stored nor found: what SQLite, which compares bytes,
+		// answers for a lookup of it.
+		return app.Errorf(app.ENotFound, "The %s was not found.", what)
+	}
 	var se *sqlite3.Error
 	if errors.As(err, &se) {
 		switch se.Code() {
@@ -461,6 +467,13 @@ func (db *DB) IntegrityCheck(ctx context.Context) (string, error) {
 		out = append(out, s)
 	}
 	return strings.Join(out, "; "), rows.Err()
+}
+
+// QueryRow runs a query of one row outside any transaction, written as the
+// stores' are (SQLite's dialect, rewritten for PostgreSQL): operator tools
+// and tests.
+func (db *DB) QueryRow(ctx context.Context, query string, args ...any) interface{ Scan(dest ...any) error } {
+	return db.read(ctx).QueryRowContext(ctx, query, args...)
 }
 
 // Exec runs one statement on the writer (operator tools and tests).
