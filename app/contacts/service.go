@@ -555,8 +555,10 @@ func (s *Service) Move(ctx context.Context, p *app.Principal, fromID string, in 
 	if err := v.Err(); err != nil {
 		return MoveContactsResponse{}, err
 	}
-	res := MoveContactsResponse{Moved: []string{}, Failed: []MoveFailure{}}
+	var res MoveContactsResponse
 	err := s.store.InTx(ctx, func(ctx context.Context) error {
+		// The transaction may run again (app.TxRunner): each run starts over.
+		res = MoveContactsResponse{Moved: []string{}, Failed: []MoveFailure{}}
 		if _, err := s.book(ctx, p, fromID); err != nil {
 			return err
 		}

@@ -116,3 +116,55 @@ func TestOutboxMigrationKeepsSequence(t *testing.T) {
 		t.Fatalf("down again: events %q, mark %d, indexes %d", ev, mark, idx)
 	}
 }
+
+// A reader of the outbox skips nothing: an event numbered before another is
+// visible before it. Transaction A emits first and commits last; B emits and
+// commits meanwhile. On PostgreSQL, a sequence alone would number A's event
+// 1 and B's 2 and show B's while A is open, and a reader that moved past 2
+// would never see 1; events are numbered in commit order (orderEvents), so
+// B's waits for A. On SQLite B waits for the writer A holds.
+func TestOutboxReadersSkipNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openTest(t)
+	o := Outbox{db}
+	emitted, release := make(chan struct{}), make(chan struct{})
+	errs := make(chan error, 2)
+	go func() {
+		errs <- db.InTx(ctx, func(ctx context.Context) error {
+			if err := o.Emit(ctx, app.Event{ID: "a", Type: "t", OrgID: "o"}); err != nil {
+				return err
+			}
+			close(emitted)
+			<-release
+			return nil
+		})
+	}()
+	<-emitted
+	bDone := make(chan struct{})
+	go func() {
+		errs <- db.InTx(ctx, func(ctx context.Context) error { return o.Emit(ctx, app.Event{ID: "b", Type: "t", OrgID: "o"}) })
+		close(bDone)
+	}()
+	// What passing time is for: B has all the time it needs to commit
+	// ahead of A, were it free to.
+	select {
+	case <-bDone:
+		t.Fatal("B committed its event while A, which emitted first, was open")
+	case <-time.After(300 * time.Millisecond):
+	}
+	seen, _, err := o.Events(ctx, 0, 10)
+	if err != nil || len(seen) != 0 {
+		t.Fatalf("while A is open the reader sees %v (%v), want nothing", seen, err)
+	}
+	close(release)
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs, seqs, err := o.Events(ctx, 0, 10)
+	if err != nil || len(evs) != 2 || evs[0].ID != "a" || evs[1].ID != "b" || seqs[0] >= seqs[1] {
+		t.Fatalf("events %v at %v (%v), want a then b", evs, seqs, err)
+	}
+}
