@@ -445,3 +445,13 @@ func OpenDatabase(t testing.TB, dir string) *sqldb.DB {
 	}
 	return db
 }
+
+// DatabaseURL is the URL of the PostgreSQL database of the test data
+// directory dir (New with ATRIUM_TEST_DATABASE_URL set), "" for SQLite.
+func DatabaseURL(dir string) string {
+	url, err := os.ReadFile(filepath.Join(dir, testDatabaseFile))
+	if err != nil {
+		return ""
+	}
+	return string(url)
+}
