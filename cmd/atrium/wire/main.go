@@ -198,7 +198,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 	}
 	converter := convert.New(cfg.Editor.SofficePath, cfg.Editor.ConvertTimeout, "")
 	m.Contents = contents{files: m.Blobs, small: sqldb.SmallBlobs{DB: db}}
-	m.Search = indexer.New(sqldb.DriveStore{DB: db}, m.Contents, searchIndexes(cfg.Data), extractor{}, log)
+	m.Search = indexer.New(sqldb.DriveStore{DB: db}, m.Contents, searchIndexes(cfg.Data, db), extractor{}, log)
 	m.Drive = drive.NewService(sqldb.DriveStore{DB: db}, m.Contents, driveURLs{signer}, audit, sqldb.Outbox{DB: db}, m.Clock, log,
 		cfg.Drive.options().WithSyncKey(cursorKey).WithPublicURL(cfg.PublicURL).WithArchive(archive, cfg.Drive.ArchiveAfter).
 			WithEditor(cfg.Editor.options(wopiKey)).WithConverter(converter).WithImaging(imaging.Codec{}).

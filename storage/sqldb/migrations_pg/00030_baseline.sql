@@ -753,6 +753,44 @@ CREATE VIEW drive_share_grants AS
     FROM users u JOIN drive_shares s ON s.organization_id = u.organization_id AND s.organization_wide = 1
     WHERE u.id <> s.owner_id;
 
+-- The drive's search index (PostgreSQL keeps it, where SQLite's server keeps
+-- a Bleve index under the data directory): one row a live item, its words
+-- weighted name (A), tags (B), description (C), content (D), accents removed.
+CREATE TABLE search_docs (
+    id           text PRIMARY KEY,
+    org_id       text NOT NULL,
+    owner_id     text NOT NULL,
+    owner_name   text NOT NULL DEFAULT '',
+    folders      text[] NOT NULL DEFAULT '{}',
+    name         text NOT NULL,
+    mime_type    text NOT NULL DEFAULT '',
+    mime_group   text NOT NULL DEFAULT '',
+    description  text NOT NULL DEFAULT '',
+    tags         text NOT NULL DEFAULT '',
+    is_folder    bigint NOT NULL DEFAULT 0,
+    size_bytes   bigint NOT NULL DEFAULT 0,
+    content_hash text NOT NULL DEFAULT '',
+    created_at   bigint NOT NULL,
+    updated_at   bigint NOT NULL,
+    doc          tsvector NOT NULL
+);
+CREATE INDEX search_docs_doc ON search_docs USING gin (doc);
+CREATE INDEX search_docs_folders ON search_docs USING gin (folders);
+CREATE INDEX search_docs_owner ON search_docs (org_id, owner_id);
+CREATE INDEX search_docs_hash ON search_docs (content_hash) WHERE content_hash <> '';
+-- The extracted text of each content, once (a content shared by many files
+-- is extracted and kept once).
+CREATE TABLE search_texts (
+    content_hash text PRIMARY KEY,
+    text         text NOT NULL
+);
+-- The index's state: whether it is built, and the last outbox event applied.
+CREATE TABLE search_state (
+    id     bigint PRIMARY KEY CHECK (id = 1),
+    built  bigint NOT NULL DEFAULT 0,
+    cursor bigint NOT NULL DEFAULT 0
+);
+
 -- +goose Down
 -- The baseline is not taken down: drop the database instead.
 SELECT 1;
