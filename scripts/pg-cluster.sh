@@ -38,7 +38,12 @@ start)
   dir=$(cd "$dir" && pwd)
   [ "$(id -u)" = 0 ] && chown postgres "$dir"
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  as "$bin/initdb" -D "$dir/data" -U atrium --auth=trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 ||
+  # Connections over TCP sign in with a password (user atrium, password
+  # atrium), as a real server's do, so that a wrong one is refused.
+  echo atrium >"$dir/pwfile"
+  [ "$(id -u)" = 0 ] && chown postgres "$dir/pwfile"
+  as "$bin/initdb" -D "$dir/data" -U atrium --pwfile="$dir/pwfile" --auth-local=trust --auth-host=scram-sha-256 \
+    -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 ||
     { cat "$dir/initdb.log" >&2; exit 1; }
   # Tests make and drop a database each: fast over durable. The server's own
   # settings otherwise stay the defaults (synchronous_commit on).
@@ -53,7 +58,7 @@ full_page_writes = ${PG_FSYNC:-on}
 EOF
   as "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 60 start >/dev/null ||
     { cat "$dir/log" >&2; exit 1; }
-  echo "ATRIUM_TEST_DATABASE_URL='postgres://atrium@127.0.0.1:$port/postgres?sslmode=disable'; export ATRIUM_TEST_DATABASE_URL"
+  echo "ATRIUM_TEST_DATABASE_URL='postgres://atrium:atrium@127.0.0.1:$port/postgres?sslmode=disable'; export ATRIUM_TEST_DATABASE_URL"
   echo "PG_CLUSTER_DIR='$dir'; export PG_CLUSTER_DIR"
   ;;
 stop)
