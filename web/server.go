@@ -26,6 +26,7 @@ import (
 	"atrium/app/webhooks"
 	"atrium/web/dav"
 	"atrium/web/docs"
+	"atrium/web/nextcloud"
 	"atrium/web/rest"
 	"atrium/web/tus"
 	"atrium/web/ui"
@@ -243,9 +244,24 @@ func (s *Server) routes() {
 	if s.cfg.Drive != nil {
 		wh := gin.WrapH(webdav.New(s.cfg.Drive, s.cfg.PublicURL, s.log))
 		for _, m := range webdav.Methods {
-			for _, p := range []string{webdav.Prefix, webdav.Prefix + "/*path", webdav.AliasPrefix, webdav.AliasPrefix + "/*path"} {
+			for _, p := range []string{webdav.Prefix, webdav.Prefix + "/*path", webdav.AliasPrefix, webdav.AliasPrefix + "/*path",
+				webdav.RemotePrefix, webdav.RemotePrefix + "/*path", webdav.RemoteFilesPrefix + "*path"} {
 				e.Handle(m, p, wh)
 			}
+		}
+	}
+
+	// What the Nextcloud and ownCloud sync clients call besides the mount
+	// (above, at remote.php/): status.php and OCS.
+	if s.cfg.Drive != nil {
+		nc := nextcloud.New(s.cfg.Identity, s.cfg.Drive, "Atrium", s.log)
+		for _, m := range []string{http.MethodGet, http.MethodHead} {
+			e.Handle(m, nextcloud.StatusPath, gin.WrapF(nc.Status))
+		}
+		oh := gin.WrapH(nc)
+		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete} {
+			e.Handle(m, nextcloud.OCSv1+"/*path", oh)
+			e.Handle(m, nextcloud.OCSv2+"/*path", oh)
 		}
 	}
 

@@ -103,6 +103,9 @@ type request struct {
 	// (see sharedName); sharedAt its modification time.
 	shared   string
 	sharedAt time.Time
+	// rootTag and sharedTag are the entity tags of the root and of Shared
+	// with me once known (virtualTags).
+	rootTag, sharedTag string
 }
 
 // ServeHTTP implements http.Handler.
@@ -112,7 +115,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.problem(w, r, app.Errorf(app.EUnauthorized, "Authentication is required: HTTP Basic with your e-mail address and an app password, or a bearer token."))
 		return
 	}
-	prefix, rel, ok := splitMount(r.URL.Path)
+	prefix, rel, ok := splitMount(p, r.URL.Path)
 	if !ok {
 		h.problem(w, r, app.Errorf(app.ENotFound, "No WebDAV resource at %s.", r.URL.Path))
 		return
@@ -176,19 +179,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.problem(w, r, err)
 	}
-}
-
-// splitMount returns the mount point of path and the rest of it.
-func splitMount(path string) (prefix, rel string, ok bool) {
-	for _, p := range []string{Prefix, AliasPrefix} {
-		if path == p {
-			return p, "/", true
-		}
-		if strings.HasPrefix(path, p+"/") {
-			return p, path[len(p):], true
-		}
-	}
-	return "", "", false
 }
 
 // segments splits a decoded path below the mount into names.

@@ -1,0 +1,248 @@
+// Package nextcloud is the door of the Nextcloud and ownCloud sync clients
+// (the desktop and mobile apps, nextcloudcmd, owncloudcmd) besides the file
+// mount they sync with, which is package webdav's at remote.php/dav/files/
+// <user>/ and remote.php/webdav/. What they call first, at the server's
+// public URL:
+//
+//   - GET /status.php: that a server of this kind is here (no credential
+//     needed; one sent is not checked here).
+//   - OCS (/ocs/v1.php/..., /ocs/v2.php/...): cloud/capabilities, what the
+//     server offers (the WebDAV root, checksums), and cloud/user, who the
+//     credential is (the id the clients put in remote.php/dav/files/<id>/,
+//     the display name, the quota). JSON with ?format=json or an Accept of
+//     JSON, else XML; v1 answers HTTP 200 with its own status code in the
+//     body, v2 the HTTP status itself.
+//
+// The clients sign in with HTTP Basic (e-mail address and an app password),
+// which the gin middleware checks at these paths as at the mount's.
+package nextcloud
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+
+	"atrium/app"
+	"atrium/app/drive"
+	"atrium/app/identity"
+)
+
+// The paths of the door.
+const (
+	StatusPath = "/status.php"
+	OCSv1      = "/ocs/v1.php"
+	OCSv2      = "/ocs/v2.php"
+)
+
+// The server version announced. The clients gate features on it (the
+// newer DAV root, capabilities); they use what the capabilities offer.
+const (
+	version       = "25.0.0.0"
+	versionString = "25.0.0"
+	versionMajor  = 25
+)
+
+// Handler serves status.php and OCS.
+type Handler struct {
+	identity *identity.Service
+	drive    *drive.Service
+	product  string
+	log      *slog.Logger
+}
+
+// New returns the door; product is the name shown as the server's.
+func New(id *identity.Service, dr *drive.Service, product string, log *slog.Logger) *Handler {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Handler{identity: id, drive: dr, product: product, log: log}
+}
+
+// Status serves GET /status.php.
+func (h *Handler) Status(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = json.NewEncoder(w).Encode(map[string]any{"installed": true, "maintenance": false, "needsDbUpgrade": false,
+		"version": version, "versionstring": versionString, "edition": "", "productname": h.product, "extendedSupport": false})
+}
+
+// ServeHTTP serves OCS.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	v2 := strings.HasPrefix(r.URL.Path, OCSv2+"/")
+	rest := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, OCSv2), OCSv1)
+	o := &ocsReply{w: w, r: r, v2: v2}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		o.fail(http.StatusMethodNotAllowed, "The method is not allowed here.")
+		return
+	}
+	p := app.PrincipalFrom(r.Context())
+	switch strings.TrimSuffix(rest, "/") {
+	case "/cloud/capabilities":
+		o.ok(map[string]any{
+			"version": map[string]any{"major": versionMajor, "minor": 0, "micro": 0, "string": versionString,
+				"edition": "", "extendedSupport": false},
+			"capabilities": capabilities(),
+		})
+	case "/cloud/user":
+		if p == nil || p.UserID == "" {
+			o.unauthorized()
+			return
+		}
+		data, err := h.user(r, p)
+		if err != nil {
+			h.fail(o, err)
+			return
+		}
+		o.ok(data)
+	default:
+		o.fail(http.StatusNotFound, "No such OCS endpoint.")
+	}
+}
+
+// capabilities is what the server offers the clients.
+func capabilities() map[string]any {
+	return map[string]any{
+		"core": map[string]any{"pollinterval": 60, "webdav-root": "remote.php/webdav"},
+		"files": map[string]any{"bigfilechunking": false, "undelete": false, "versioning": false,
+			"blacklisted_files": []any{}},
+		// The mount verifies OC-Checksum on a PUT and answers oc:checksums.
+		"checksums": map[string]any{"supportedTypes": []any{"SHA1", "MD5"}, "preferredUploadType": "SHA1"},
+	}
+}
+
+// user is cloud/user: the id is the user's, which the clients put in the
+// DAV path remote.php/dav/files/<id>/.
+func (h *Handler) user(r *http.Request, p *app.Principal) (map[string]any, error) {
+	ctx := r.Context()
+	_, u, err := h.identity.Profile(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("profile: %w", err)
+	}
+	if u == nil {
+		return nil, app.Errorf(app.ENotFound, "The credential has no user.")
+	}
+	data := map[string]any{"enabled": true, "id": u.ID, "display-name": u.DisplayName(), "displayname": u.DisplayName(),
+		"email": u.Email}
+	if h.drive != nil && p.HasFeature("drive") && p.Scopes.Has(app.ScopeDriveRead) {
+		us, err := h.drive.Storage(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("storage: %w", err)
+		}
+		q := map[string]any{"used": us.UserUsedBytes, "free": us.AvailableBytes, "total": us.QuotaBytes, "relative": 0, "quota": us.QuotaBytes}
+		if us.QuotaBytes <= 0 {
+			q["free"], q["total"], q["quota"] = -3, -3, -3 // unlimited, as ownCloud says it
+		} else {
+			q["relative"] = float64(us.UsedBytes*10000/us.QuotaBytes) / 100
+		}
+		data["quota"] = q
+	}
+	return data, nil
+}
+
+func (h *Handler) fail(o *ocsReply, err error) {
+	switch app.ErrorCode(err) {
+	case app.EUnauthorized:
+		o.unauthorized()
+	case app.ENotFound:
+		o.fail(http.StatusNotFound, app.ErrorMessage(err))
+	case app.EForbidden, app.EInsufficientScope, app.EFeatureNotInPlan:
+		o.fail(http.StatusForbidden, app.ErrorMessage(err))
+	default:
+		h.log.Error("ocs", "path", o.r.URL.Path, "err", err)
+		o.fail(http.StatusInternalServerError, "Internal error.")
+	}
+}
+
+// ocsReply writes one OCS answer in the format and version asked for.
+type ocsReply struct {
+	w  http.ResponseWriter
+	r  *http.Request
+	v2 bool
+}
+
+func (o *ocsReply) ok(data any) { o.write(http.StatusOK, "ok", "OK", data) }
+
+func (o *ocsReply) unauthorized() {
+	o.w.Header().Set("WWW-Authenticate", `Basic realm="atrium", charset="UTF-8"`)
+	o.fail(http.StatusUnauthorized, "Authentication is required: HTTP Basic with your e-mail address and an app password.")
+}
+
+func (o *ocsReply) fail(status int, message string) { o.write(status, "failure", message, []any{}) }
+
+// write answers: v1 with HTTP 200 (401 stays 401: clients prompt on it) and
+// its code in the body (100 for success), v2 with the status in both.
+func (o *ocsReply) write(status int, state, message string, data any) {
+	code, httpStatus := status, status
+	if !o.v2 {
+		switch status {
+		case http.StatusOK:
+			code = 100
+		case http.StatusNotFound:
+			code = 998
+		case http.StatusUnauthorized:
+			code = 997
+		}
+		if status != http.StatusUnauthorized {
+			httpStatus = http.StatusOK
+		}
+	}
+	meta := map[string]any{"status": state, "statuscode": code, "message": message, "totalitems": "", "itemsperpage": ""}
+	h := o.w.Header()
+	h.Set("Cache-Control", "no-store")
+	if wantsJSON(o.r) {
+		h.Set("Content-Type", "application/json; charset=utf-8")
+		o.w.WriteHeader(httpStatus)
+		_ = json.NewEncoder(o.w).Encode(map[string]any{"ocs": map[string]any{"meta": meta, "data": data}})
+		return
+	}
+	var b bytes.Buffer
+	b.WriteString(xml.Header + "<ocs>")
+	writeXML(&b, "meta", meta)
+	writeXML(&b, "data", data)
+	b.WriteString("</ocs>\n")
+	h.Set("Content-Type", "text/xml; charset=UTF-8")
+	o.w.WriteHeader(httpStatus)
+	_, _ = o.w.Write(b.Bytes())
+}
+
+// wantsJSON: ?format=json, or an Accept header naming JSON.
+func wantsJSON(r *http.Request) bool {
+	if f := r.URL.Query().Get("format"); f != "" {
+		return strings.EqualFold(f, "json")
+	}
+	return strings.Contains(strings.ToLower(r.Header.Get("Accept")), "application/json")
+}
+
+// writeXML writes v as OCS XML: a map's keys as elements (sorted), a list's
+// items as <element>.
+func writeXML(b *bytes.Buffer, name string, v any) {
+	b.WriteString("<" + name + ">")
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			writeXML(b, k, x[k])
+		}
+	case []any:
+		for _, e := range x {
+			writeXML(b, "element", e)
+		}
+	case bool:
+		if x {
+			b.WriteString("1")
+		}
+	case nil:
+	default:
+		_ = xml.EscapeText(b, []byte(fmt.Sprint(x)))
+	}
+	b.WriteString("</" + name + ">")
+}
