@@ -6,8 +6,10 @@
 # overwrites and additions sync, a conflict keeps both contents,
 # modification times are kept both ways, odd names (spaces, #, %, accents
 # composed and decomposed) and 0-byte files survive, and a local edit in
-# Shared with me is not pushed. What the server holds is read by a fresh sync
-# into an empty folder, and by the mount and REST.
+# Shared with me is not pushed; a 600 MiB file uploads in chunks, and an
+# interrupted chunked upload goes on from the chunks already sent. What the
+# server holds is read by a fresh sync into an empty folder, and by the mount
+# and REST.
 # shellcheck shell=bash
 
 SC_DIR=$(mktemp -d)
@@ -29,10 +31,9 @@ sc_put() { sc_dav PUT "$2" -T "$1" -H "X-OC-Mtime: $(stat -c %Y "$1")" -o /dev/n
 # sc_sync DIR NAME: one sync run of the client into DIR, its log kept as NAME
 sc_sync() {
   local log=$SC_DIR/$SC_CLIENT-$2.log
-  case $SC_CLIENT in
-  nextcloudcmd) timeout 600 nextcloudcmd --non-interactive -u "$SC_USER" -p "$SC_PASS" "$1" "$ATRIUM_URL" >"$log" 2>&1 ;;
-  owncloudcmd) timeout 600 owncloudcmd --non-interactive --exclude "$SC_DIR/exclude.lst" -u "$SC_USER" -p "$SC_PASS" "$1" "$ATRIUM_URL" >"$log" 2>&1 ;;
-  esac || { echo "$SC_CLIENT exited $?"; grep -E 'warning|critical|fatal' "$log" | tail -20; return 1; }
+  # shellcheck disable=SC2046
+  timeout 600 $(sc_client_args) --non-interactive -u "$SC_USER" -p "$SC_PASS" "$1" "$ATRIUM_URL" >"$log" 2>&1 ||
+    { echo "$SC_CLIENT exited $?"; grep -E 'warning|critical|fatal' "$log" | tail -20; return 1; }
 }
 # sc_transfers NAME: the requests of a run that moved content or changed the server
 sc_transfers() {
@@ -143,6 +144,50 @@ sc_shared_readonly() {
   rm -f "$SC_LOCAL/Shared with me/team-$SC_CLIENT/new.txt" && $SC_TREE conflicts "$SC_LOCAL" | while IFS= read -r c; do [ -z "$c" ] || rm "$SC_LOCAL/$c"; done
 }
 
+# sc_client_args: the client's command line, without the local folder and the server
+sc_client_args() {
+  case $SC_CLIENT in
+  nextcloudcmd) echo nextcloudcmd ;;
+  owncloudcmd) echo owncloudcmd --exclude "$SC_DIR/exclude.lst" ;;
+  esac
+}
+sc_sha() { sha256sum | cut -d' ' -f1; }
+sc_big() { # a 600 MiB file goes up in chunks, whole
+  head -c $((600 << 20)) /dev/urandom >"$SC_LOCAL/big.bin" || return 1
+  sc_sync "$SC_LOCAL" big || return 1
+  grep -qE 'accessmanager \]:\s+6 "MKCOL" "[^"]*/remote\.php/dav/uploads/' "$SC_DIR/$SC_CLIENT-big.log" &&
+    grep -qE 'accessmanager \]:\s+6 "MOVE" "[^"]*/remote\.php/dav/uploads/[^"]*/\.file"' "$SC_DIR/$SC_CLIENT-big.log" ||
+    { echo "no chunked upload in the log"; return 1; }
+  [ "$(sc_dav GET big.bin | sc_sha)" = "$(sc_sha <"$SC_LOCAL/big.bin")" ]
+}
+sc_resume() { # an upload interrupted after its first chunks goes on from them
+  local f=$SC_LOCAL/resume.bin cdir sent log=$SC_DIR/$SC_CLIENT-interrupted.log
+  cdir=$DATA_DIR/chunks/$(jq -r .user_id <<<"$SC_CREDS")
+  head -c $((200 << 20)) /dev/urandom >"$f" || return 1
+  # Slowed down, so that the upload is under way long enough to interrupt.
+  $(sc_client_args) --non-interactive --uplimit 20000 -u "$SC_USER" -p "$SC_PASS" "$SC_LOCAL" "$ATRIUM_URL" >"$log" 2>&1 &
+  local pid=$! i
+  for i in $(seq 1 600); do
+    sent=$(cd "$cdir" 2>/dev/null && find . -name '0*' -type f | sort)
+    [ -n "$sent" ] && [ -n "$(find "$cdir" -name '.part-*' -size +1M 2>/dev/null)" ] && break
+    sleep 0.05
+  done
+  kill -KILL "$pid" && wait "$pid" 2>/dev/null
+  [ -n "$sent" ] || { echo "no chunk arrived before the upload ended"; return 1; }
+  sc_sync "$SC_LOCAL" resumed || return 1
+  local c
+  for c in $sent; do
+    if grep -E 'accessmanager \]:\s+3 ""' "$SC_DIR/$SC_CLIENT-resumed.log" | grep -q "/${c##*/}\""; then
+      echo "chunk ${c##*/} was sent again"; return 1
+    fi
+  done
+  [ "$(sc_dav GET resume.bin | sc_sha)" = "$(sc_sha <"$f")" ]
+}
+sc_big_gone() { # the big files go again, so that the next runs are small
+  rm -f "$SC_LOCAL/big.bin" "$SC_LOCAL/resume.bin" && sc_sync "$SC_LOCAL" big-gone &&
+    ! sc_dav GET big.bin -o /dev/null 2>/dev/null
+}
+
 for SC_CLIENT in nextcloudcmd owncloudcmd; do
   if ! command -v "$SC_CLIENT" >/dev/null; then
     check "sync: $SC_CLIENT is installed" false
@@ -160,6 +205,9 @@ for SC_CLIENT in nextcloudcmd owncloudcmd; do
   check "sync $SC_CLIENT: local renames, moves, deletes, overwrites and additions sync up" sc_local_changes
   check "sync $SC_CLIENT: a conflict keeps both contents" sc_conflict
   check "sync $SC_CLIENT: a local edit in Shared with me is not pushed" sc_shared_readonly
+  check "sync $SC_CLIENT: a 600 MiB file uploads in chunks with the right SHA-256" sc_big
+  check "sync $SC_CLIENT: an interrupted chunked upload resumes with the chunks already sent" sc_resume
+  check "sync $SC_CLIENT: the big files deleted locally go on the server too" sc_big_gone
   check "sync $SC_CLIENT: then a re-sync transfers nothing" sc_nochange
 done
 rm -rf "$SC_DIR"

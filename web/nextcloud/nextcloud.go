@@ -52,15 +52,17 @@ type Handler struct {
 	identity *identity.Service
 	drive    *drive.Service
 	product  string
+	chunking bool
 	log      *slog.Logger
 }
 
-// New returns the door; product is the name shown as the server's.
-func New(id *identity.Service, dr *drive.Service, product string, log *slog.Logger) *Handler {
+// New returns the door; product is the name shown as the server's;
+// chunking: the mount takes chunked uploads (webdav.WithChunks).
+func New(id *identity.Service, dr *drive.Service, product string, chunking bool, log *slog.Logger) *Handler {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Handler{identity: id, drive: dr, product: product, log: log}
+	return &Handler{identity: id, drive: dr, product: product, chunking: chunking, log: log}
 }
 
 // Status serves GET /status.php.
@@ -86,7 +88,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		o.ok(map[string]any{
 			"version": map[string]any{"major": versionMajor, "minor": 0, "micro": 0, "string": versionString,
 				"edition": "", "extendedSupport": false},
-			"capabilities": capabilities(),
+			"capabilities": capabilities(h.chunking),
 		})
 	case "/cloud/user":
 		if p == nil || p.UserID == "" {
@@ -104,15 +106,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// capabilities is what the server offers the clients.
-func capabilities() map[string]any {
-	return map[string]any{
+// capabilities is what the server offers the clients: dav.chunking 1.0
+// (Nextcloud) and files.bigfilechunking (ownCloud) make them upload large
+// files in chunks (webdav.UploadsPrefix).
+func capabilities(chunking bool) map[string]any {
+	c := map[string]any{
 		"core": map[string]any{"pollinterval": 60, "webdav-root": "remote.php/webdav"},
-		"files": map[string]any{"bigfilechunking": false, "undelete": false, "versioning": false,
+		"files": map[string]any{"bigfilechunking": chunking, "undelete": false, "versioning": false,
 			"blacklisted_files": []any{}},
 		// The mount verifies OC-Checksum on a PUT and answers oc:checksums.
 		"checksums": map[string]any{"supportedTypes": []any{"SHA1", "MD5"}, "preferredUploadType": "SHA1"},
 	}
+	if chunking {
+		c["dav"] = map[string]any{"chunking": "1.0"}
+	}
+	return c
 }
 
 // user is cloud/user: the id is the user's, which the clients put in the

@@ -128,8 +128,12 @@ func (q *request) putPath(segs []string) error {
 
 // putRequest reads a PUT's headers into the request for a file called name.
 func (q *request) putRequest(name string) (drive.PutRequest, error) {
-	if q.r.ContentLength > MaxPutBytes {
-		return drive.PutRequest{}, app.Errorf(app.EPayloadTooLarge, "A file stored over WebDAV is at most %d bytes (512 MiB); use the resumable upload for larger files.", MaxPutBytes)
+	body, size, limit := io.Reader(q.r.Body), q.r.ContentLength, int64(MaxPutBytes)
+	if q.assembled != nil {
+		body, size, limit = q.assembled.body, q.assembled.size, q.h.drive.MaxTusBytes()
+	}
+	if size > limit {
+		return drive.PutRequest{}, app.Errorf(app.EPayloadTooLarge, "A file stored over WebDAV is at most %d bytes (512 MiB); upload larger files in chunks or with the resumable upload.", MaxPutBytes)
 	}
 	mtime, err := ocMtime(q.r.Header.Get("X-OC-Mtime"))
 	if err != nil {
@@ -139,8 +143,8 @@ func (q *request) putRequest(name string) (drive.PutRequest, error) {
 	if err != nil {
 		return drive.PutRequest{}, err
 	}
-	return drive.PutRequest{Name: name, MimeType: q.r.Header.Get("Content-Type"), Size: q.r.ContentLength, Body: q.r.Body,
-		MaxBytes: MaxPutBytes, ModifiedAt: mtime, Checksum: sum}, nil
+	return drive.PutRequest{Name: name, MimeType: q.r.Header.Get("Content-Type"), Size: size, Body: body,
+		MaxBytes: limit, ModifiedAt: mtime, Checksum: sum}, nil
 }
 
 // putDone writes req and answers.

@@ -77,6 +77,8 @@ type Handler struct {
 	drive    *drive.Service
 	log      *slog.Logger
 	problems string
+	// chunks, when set, serves chunked uploads (WithChunks).
+	chunks *chunks
 }
 
 // New returns the mount's handler; publicURL names the problem type URIs.
@@ -106,6 +108,9 @@ type request struct {
 	// rootTag and sharedTag are the entity tags of the root and of Shared
 	// with me once known (virtualTags).
 	rootTag, sharedTag string
+	// assembled, when set, is the content a PUT writes in place of the
+	// request's body (a chunked upload's MOVE .file).
+	assembled *assembled
 }
 
 // ServeHTTP implements http.Handler.
@@ -113,6 +118,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := app.PrincipalFrom(r.Context())
 	if p == nil {
 		h.problem(w, r, app.Errorf(app.EUnauthorized, "Authentication is required: HTTP Basic with your e-mail address and an app password, or a bearer token."))
+		return
+	}
+	if h.chunks != nil && strings.HasPrefix(r.URL.Path, UploadsPrefix) {
+		q := &request{h: h, w: w, r: r, ctx: r.Context(), p: p}
+		if err := q.uploads(); err != nil {
+			h.problem(w, r, err)
+		}
 		return
 	}
 	prefix, rel, ok := splitMount(p, r.URL.Path)
