@@ -1,5 +1,8 @@
 // Package webdav is the drive's file mount (RFC 4918, DAV classes 1 and 2) at
-// /api/v1/webdav/ and its alias /webdav/. It is an http.Handler over the drive
+// /api/v1/webdav/ and its alias /webdav/, and at the Nextcloud and ownCloud
+// clients' paths with what they need besides (oc.go: remote.php/webdav/,
+// remote.php/dav/files/<user>/, their properties; chunks.go: their chunked
+// uploads at remote.php/dav/uploads/<user>/). It is an http.Handler over the drive
 // service: every method resolves the path to a drive item and calls the same
 // service method as the REST API, so permissions, quota, versions, locks,
 // events and the sync feed apply unchanged. The gin middleware has already
