@@ -268,10 +268,14 @@ func (s *Server) routes() {
 	// What the Nextcloud and ownCloud sync clients call besides the mount
 	// (above, at remote.php/): status.php and OCS.
 	if s.cfg.Drive != nil {
-		nc := nextcloud.New(s.cfg.Identity, s.cfg.Drive, "Atrium", chunking, s.log)
+		nc := nextcloud.New(nextcloud.Config{Identity: s.cfg.Identity, Drive: s.cfg.Drive, PublicURL: s.cfg.PublicURL, Product: "Atrium",
+			Chunking: chunking, Log: s.log})
 		for _, m := range []string{http.MethodGet, http.MethodHead} {
 			e.Handle(m, nextcloud.StatusPath, gin.WrapF(nc.Status))
 		}
+		// Login Flow v2; the page that approves is the web app's (ConnectPath).
+		e.POST(nextcloud.LoginFlowPath, gin.WrapF(nc.StartLogin))
+		e.POST(nextcloud.LoginPollPath, gin.WrapF(nc.PollLogin))
 		oh := gin.WrapH(nc)
 		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete} {
 			e.Handle(m, nextcloud.OCSv1+"/*path", oh)

@@ -6,12 +6,18 @@
 //
 //   - GET /status.php: that a server of this kind is here (no credential
 //     needed; one sent is not checked here).
+//
 //   - OCS (/ocs/v1.php/..., /ocs/v2.php/...): cloud/capabilities, what the
 //     server offers (the WebDAV root, checksums), and cloud/user, who the
 //     credential is (the id the clients put in remote.php/dav/files/<id>/,
 //     the display name, the quota). JSON with ?format=json or an Accept of
 //     JSON, else XML; v1 answers HTTP 200 with its own status code in the
 //     body, v2 the HTTP status itself.
+//
+//   - Login Flow v2 (/index.php/login/v2 and its poll): the client starts a
+//     sign-in, opens the browser at the web app's /connect/<token>, where the
+//     person signs in and approves the device, and receives an app password
+//     named after it (identity.StartLoginFlow and the rest).
 //
 // The clients sign in with HTTP Basic (e-mail address and an app password),
 // which the gin middleware checks at these paths as at the mount's.
@@ -34,9 +40,14 @@ import (
 
 // The paths of the door.
 const (
-	StatusPath = "/status.php"
-	OCSv1      = "/ocs/v1.php"
-	OCSv2      = "/ocs/v2.php"
+	StatusPath    = "/status.php"
+	OCSv1         = "/ocs/v1.php"
+	OCSv2         = "/ocs/v2.php"
+	LoginFlowPath = "/index.php/login/v2"
+	LoginPollPath = "/index.php/login/v2/poll"
+	// ConnectPath, followed by the flow's login token, is the web app's
+	// page where the person approves a device.
+	ConnectPath = "/connect/"
 )
 
 // The server version announced. The clients gate features on it (the
@@ -47,22 +58,36 @@ const (
 	versionMajor  = 25
 )
 
-// Handler serves status.php and OCS.
-type Handler struct {
-	identity *identity.Service
-	drive    *drive.Service
-	product  string
-	chunking bool
-	log      *slog.Logger
+// Config is what the door needs.
+type Config struct {
+	Identity *identity.Service
+	Drive    *drive.Service
+	// PublicURL is the server's address as the clients reach it.
+	PublicURL string
+	// Product is the name shown as the server's.
+	Product string
+	// Chunking: the mount takes chunked uploads (webdav.WithChunks).
+	Chunking bool
+	Log      *slog.Logger
 }
 
-// New returns the door; product is the name shown as the server's;
-// chunking: the mount takes chunked uploads (webdav.WithChunks).
-func New(id *identity.Service, dr *drive.Service, product string, chunking bool, log *slog.Logger) *Handler {
-	if log == nil {
-		log = slog.Default()
+// Handler serves status.php, OCS and the login flow.
+type Handler struct {
+	identity  *identity.Service
+	drive     *drive.Service
+	publicURL string
+	product   string
+	chunking  bool
+	log       *slog.Logger
+}
+
+// New returns the door.
+func New(cfg Config) *Handler {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
 	}
-	return &Handler{identity: id, drive: dr, product: product, chunking: chunking, log: log}
+	return &Handler{identity: cfg.Identity, drive: cfg.Drive, publicURL: strings.TrimRight(cfg.PublicURL, "/"), product: cfg.Product,
+		chunking: cfg.Chunking, log: cfg.Log}
 }
 
 // Status serves GET /status.php.
@@ -253,4 +278,73 @@ func writeXML(b *bytes.Buffer, name string, v any) {
 		_ = xml.EscapeText(b, []byte(fmt.Sprint(x)))
 	}
 	b.WriteString("</" + name + ">")
+}
+
+// StartLogin serves POST /index.php/login/v2: a new flow for the device the
+// client's User-Agent names.
+func (h *Handler) StartLogin(w http.ResponseWriter, r *http.Request) {
+	fl, err := h.identity.StartLoginFlow(r.Context(), DeviceName(r.UserAgent()))
+	if err != nil {
+		h.jsonError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"poll":  map[string]any{"token": fl.PollToken, "endpoint": h.publicURL + LoginPollPath},
+		"login": h.publicURL + ConnectPath + fl.LoginToken,
+	})
+}
+
+// PollLogin serves POST /index.php/login/v2/poll (form field token): 404
+// until the person approved, then the server, the login name and the app
+// password, once.
+func (h *Handler) PollLogin(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
+	name, secret, err := h.identity.PollLoginFlow(r.Context(), r.PostFormValue("token"))
+	if err != nil {
+		h.jsonError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"server": h.publicURL, "loginName": name, "appPassword": secret})
+}
+
+func (h *Handler) jsonError(w http.ResponseWriter, r *http.Request, err error) {
+	switch app.ErrorCode(err) {
+	case app.ENotFound:
+		writeJSON(w, http.StatusNotFound, []any{})
+	case app.EUnavailable:
+		w.Header().Set("Retry-After", "60")
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"message": app.ErrorMessage(err)})
+	default:
+		h.log.Error("login flow", "path", r.URL.Path, "err", err)
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"message": "Internal error."})
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// DeviceName names a client by its User-Agent, as a person would: the
+// Nextcloud desktop client (mirall) and mobile apps by name and system,
+// anything else by its User-Agent.
+func DeviceName(ua string) string {
+	system := ""
+	for _, s := range []string{"Linux", "Windows", "Macintosh", "macOS"} {
+		if strings.Contains(ua, "("+s) {
+			system = " (" + strings.Replace(s, "Macintosh", "macOS", 1) + ")"
+			break
+		}
+	}
+	switch {
+	case strings.Contains(ua, "mirall/"):
+		return "Nextcloud desktop" + system
+	case strings.Contains(strings.ToLower(ua), "nextcloud-android"):
+		return "Nextcloud Android"
+	case strings.Contains(strings.ToLower(ua), "nextcloud-ios"):
+		return "Nextcloud iOS"
+	}
+	return ua
 }
