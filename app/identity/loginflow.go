@@ -114,9 +114,11 @@ func (s *Service) PendingLoginFlow(ctx context.Context, loginToken string) (Logi
 }
 
 // ApproveLoginFlow makes an app password of the caller named after the
-// flow's device and hands it to the flow's client. Errors: those of
-// CreateMyAppPassword (reauthentication_required when the session signed in
-// too long ago), not_found (no such flow, an expired or a finished one).
+// flow's device (CreateMyAppPassword) and hands it to the flow's client.
+// Errors: no_bound_user, forbidden (a service principal, a token that
+// expires), insufficient_scope (a credential without credentials:manage or
+// without every scope of the role), reauthentication_required (a web session
+// past RecentSignIn), not_found (no such flow, an expired or a finished one).
 func (s *Service) ApproveLoginFlow(ctx context.Context, p *app.Principal, loginToken string) (AppPassword, error) {
 	fl, err := s.PendingLoginFlow(ctx, loginToken)
 	if err != nil {
