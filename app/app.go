@@ -12,7 +12,11 @@ import (
 // TxRunner runs fn in one database transaction. The transaction travels in the
 // context: every store call made with the context fn receives joins it, so a write,
 // its audit entry and its events commit together or not at all. A nested call joins
-// the outer transaction.
+// the outer transaction (on PostgreSQL as a savepoint: its writes are undone
+// when it fails). fn may run more than once (PostgreSQL runs a transaction
+// again after a serialization failure or a deadlock), so whatever it leaves
+// outside the database — a result it appends to, a counter, a recorded
+// response — it sets afresh at its start.
 type TxRunner interface {
 	InTx(ctx context.Context, fn func(ctx context.Context) error) error
 }

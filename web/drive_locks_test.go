@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -129,13 +128,8 @@ func TestDriveConfirmPendingUnderNewLock(t *testing.T) {
 // rows counts the rows of a table (outbox, drive_tombstones).
 func rows(t *testing.T, s *webtest.Server, table string) int {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+s.Main.DB.Path()+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	var n int
-	if err := db.QueryRow(`SELECT COUNT(*) FROM ` + table).Scan(&n); err != nil {
+	if err := openRO(t, s).QueryRow(`SELECT COUNT(*) FROM ` + table).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -255,7 +249,7 @@ func TestDriveRESTLockToken(t *testing.T) {
 				var v string
 				db := openRO(t, w.s)
 				defer db.Close()
-				if err := db.QueryRow(`SELECT version || name || COALESCE(parent_id, '') || COALESCE(trashed_at, '') || COALESCE(description, '')
+				if err := db.QueryRow(`SELECT version || name || COALESCE(parent_id, '') || COALESCE(CAST(trashed_at AS TEXT), '') || COALESCE(description, '')
 					FROM drive_files WHERE id = ?`, w.l.ID).Scan(&v); err != nil {
 					t.Fatal(err)
 				}

@@ -370,6 +370,9 @@ func TestDriveSearchFollowsOwnerRename(t *testing.T) {
 func TestDriveSearchAfterEventsPruned(t *testing.T) {
 	t.Parallel()
 	s, ann, _ := searchFixture(t)
+	if webtest.DatabaseURL(s.Data) != "" {
+		t.Skip("puts back a copy of the Bleve index's files: the index is PostgreSQL's here")
+	}
 	ctx := context.Background()
 	tok := ann.rest.tok
 	if got := hitNames(ann.rest.search(q("zephyrine"))); got != "annual.pdf" {

@@ -1,8 +1,10 @@
 package web_test
 
 import (
+	"atrium/storage/sqldb"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -80,24 +82,28 @@ func fetch(t testing.TB, u string) (int, string, string) {
 	return res.StatusCode, string(b), res.Header.Get("Content-Disposition")
 }
 
-// events counts outbox events of a type whose data has the given values.
+// events counts outbox events of a type whose data has the given values (a
+// nil value: the key holds null).
 func events(t testing.TB, s *webtest.Server, typ string, data map[string]any) int64 {
 	t.Helper()
-	q := `UPDATE outbox SET data = data WHERE type = ?`
-	args := []any{typ}
-	for k, v := range data {
-		if v == nil {
-			q += ` AND json_type(data, '$.` + k + `') = 'null'`
-			continue
-		}
-		q += ` AND json_extract(data, '$.` + k + `') = ?`
-		args = append(args, v)
-	}
-	res, err := s.Main.DB.Exec(context.Background(), q, args...)
+	evs, _, err := sqldb.Outbox{DB: s.Main.DB}.Events(context.Background(), 0, 1<<30)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, _ := res.RowsAffected()
+	var n int64
+next:
+	for _, e := range evs {
+		if e.Type != typ {
+			continue
+		}
+		for k, v := range data {
+			got, ok := e.Data[k]
+			if !ok || (v == nil) != (got == nil) || (v != nil && fmt.Sprint(got) != fmt.Sprint(v)) {
+				continue next
+			}
+		}
+		n++
+	}
 	return n
 }
 

@@ -87,7 +87,10 @@ func (s *Server) idempotency(ctx huma.Context, next func(huma.Context)) {
 	rw := &recorder{humaCtx: ctx, header: http.Header{}, body: &bytes.Buffer{}, reqBody: body}
 	errRollback := errors.New("rolled back: error response")
 	txErr := s.cfg.Tx.InTx(ctx.Context(), func(txctx context.Context) error {
-		rw.ctx = txctx
+		// A transaction may run again (PostgreSQL's serialization
+		// failures): each attempt records its own response.
+		rw.ctx, rw.status, rw.header = txctx, 0, http.Header{}
+		rw.body.Reset()
 		next(rw)
 		if rw.status == 0 {
 			rw.status = http.StatusOK

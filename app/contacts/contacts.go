@@ -236,8 +236,12 @@ type Store interface {
 	// PruneTombstones forgets the deletions recorded before before and returns
 	// how many; sync tokens older than them are refused from then on.
 	PruneTombstones(ctx context.Context, before time.Time) (int, error)
-	// Search finds the owner's contacts matching an FTS5 query, best first.
-	Search(ctx context.Context, orgID, ownerID, match string, limit int) ([]ContactSummary, error)
+	// Search finds the owner's contacts whose names, e-mail addresses, phone
+	// numbers or organisation have a word starting with each of terms
+	// (letters and digits, compared without case or accents), best first:
+	// names weigh most, then addresses, phones, organisation; favourites
+	// come first among equals.
+	Search(ctx context.Context, orgID, ownerID string, terms []string, limit int) ([]ContactSummary, error)
 
 	// Directory lists the active users of an organisation.
 	Directory(ctx context.Context, orgID string) ([]DirectoryEntry, error)

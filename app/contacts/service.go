@@ -555,8 +555,10 @@ func (s *Service) Move(ctx context.Context, p *app.Principal, fromID string, in 
 	if err := v.Err(); err != nil {
 		return MoveContactsResponse{}, err
 	}
-	res := MoveContactsResponse{Moved: []string{}, Failed: []MoveFailure{}}
+	var res MoveContactsResponse
 	err := s.store.InTx(ctx, func(ctx context.Context) error {
+		// The transaction may run again (app.TxRunner): each run starts over.
+		res = MoveContactsResponse{Moved: []string{}, Failed: []MoveFailure{}}
 		if _, err := s.book(ctx, p, fromID); err != nil {
 			return err
 		}
@@ -631,32 +633,32 @@ func (s *Service) Search(ctx context.Context, p *app.Principal, q string, limit 
 	if limit < 1 || limit > MaxSearchLimit {
 		return nil, app.Invalid("query.limit", fmt.Sprintf("must be between 1 and %d", MaxSearchLimit), limit)
 	}
-	match := FTSQuery(q)
-	if match == "" {
+	terms := SearchTerms(q)
+	if len(terms) == 0 {
 		return nil, app.Invalid("query.q", "must contain at least one letter or digit", q)
 	}
 	if _, err := s.defaultBook(ctx, p); err != nil {
 		return nil, err
 	}
-	out, err := s.store.Search(ctx, p.OrgID, p.UserID, match, limit)
+	out, err := s.store.Search(ctx, p.OrgID, p.UserID, terms, limit)
 	if out == nil {
 		out = []ContactSummary{}
 	}
 	return out, err
 }
 
-// FTSQuery turns user input into an FTS5 query: each run of letters and digits
-// becomes a quoted prefix term, all of which must match. Operators and quotes in
-// the input are never passed through. "" when the input has no term.
-func FTSQuery(q string) string {
+// SearchTerms splits user input into the terms of a contact search: its runs
+// of letters and digits (with their combining marks), at most 16; none when
+// the input has none. Operators and quotes never reach the store.
+func SearchTerms(q string) []string {
 	var terms []string
 	for _, w := range strings.FieldsFunc(q, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Mn, r) }) {
 		if len(terms) == 16 {
 			break
 		}
-		terms = append(terms, `"`+w+`"*`)
+		terms = append(terms, w)
 	}
-	return strings.Join(terms, " ")
+	return terms
 }
 
 // SearchText returns the text a contact is indexed under: names, e-mails,

@@ -173,19 +173,19 @@ func TestFold(t *testing.T) {
 	}
 }
 
-func TestFTSQuery(t *testing.T) {
+func TestSearchTerms(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
-		"ada":                                 `"ada"*`,
-		"  Zoë  Müller ":                      `"Zoë"* "Müller"*`,
-		"ada@example.org":                     `"ada"* "example"* "org"*`,
-		`"x" OR y NEAR(z)`:                    `"x"* "OR"* "y"* "NEAR"* "z"*`,
-		"+49 (30) 123":                        `"49"* "30"* "123"*`,
+		"ada":                                 `ada`,
+		"  Zoë  Müller ":                      `Zoë Müller`,
+		"ada@example.org":                     `ada example org`,
+		`"x" OR y NEAR(z)`:                    `x OR y NEAR z`,
+		"+49 (30) 123":                        `49 30 123`,
 		"*^-:":                                ``,
-		"a b c d e f g h i j k l m n o p q r": `"a"* "b"* "c"* "d"* "e"* "f"* "g"* "h"* "i"* "j"* "k"* "l"* "m"* "n"* "o"* "p"*`,
+		"a b c d e f g h i j k l m n o p q r": `a b c d e f g h i j k l m n o p`,
 	} {
-		if got := FTSQuery(in); got != want {
-			t.Errorf("FTSQuery(%q) = %q, want %q", in, got, want)
+		if got := strings.Join(SearchTerms(in), " "); got != want {
+			t.Errorf("SearchTerms(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

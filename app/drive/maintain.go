@@ -136,6 +136,7 @@ func (s *Service) pruneOldVersions(ctx context.Context, now time.Time) (int, err
 		}
 		n := 0
 		err = s.store.InTx(ctx, func(ctx context.Context) error {
+			n = 0 // the transaction may run again (app.TxRunner)
 			for id := range files {
 				f, err := s.store.File(ctx, id)
 				if err != nil {

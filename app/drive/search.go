@@ -1,6 +1,7 @@
 package drive
 
-// Full-text search. The index (an adapter: Bleve under the data dir) holds one
+// Full-text search. The index (an adapter: Bleve under the data dir, or
+// tables of the database when it is PostgreSQL) holds one
 // document a live file or folder: names, metadata, the extracted text of the
 // content and what the filters need. It is never the source of truth: the
 // indexer (app/drive/indexer) feeds it from the drive's events in the outbox

@@ -2,24 +2,20 @@ package identity_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"atrium/app"
 	"atrium/app/identity"
 	"atrium/storage/sqldb"
+	"atrium/storage/sqldb/sqldbtest"
 )
 
-// openDB opens a fresh database in the test's directory, closed at its end.
+// openDB opens a fresh database (SQLite, or PostgreSQL with
+// ATRIUM_TEST_DATABASE_URL), closed at the test's end.
 func openDB(t *testing.T) *sqldb.DB {
 	t.Helper()
-	db, err := sqldb.Open(context.Background(), filepath.Join(t.TempDir(), "atrium.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return sqldbtest.Open(t)
 }
 
 func newService(t *testing.T) (*identity.Service, sqldb.IdentityStore) {

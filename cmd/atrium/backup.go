@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,6 +31,9 @@ func newBackupCmd() *cobra.Command {
 			cfg, err := loadFor(cmd)
 			if err != nil {
 				return err
+			}
+			if cfg.Database.URL != "" {
+				return errors.New("backup copies the embedded SQLite database; with [database] url set, back up the PostgreSQL database with pg_dump (or its server's own backups) and the data directory's blobs/ beside it")
 			}
 			configPath, _ := cmd.Flags().GetString("config")
 			bar := newByteBar(cmd.ErrOrStderr(), "backup", quiet)

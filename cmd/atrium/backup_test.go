@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,8 +13,21 @@ import (
 )
 
 // run runs the atrium command line with args and returns its output.
+//
+// When a --data directory is a test server's whose database is PostgreSQL
+// (webtest.DatabaseURL), the command gets it as an operator would, in a
+// configuration file ([database] url), unless the arguments name one.
 func run(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
+	if i := slices.Index(args, "--data"); i >= 0 && i+1 < len(args) && !slices.Contains(args, "--config") {
+		if url := webtest.DatabaseURL(args[i+1]); url != "" {
+			config := filepath.Join(t.TempDir(), "database.toml")
+			if err := os.WriteFile(config, []byte("[database]\nurl = "+tomlQuote(url)+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			args = append(args, "--config", config)
+		}
+	}
 	var out, errb bytes.Buffer
 	cmd := newRootCmd(&out, &errb)
 	cmd.SetArgs(args)
@@ -27,6 +41,17 @@ func run(t *testing.T, args ...string) (stdout, stderr string, err error) {
 func TestBackupRestoreCommands(t *testing.T) {
 	t.Parallel()
 	s := webtest.New(t)
+	if url := webtest.DatabaseURL(s.Data); url != "" {
+		// With the metadata in PostgreSQL, backup refuses and says what to use.
+		config := filepath.Join(t.TempDir(), "atrium.toml")
+		if err := os.WriteFile(config, []byte("data = "+tomlQuote(s.Data)+"\n[database]\nurl = "+tomlQuote(url)+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := run(t, "backup", "--config", config, "--to", filepath.Join(t.TempDir(), "b.tar.zst")); err == nil || !strings.Contains(err.Error(), "pg_dump") {
+			t.Fatalf("backup with the metadata in PostgreSQL: %v, want a refusal naming pg_dump", err)
+		}
+		return
+	}
 	cr := s.Bootstrap("CLI Org", "ann@cli.test", "admin")
 	dir := t.TempDir()
 	config := filepath.Join(dir, "atrium.toml")

@@ -291,10 +291,15 @@ func newMigrateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
-				return err
+			var n int
+			if cfg.Database.URL != "" {
+				n, err = sqldb.MigratePostgres(cmd.Context(), cfg.Database.URL, wire.NewLogger(cfg, cmd.ErrOrStderr()))
+			} else {
+				if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
+					return err
+				}
+				n, err = sqldb.Migrate(cmd.Context(), cfg.Data+"/atrium.db", wire.NewLogger(cfg, cmd.ErrOrStderr()))
 			}
-			n, err := sqldb.Migrate(cmd.Context(), cfg.Data+"/atrium.db", wire.NewLogger(cfg, cmd.ErrOrStderr()))
 			if err != nil {
 				return err
 			}

@@ -2,7 +2,6 @@ package sqldb
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,11 +13,7 @@ import (
 func calendarStore(t *testing.T) (CalendarStore, []identity.User) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "atrium.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openTest(t)
 	ids := IdentityStore{DB: db}
 	now := time.Now().UTC()
 	var users []identity.User

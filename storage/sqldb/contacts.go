@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+	"unicode"
 
 	"atrium/app/contacts"
 )
@@ -149,8 +150,9 @@ func (s ContactsStore) summaries(ctx context.Context, q string, args ...any) ([]
 // of the covering index, which is the listing order.
 func (s ContactsStore) ContactsJSON(ctx context.Context, orgID, ownerID, bookID string) ([]byte, error) {
 	var list sql.NullString
-	err := s.read(ctx).QueryRowContext(ctx, `SELECT group_concat(summary, ',') FROM (SELECT summary FROM contacts INDEXED BY contacts_book_list
-		WHERE book_id = ? AND owner_id = ? AND organization_id = ? ORDER BY sort_key, id)`, bookID, ownerID, orgID).Scan(&list)
+	err := s.read(ctx).QueryRowContext(ctx, `SELECT string_agg(summary, ','`+s.orderedAgg(`ORDER BY sort_key, id`)+`)
+		FROM (SELECT summary, sort_key, id FROM contacts INDEXED BY contacts_book_list
+		WHERE book_id = ? AND owner_id = ? AND organization_id = ? ORDER BY sort_key, id) AS c`, bookID, ownerID, orgID).Scan(&list)
 	if err != nil {
 		return nil, mapErr(err, "contacts")
 	}
@@ -280,11 +282,35 @@ func (s ContactsStore) InsertContact(ctx context.Context, c contacts.ContactDeta
 	})
 }
 
+// index writes the search index's entry of contact n. The engines' full-text
+// search differ: SQLite's is FTS5 (contacts_fts, tokenizer unicode61 without
+// diacritics), PostgreSQL's a tsvector of the words without accents
+// (unaccent), weighted A to D as FTS5's columns are by Search.
 func (s ContactsStore) index(ctx context.Context, n int64, c contacts.ContactDetail) error {
 	names, emails, phones, org := contacts.SearchText(c)
+	if s.pg != nil {
+		_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO contacts_fts(rowid, doc) VALUES (?,
+			setweight(to_tsvector('simple', unaccent(?)), 'A') || setweight(to_tsvector('simple', unaccent(?)), 'B') ||
+			setweight(to_tsvector('simple', unaccent(?)), 'C') || setweight(to_tsvector('simple', unaccent(?)), 'D'))
+			ON CONFLICT (rowid) DO UPDATE SET doc = excluded.doc`, n, words(names), words(emails), words(phones), words(org))
+		return mapErr(err, "contact index")
+	}
 	_, err := s.write(ctx).ExecContext(ctx, `INSERT OR REPLACE INTO contacts_fts(rowid, names, emails, phones, organization)
 		VALUES (?,?,?,?,?)`, n, names, emails, phones, org)
 	return mapErr(err, "contact index")
+}
+
+// words is s with every character but letters, digits and combining marks
+// made a space: the words FTS5's unicode61 tokenizer finds (an e-mail
+// address is three or more), for PostgreSQL's parser, which would keep an
+// address or a URL as one word.
+func words(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) {
+			return r
+		}
+		return ' '
+	}, s)
 }
 
 // UpdateContact stores a contact's changes and re-indexes it.
@@ -366,12 +392,32 @@ func (s ContactsStore) Changes(ctx context.Context, orgID, ownerID, bookID strin
 	return ch, mapErr(rows.Err(), "contact tombstones")
 }
 
-// Search finds the owner's contacts matching an FTS5 query; names weigh most.
-func (s ContactsStore) Search(ctx context.Context, orgID, ownerID, match string, limit int) ([]contacts.ContactSummary, error) {
+// Search finds the owner's contacts with a word starting with each of terms;
+// names weigh most (contacts.Store).
+func (s ContactsStore) Search(ctx context.Context, orgID, ownerID string, terms []string, limit int) ([]contacts.ContactSummary, error) {
+	if s.pg != nil {
+		// Each term a prefix (term:*), all of them (&); terms are letters
+		// and digits only (contacts.SearchTerms), nothing tsquery reads as
+		// an operator.
+		q := make([]string, len(terms))
+		for i, t := range terms {
+			q[i] = strings.ToLower(t) + ":*"
+		}
+		return s.summaries(ctx, `SELECT `+summaryCols+` FROM contacts_fts f JOIN contacts c ON c.n = f.rowid
+			WHERE f.doc @@ to_tsquery('simple', unaccent(?)) AND c.owner_id = ? AND c.organization_id = ?
+			ORDER BY ts_rank('{0.2, 0.3, 0.4, 1.0}', f.doc, to_tsquery('simple', unaccent(?))) + c.is_favorite * 0.05 DESC,
+			c.sort_key, c.id LIMIT ?`,
+			strings.Join(q, " & "), ownerID, orgID, strings.Join(q, " & "), limit)
+	}
+	// An FTS5 query: each term quoted, as a prefix; all must match.
+	q := make([]string, len(terms))
+	for i, t := range terms {
+		q[i] = `"` + t + `"*`
+	}
 	return s.summaries(ctx, `SELECT `+summaryCols+` FROM contacts_fts f JOIN contacts c ON c.n = f.rowid
 		WHERE contacts_fts MATCH ? AND c.owner_id = ? AND c.organization_id = ?
 		ORDER BY bm25(contacts_fts, 10.0, 4.0, 3.0, 2.0) - c.is_favorite * 0.5, c.sort_key, c.id LIMIT ?`,
-		match, ownerID, orgID, limit)
+		strings.Join(q, " "), ownerID, orgID, limit)
 }
 
 const dirCols = `u.id, u.email, u.first_name, u.last_name, o.name`

@@ -19,9 +19,9 @@ var _ drive.Store = DriveStore{}
 
 const fileCols = `f.id, f.organization_id, f.owner_id, f.parent_id, f.name, f.is_folder, f.mime_type, f.mime_group,
 	f.size_bytes, f.stored_bytes, f.content_hash, f.version, f.status, f.is_favorite, f.description, f.tags, f.custom,
-	f.trashed_at, ifnull(f.trash_root, ''), ifnull(f.trash_parent_id, ''), ifnull(f.comments_channel, ''), f.seq,
-	f.last_access_at, f.created_at, f.updated_at, ifnull(f.modified_at, f.updated_at),
-	ifnull((SELECT CASE WHEN trim(u.first_name || ' ' || u.last_name) = '' THEN u.email ELSE trim(u.first_name || ' ' || u.last_name) END
+	f.trashed_at, coalesce(f.trash_root, ''), coalesce(f.trash_parent_id, ''), coalesce(f.comments_channel, ''), f.seq,
+	f.last_access_at, f.created_at, f.updated_at, coalesce(f.modified_at, f.updated_at),
+	coalesce((SELECT CASE WHEN trim(u.first_name || ' ' || u.last_name) = '' THEN u.email ELSE trim(u.first_name || ' ' || u.last_name) END
 		FROM users u WHERE u.id = f.owner_id), ''), f.tree_seq`
 
 func scanFile(sc interface{ Scan(...any) error }, extra ...any) (drive.File, error) {
@@ -181,7 +181,7 @@ func (s DriveStore) NextSeq(ctx context.Context, ownerID string) (int64, error) 
 	}
 	var seq int64
 	err := w.QueryRowContext(ctx, `INSERT INTO drive_seq(owner_id, seq) VALUES (?, 1)
-		ON CONFLICT(owner_id) DO UPDATE SET seq = seq + 1 RETURNING seq`, ownerID).Scan(&seq)
+		ON CONFLICT(owner_id) DO UPDATE SET seq = drive_seq.seq + 1 RETURNING seq`, ownerID).Scan(&seq)
 	if err != nil {
 		return 0, mapErr(err, "drive sequence")
 	}
@@ -458,7 +458,7 @@ func listWhere(q drive.Query) (cond string, args []any, err error) {
 	var where []string
 	switch q.Kind {
 	case drive.ListFolder:
-		where = append(where, "f.owner_id = ?", "f.parent_id IS ?", "f.trashed_at IS NULL", "f.status <> 'pending'")
+		where = append(where, "f.owner_id = ?", "f.parent_id IS NOT DISTINCT FROM ?", "f.trashed_at IS NULL", "f.status <> 'pending'")
 		args = append(args, q.OwnerID, emptyNull(q.ParentID))
 	case drive.ListTrash:
 		where = append(where, "f.owner_id = ?", "f.trashed_at IS NOT NULL", "f.trash_root = f.id")
@@ -776,7 +776,7 @@ func (s DriveStore) HashInUse(ctx context.Context, hash string) (bool, error) {
 // AddOrphan records that hash may have lost its last reference.
 func (s DriveStore) AddOrphan(ctx context.Context, hash string, at time.Time) error {
 	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO drive_orphans (content_hash, since) VALUES (?, ?)
-		ON CONFLICT DO UPDATE SET since = excluded.since`, hash, ms(at))
+		ON CONFLICT (content_hash) DO UPDATE SET since = excluded.since`, hash, ms(at))
 	return mapErr(err, "orphan blob")
 }
 
@@ -806,9 +806,9 @@ func (s DriveStore) DeleteOwner(ctx context.Context, ownerID string, now time.Ti
 		SELECT 'sha256:' || substr(h, instr(h, ':') + 1), ? FROM (
 			SELECT v.content_hash AS h FROM drive_versions v JOIN drive_files f ON f.id = v.file_id WHERE f.owner_id = ?
 			UNION SELECT content_hash FROM drive_uploads WHERE owner_id = ?
-			UNION SELECT content_hash FROM drive_tus_uploads WHERE created_by = ?)
+			UNION SELECT content_hash FROM drive_tus_uploads WHERE created_by = ?) AS hashes
 		WHERE h <> ''
-		ON CONFLICT DO UPDATE SET since = excluded.since`, ms(now), ownerID, ownerID, ownerID); err != nil {
+		ON CONFLICT (content_hash) DO UPDATE SET since = excluded.since`, ms(now), ownerID, ownerID, ownerID); err != nil {
 		return mapErr(err, "orphan blobs")
 	}
 	for _, q := range []string{

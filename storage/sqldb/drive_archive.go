@@ -17,7 +17,7 @@ func (s DriveStore) TouchFile(ctx context.Context, id string, at time.Time) erro
 
 // coldScanIndex is the index ColdCandidates reads: the active files by last
 // access (or change), oldest first.
-const coldScanIndex = `CREATE INDEX IF NOT EXISTS drive_files_access ON drive_files(ifnull(last_access_at, updated_at))
+const coldScanIndex = `CREATE INDEX IF NOT EXISTS drive_files_access ON drive_files((ifnull(last_access_at, updated_at)))
 	WHERE status = 'active' AND is_folder = 0`
 
 // ColdScanIndex builds the index of ColdCandidates when on (the archive tier
@@ -28,8 +28,8 @@ const coldScanIndex = `CREATE INDEX IF NOT EXISTS drive_files_access ON drive_fi
 // turned on; changed says whether it was built or dropped now.
 func (db *DB) ColdScanIndex(ctx context.Context, on bool) (changed bool, err error) {
 	var exists bool
-	if err := db.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM sqlite_schema
-		WHERE type = 'index' AND name = 'drive_files_access')`).Scan(&exists); err != nil {
+	if err := db.read(ctx).QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM `+db.indexes()+`
+		WHERE name = 'drive_files_access')`).Scan(&exists); err != nil {
 		return false, mapErr(err, "cold files index")
 	}
 	if exists == on {

@@ -29,10 +29,10 @@ func (s DriveStore) Digests(ctx context.Context, contentHashes []string) (map[st
 		return out, nil
 	}
 	// A small content's may be in its row (migration 00026).
-	rows, err := s.read(ctx).QueryContext(ctx, `SELECT j.value, ifnull(d.sha1, b.sha1), ifnull(d.md5, b.md5) FROM json_each(?) j
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT j.value, coalesce(d.sha1, b.sha1), coalesce(d.md5, b.md5) FROM json_each(?) j
 		LEFT JOIN drive_digests d ON d.content_hash = j.value
 		LEFT JOIN drive_small_blobs b ON d.content_hash IS NULL AND b.hash = substr(j.value, 8) AND j.value LIKE 'sha256:%'
-		WHERE ifnull(d.sha1, b.sha1) IS NOT NULL AND ifnull(d.md5, b.md5) IS NOT NULL`, distinctJSONIDs(contentHashes))
+		WHERE coalesce(d.sha1, b.sha1) IS NOT NULL AND coalesce(d.md5, b.md5) IS NOT NULL`, distinctJSONIDs(contentHashes))
 	if err != nil {
 		return nil, mapErr(err, "content digests")
 	}
@@ -89,11 +89,11 @@ func (s DriveStore) VersionsWithoutDigests(ctx context.Context, afterID string, 
 // item of the organisation was made, else when the user was created.
 func (s DriveStore) SharedSince(ctx context.Context, orgID, userID string, now time.Time) (time.Time, error) {
 	var t int64
-	err := s.read(ctx).QueryRowContext(ctx, `SELECT max(
-		ifnull((SELECT max(sh.since) FROM drive_share_grants sh JOIN drive_files f ON f.id = sh.file_id
+	err := s.read(ctx).QueryRowContext(ctx, `SELECT `+s.greatest(
+		`coalesce((SELECT max(sh.since) FROM drive_share_grants sh JOIN drive_files f ON f.id = sh.file_id
 			WHERE sh.user_id = ? AND (sh.expires_at IS NULL OR sh.expires_at > ?)
-			AND f.organization_id = ? AND f.trashed_at IS NULL AND f.status <> 'pending'), 0),
-		ifnull((SELECT created_at FROM users WHERE id = ?), 0))`, userID, ms(now), orgID, userID).Scan(&t)
+			AND f.organization_id = ? AND f.trashed_at IS NULL AND f.status <> 'pending'), 0)`,
+		`coalesce((SELECT created_at FROM users WHERE id = ?), 0)`), userID, ms(now), orgID, userID).Scan(&t)
 	if err != nil {
 		return time.Time{}, mapErr(err, "shares")
 	}

@@ -126,6 +126,7 @@ func BenchmarkDriveLocksOn(b *testing.B) {
 // taken, and find the locks that are there: one taken after the DB opened
 // (AddLock) and one taken before it opened (an earlier run of the server).
 func TestDriveLocksHint(t *testing.T) {
+	sqliteOnly(t) // the hint is SQLite's (one process writes)
 	t.Parallel()
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Millisecond)
@@ -176,6 +177,7 @@ func TestDriveLocksHint(t *testing.T) {
 // last one fails, not when the same transaction takes another. The checks
 // find every lock that is there throughout.
 func TestDriveLocksHintCleared(t *testing.T) {
+	sqliteOnly(t) // the hint is SQLite's (one process writes)
 	t.Parallel()
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Millisecond)

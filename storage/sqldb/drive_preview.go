@@ -30,7 +30,7 @@ func (s DriveStore) Derived(ctx context.Context, source, kind string, size int) 
 // kind and size.
 func (s DriveStore) AddDerived(ctx context.Context, d drive.Derived) error {
 	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO drive_previews (`+derivedCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT DO UPDATE SET derived_hash = excluded.derived_hash, size_bytes = excluded.size_bytes, last_used_at = excluded.last_used_at`,
+		ON CONFLICT (source_hash, kind, size) DO UPDATE SET derived_hash = excluded.derived_hash, size_bytes = excluded.size_bytes, last_used_at = excluded.last_used_at`,
 		d.Source, d.Kind, d.Size, d.Hash, d.Bytes, ms(d.CreatedAt), ms(d.LastUsedAt))
 	return mapErr(err, "preview")
 }
@@ -45,7 +45,7 @@ func (s DriveStore) TouchDerived(ctx context.Context, source, kind string, size 
 // DerivedBytes returns the bytes of all cached derived images.
 func (s DriveStore) DerivedBytes(ctx context.Context) (int64, error) {
 	var n int64
-	err := s.read(ctx).QueryRowContext(ctx, `SELECT ifnull(sum(size_bytes), 0) FROM drive_previews`).Scan(&n)
+	err := s.read(ctx).QueryRowContext(ctx, `SELECT coalesce(sum(size_bytes), 0) FROM drive_previews`).Scan(&n)
 	return n, mapErr(err, "preview bytes")
 }
 

@@ -17,14 +17,14 @@ func (s DriveStore) DriveEventsAfter(ctx context.Context, seq int64, limit int) 
 	// Every event moves the cursor; only some change the index.
 	rows, err := s.read(ctx).QueryContext(ctx, `SELECT seq,
 			CASE WHEN type IN ('drive.file.created', 'drive.file.updated', 'drive.file.deleted')
-			THEN ifnull(json_extract(data, '$.file_id'), '') ELSE '' END,
+			THEN coalesce(json_extract(data, '$.file_id'), '') ELSE '' END,
 			type = 'drive.file.created',
 			type <> 'drive.file.created' AND NOT (type = 'drive.file.updated'
-				AND ifnull(json_extract(data, '$.change'), '') IN ('renamed', 'favorite', 'metadata', 'content', 'modified')),
+				AND coalesce(json_extract(data, '$.change'), '') IN ('renamed', 'favorite', 'metadata', 'content', 'modified')),
 			CASE WHEN type = 'organization.user.updated' AND EXISTS (SELECT 1 FROM json_each(data, '$.changed_fields')
 				WHERE value IN ('first_name', 'last_name', 'email'))
-			THEN ifnull(json_extract(data, '$.user_id'), '') ELSE '' END,
-			CASE WHEN type = 'organization.user.deleted' THEN ifnull(json_extract(data, '$.user_id'), '') ELSE '' END
+			THEN coalesce(json_extract(data, '$.user_id'), '') ELSE '' END,
+			CASE WHEN type = 'organization.user.deleted' THEN coalesce(json_extract(data, '$.user_id'), '') ELSE '' END
 		FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?`, seq, limit)
 	if err != nil {
 		return drive.SearchChanges{}, seq, mapErr(err, "drive events")
@@ -61,8 +61,7 @@ func (s DriveStore) DriveEventsAfter(ctx context.Context, seq int64, limit int) 
 // none), pruned or not.
 func (s DriveStore) LastEventSeq(ctx context.Context) (int64, error) {
 	var seq int64
-	err := s.read(ctx).QueryRowContext(ctx, `SELECT max(ifnull((SELECT max(seq) FROM outbox), 0),
-		ifnull((SELECT seq FROM sqlite_sequence WHERE name = 'outbox'), 0))`).Scan(&seq)
+	err := s.read(ctx).QueryRowContext(ctx, `SELECT `+s.greatest(`coalesce((SELECT max(seq) FROM outbox), 0)`, s.lastOutboxSeq())).Scan(&seq)
 	return seq, mapErr(err, "outbox")
 }
 
@@ -70,8 +69,7 @@ func (s DriveStore) LastEventSeq(ctx context.Context) (int64, error) {
 // before the oldest kept, or the last ever written when none is kept.
 func (s DriveStore) EventsHorizon(ctx context.Context) (int64, error) {
 	var seq int64
-	err := s.read(ctx).QueryRowContext(ctx, `SELECT ifnull((SELECT min(seq) - 1 FROM outbox),
-		ifnull((SELECT seq FROM sqlite_sequence WHERE name = 'outbox'), 0))`).Scan(&seq)
+	err := s.read(ctx).QueryRowContext(ctx, `SELECT coalesce((SELECT min(seq) - 1 FROM outbox), `+s.lastOutboxSeq()+`)`).Scan(&seq)
 	return seq, mapErr(err, "outbox")
 }
 
@@ -97,7 +95,7 @@ func (s DriveStore) CountIndexable(ctx context.Context) (int64, error) {
 
 // FolderParents returns the parent of every folder.
 func (s DriveStore) FolderParents(ctx context.Context) (map[string]string, error) {
-	rows, err := s.read(ctx).QueryContext(ctx, `SELECT id, ifnull(parent_id, '') FROM drive_files WHERE is_folder = 1`)
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT id, coalesce(parent_id, '') FROM drive_files WHERE is_folder = 1`)
 	if err != nil {
 		return nil, mapErr(err, "drive folders")
 	}

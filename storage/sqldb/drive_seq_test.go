@@ -30,7 +30,7 @@ func TestDriveNextSeq(t *testing.T) {
 	stored := func(owner string) int64 {
 		t.Helper()
 		var seq int64
-		if err := db.r.QueryRowContext(ctx, `SELECT ifnull((SELECT seq FROM drive_seq WHERE owner_id = ?), 0)`, owner).Scan(&seq); err != nil {
+		if err := db.read(ctx).QueryRowContext(ctx, `SELECT coalesce((SELECT seq FROM drive_seq WHERE owner_id = ?), 0)`, owner).Scan(&seq); err != nil {
 			t.Fatal(err)
 		}
 		return seq

@@ -9,8 +9,8 @@ import (
 	"atrium/app/drive"
 )
 
-const shareCols = `s.id, s.organization_id, s.file_id, s.owner_id, s.created_by, ifnull(s.user_id, ''), ifnull(s.token, ''),
-	ifnull(s.team_id, ''), s.organization_wide, s.permission, s.expires_at, s.created_at`
+const shareCols = `s.id, s.organization_id, s.file_id, s.owner_id, s.created_by, coalesce(s.user_id, ''), coalesce(s.token, ''),
+	coalesce(s.team_id, ''), s.organization_wide, s.permission, s.expires_at, s.created_at`
 
 func scanShare(sc interface{ Scan(...any) error }, extra ...any) (drive.Share, error) {
 	var sh drive.Share
@@ -76,8 +76,8 @@ const userDisplayName = `CASE WHEN trim(u.first_name || ' ' || u.last_name) = ''
 // Shares lists a file's shares, the oldest first, with the users and teams
 // they are with.
 func (s DriveStore) Shares(ctx context.Context, fileID string) ([]drive.ShareInfo, error) {
-	rows, err := s.read(ctx).QueryContext(ctx, `SELECT `+shareCols+`, ifnull(u.email, ''), ifnull(`+userDisplayName+`, ''),
-		ifnull(t.name, '') FROM drive_shares s LEFT JOIN users u ON u.id = s.user_id LEFT JOIN teams t ON t.id = s.team_id
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT `+shareCols+`, coalesce(u.email, ''), coalesce(`+userDisplayName+`, ''),
+		coalesce(t.name, '') FROM drive_shares s LEFT JOIN users u ON u.id = s.user_id LEFT JOIN teams t ON t.id = s.team_id
 		WHERE s.file_id = ? ORDER BY s.created_at, s.id`, fileID)
 	if err != nil {
 		return nil, mapErr(err, "shares")
@@ -155,7 +155,7 @@ func (s DriveStore) OrgTeams(ctx context.Context, orgID string) ([]drive.ShareTe
 
 // TeamShares lists the shares with teamID of live items, the newest first.
 func (s DriveStore) TeamShares(ctx context.Context, teamID string) ([]drive.TeamShare, error) {
-	rows, err := s.read(ctx).QueryContext(ctx, `SELECT s.id, f.id, f.name, f.is_folder, f.owner_id, ifnull(`+userDisplayName+`, ''),
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT s.id, f.id, f.name, f.is_folder, f.owner_id, coalesce(`+userDisplayName+`, ''),
 		s.permission, s.expires_at, s.created_at
 		FROM drive_shares s JOIN drive_files f ON f.id = s.file_id LEFT JOIN users u ON u.id = f.owner_id
 		WHERE s.team_id = ? AND f.trashed_at IS NULL AND f.status <> 'pending' ORDER BY s.created_at DESC, s.id`, teamID)

@@ -43,7 +43,7 @@ func (s SmallBlobs) Put(ctx context.Context, hash string, data []byte, at time.T
 // known; a row of the same content that lacks them takes them.
 const putSmallQuery = `INSERT INTO drive_small_blobs (hash, data, created_at, sha1, md5) VALUES (?, ?, ?, ?, ?)
 	ON CONFLICT (hash) DO UPDATE SET sha1 = excluded.sha1, md5 = excluded.md5
-	WHERE sha1 IS NULL AND excluded.sha1 IS NOT NULL AND excluded.md5 IS NOT NULL`
+	WHERE drive_small_blobs.sha1 IS NULL AND excluded.sha1 IS NOT NULL AND excluded.md5 IS NOT NULL`
 
 func putSmall(ctx context.Context, q querier, hash string, data []byte, at time.Time, d drive.Digests) error {
 	_, err := q.ExecContext(ctx, putSmallQuery, hash, data, ms(at), emptyNull(d.SHA1), emptyNull(d.MD5))

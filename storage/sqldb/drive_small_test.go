@@ -108,6 +108,7 @@ func TestSmallBlobs(t *testing.T) {
 // (VersionsWithoutDigests) asks for neither. A write that fails after its
 // put leaves neither row.
 func TestSmallBlobDigests(t *testing.T) {
+	sqliteOnly(t) // where SQLite's writer keeps a small content's digests
 	t.Parallel()
 	ctx := context.Background()
 	db, _ := contactsDB(t)
@@ -120,7 +121,7 @@ func TestSmallBlobDigests(t *testing.T) {
 	where := func(i int) string {
 		t.Helper()
 		var inRow, inTable int
-		if err := db.r.QueryRowContext(ctx, `SELECT
+		if err := db.read(ctx).QueryRowContext(ctx, `SELECT
 				(SELECT count(*) FROM drive_small_blobs WHERE hash = ?1 AND sha1 IS NOT NULL),
 				(SELECT count(*) FROM drive_digests WHERE content_hash = 'sha256:' || ?1)`, hash(i)).Scan(&inRow, &inTable); err != nil {
 			t.Fatal(err)
@@ -277,6 +278,7 @@ func TestSmallBlobDigestsMigration(t *testing.T) {
 // A small content held for the writer's next statement that cannot be
 // written there fails its transaction: nothing of it stays.
 func TestSmallBlobPendingFails(t *testing.T) {
+	sqliteOnly(t)
 	t.Parallel()
 	ctx := context.Background()
 	db, _ := contactsDB(t)

@@ -30,7 +30,8 @@ import (
 
 const (
 	addUsageQuery = `INSERT INTO drive_usage (organization_id, owner_id, mime_group, bytes, file_count)
-		VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET bytes = bytes + excluded.bytes, file_count = file_count + excluded.file_count`
+		VALUES (?, ?, ?, ?, ?) ON CONFLICT (organization_id, owner_id, mime_group) DO UPDATE SET bytes = drive_usage.bytes + excluded.bytes,
+		file_count = drive_usage.file_count + excluded.file_count`
 	orgUsageQuery = `SELECT bytes, file_count FROM drive_org_usage WHERE organization_id = ?`
 )
 

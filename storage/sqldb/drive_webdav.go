@@ -59,7 +59,7 @@ func (s DriveStore) PatchDeadProps(ctx context.Context, fileID string, set, remo
 	}
 	for _, d := range set {
 		if _, err := s.write(ctx).ExecContext(ctx, `INSERT INTO drive_props (file_id, ns, name, value) VALUES (?, ?, ?, ?)
-			ON CONFLICT DO UPDATE SET value = excluded.value`, fileID, d.Space, d.Name, d.Value); err != nil {
+			ON CONFLICT (file_id, ns, name) DO UPDATE SET value = excluded.value`, fileID, d.Space, d.Name, d.Value); err != nil {
 			return mapErr(err, "drive property")
 		}
 	}
@@ -69,13 +69,13 @@ func (s DriveStore) PatchDeadProps(ctx context.Context, fileID string, set, remo
 // CopyDeadProps copies the dead properties of one item to another.
 func (s DriveStore) CopyDeadProps(ctx context.Context, fromID, toID string) error {
 	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO drive_props (file_id, ns, name, value)
-		SELECT ?, ns, name, value FROM drive_props WHERE file_id = ? ON CONFLICT DO UPDATE SET value = excluded.value`, toID, fromID)
+		SELECT ?, ns, name, value FROM drive_props WHERE file_id = ? ON CONFLICT (file_id, ns, name) DO UPDATE SET value = excluded.value`, toID, fromID)
 	return mapErr(err, "drive properties")
 }
 
 // childrenBatch is Children's query after its SELECT list.
 const childrenBatch = ` FROM drive_files
-	WHERE owner_id = ? AND parent_id IS ? AND is_folder = ? AND trashed_at IS NULL AND status <> 'pending'
+	WHERE owner_id = ? AND parent_id IS NOT DISTINCT FROM ? AND is_folder = ? AND trashed_at IS NULL AND status <> 'pending'
 	AND (name_key, id) > (?, ?) ORDER BY name_key, id LIMIT ?`
 
 // Children returns a batch of a folder's live folders or files by name key,
@@ -84,7 +84,7 @@ func (s DriveStore) Children(ctx context.Context, ownerID, parentID string, fold
 	// The index drive_files_browse_name walks (owner, parent, is_folder,
 	// name_key, id) of live items from the key on: no sort, no rescan.
 	rows, err := s.read(ctx).QueryContext(ctx, `SELECT id, name, is_folder, mime_type, size_bytes,
-		content_hash, status, seq, tree_seq, created_at, updated_at, ifnull(modified_at, updated_at), name_key`+childrenBatch,
+		content_hash, status, seq, tree_seq, created_at, updated_at, coalesce(modified_at, updated_at), name_key`+childrenBatch,
 		ownerID, emptyNull(parentID), folders, after.NameKey, after.ID, limit)
 	if err != nil {
 		return nil, after, mapErr(err, "drive listing")

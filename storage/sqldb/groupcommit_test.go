@@ -16,11 +16,8 @@ import (
 // gcTestDB opens a new database with the table gc_test (k, v).
 func gcTestDB(t *testing.T) *DB {
 	t.Helper()
-	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "atrium.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	sqliteOnly(t)
+	db := openTest(t)
 	if _, err := db.Exec(context.Background(), `CREATE TABLE gc_test (k TEXT PRIMARY KEY, v INTEGER)`); err != nil {
 		t.Fatal(err)
 	}

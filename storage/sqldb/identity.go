@@ -127,7 +127,7 @@ func (s IdentityStore) OrgBySlug(ctx context.Context, slug string) (identity.Org
 // OrgByName returns the organisation named name under parentID (nil: top level).
 func (s IdentityStore) OrgByName(ctx context.Context, parentID *string, name string) (identity.Organization, error) {
 	o, err := scanOrg(s.read(ctx).QueryRowContext(ctx, `SELECT `+orgCols+` FROM organizations o
-		WHERE o.parent_organization_id IS ? AND o.name = ? ORDER BY o.id LIMIT 1`, parentID, name))
+		WHERE o.parent_organization_id IS NOT DISTINCT FROM ? AND o.name = ? ORDER BY o.id LIMIT 1`, parentID, name))
 	return o, mapErr(err, "organization")
 }
 

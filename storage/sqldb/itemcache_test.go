@@ -19,6 +19,7 @@ import (
 
 // What each kind of statement the writer runs does to its folder cache.
 func TestItemCacheStatementVerdicts(t *testing.T) {
+	sqliteOnly(t)
 	t.Parallel()
 	for _, c := range []struct {
 		query string
@@ -76,6 +77,7 @@ var writesDriveFiles = regexp.MustCompile(`(?i)\b(update|insert\s+(or\s+\w+\s+)?
 // could carry into drive_files are those it references, whose writes forget
 // everything. A migration that changes either must revisit itemCache.
 func TestItemCacheNoTriggerWritesDriveFiles(t *testing.T) {
+	sqliteOnly(t)
 	for _, c := range []struct {
 		sql   string
 		write bool
@@ -135,6 +137,7 @@ func TestItemCacheNoTriggerWritesDriveFiles(t *testing.T) {
 // trash, deletion, its owner's name, a rolled-back transaction that had
 // found it, another connection's commit. Until then it is not read again.
 func TestItemCacheFollowsChanges(t *testing.T) {
+	sqliteOnly(t)
 	t.Parallel()
 	ctx := context.Background()
 	path := []string{"d1", "d2"} // lockTree: u1's d1/d2/d3/f
@@ -249,6 +252,7 @@ func TestItemCacheFollowsChanges(t *testing.T) {
 // found afterwards; one found by a transaction that commits is kept, and a
 // caller's changes to its copy do not reach the cache.
 func TestItemCacheRollback(t *testing.T) {
+	sqliteOnly(t)
 	t.Parallel()
 	ctx := context.Background()
 	db, s := lockTree(t)
@@ -346,6 +350,7 @@ func cached(db *DB, ownerID string, nameKeys []string) bool {
 // folder by path and by id in a write transaction: it must find exactly what
 // a reader, which keeps nothing, finds.
 func TestItemCacheRandomChanges(t *testing.T) {
+	sqliteOnly(t)
 	t.Parallel()
 	for seed := int64(1); seed <= 4; seed++ {
 		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {

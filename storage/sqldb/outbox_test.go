@@ -2,7 +2,6 @@ package sqldb
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,11 +14,7 @@ import (
 func TestOutboxPruning(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "atrium.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTest(t)
 	st := DriveStore{DB: db}
 	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	emit := func(at time.Time) {
@@ -83,10 +78,10 @@ func TestOutboxMigrationKeepsSequence(t *testing.T) {
 	}
 	state := func() (events string, mark int64, idIndex int) {
 		t.Helper()
-		if err := raw.QueryRowContext(ctx, `SELECT ifnull(group_concat(seq || ':' || id, ','), '') FROM (SELECT seq, id FROM outbox ORDER BY seq)`).Scan(&events); err != nil {
+		if err := raw.QueryRowContext(ctx, `SELECT coalesce(group_concat(seq || ':' || id, ','), '') FROM (SELECT seq, id FROM outbox ORDER BY seq)`).Scan(&events); err != nil {
 			t.Fatal(err)
 		}
-		if err := raw.QueryRowContext(ctx, `SELECT ifnull((SELECT seq FROM sqlite_sequence WHERE name = 'outbox'), -1)`).Scan(&mark); err != nil {
+		if err := raw.QueryRowContext(ctx, `SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'outbox'), -1)`).Scan(&mark); err != nil {
 			t.Fatal(err)
 		}
 		if err := raw.QueryRowContext(ctx, `SELECT count(*) FROM pragma_index_list('outbox')`).Scan(&idIndex); err != nil {
@@ -119,5 +114,57 @@ func TestOutboxMigrationKeepsSequence(t *testing.T) {
 	}
 	if ev, mark, idx := state(); ev != "1:e1,2:e2,5:e5" || mark != 5 || idx != 1 {
 		t.Fatalf("down again: events %q, mark %d, indexes %d", ev, mark, idx)
+	}
+}
+
+// A reader of the outbox skips nothing: an event numbered before another is
+// visible before it. Transaction A emits first and commits last; B emits and
+// commits meanwhile. On PostgreSQL, a sequence alone would number A's event
+// 1 and B's 2 and show B's while A is open, and a reader that moved past 2
+// would never see 1; events are numbered in commit order (orderEvents), so
+// B's waits for A. On SQLite B waits for the writer A holds.
+func TestOutboxReadersSkipNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openTest(t)
+	o := Outbox{db}
+	emitted, release := make(chan struct{}), make(chan struct{})
+	errs := make(chan error, 2)
+	go func() {
+		errs <- db.InTx(ctx, func(ctx context.Context) error {
+			if err := o.Emit(ctx, app.Event{ID: "a", Type: "t", OrgID: "o"}); err != nil {
+				return err
+			}
+			close(emitted)
+			<-release
+			return nil
+		})
+	}()
+	<-emitted
+	bDone := make(chan struct{})
+	go func() {
+		errs <- db.InTx(ctx, func(ctx context.Context) error { return o.Emit(ctx, app.Event{ID: "b", Type: "t", OrgID: "o"}) })
+		close(bDone)
+	}()
+	// What passing time is for: B has all the time it needs to commit
+	// ahead of A, were it free to.
+	select {
+	case <-bDone:
+		t.Fatal("B committed its event while A, which emitted first, was open")
+	case <-time.After(300 * time.Millisecond):
+	}
+	seen, _, err := o.Events(ctx, 0, 10)
+	if err != nil || len(seen) != 0 {
+		t.Fatalf("while A is open the reader sees %v (%v), want nothing", seen, err)
+	}
+	close(release)
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs, seqs, err := o.Events(ctx, 0, 10)
+	if err != nil || len(evs) != 2 || evs[0].ID != "a" || evs[1].ID != "b" || seqs[0] >= seqs[1] {
+		t.Fatalf("events %v at %v (%v), want a then b", evs, seqs, err)
 	}
 }

@@ -65,8 +65,18 @@ func (s PartnerStore) ChildOrgs(ctx context.Context, parentID string, f partner.
 			q += ` AND o.name LIKE ? ESCAPE '\'`
 			args = append(args, likeEscape(f.Q)+"%")
 		} else {
-			q += ` AND o.rowid IN (SELECT rowid FROM organizations_fts WHERE organizations_fts MATCH ?)`
-			args = append(args, ftsQuery(f.Q))
+			if s.pg != nil {
+				// A name containing every word, any case (the trigram
+				// index organizations_name_trgm), as FTS5's trigram
+				// tokenizer matches on SQLite.
+				for _, w := range strings.Fields(f.Q) {
+					q += ` AND o.name ILIKE ? ESCAPE '\'`
+					args = append(args, "%"+likeEscape(w)+"%")
+				}
+			} else {
+				q += ` AND o.rowid IN (SELECT rowid FROM organizations_fts WHERE organizations_fts MATCH ?)`
+				args = append(args, ftsQuery(f.Q))
+			}
 		}
 	}
 	rows, err := s.read(ctx).QueryContext(ctx, q+` ORDER BY o.id LIMIT ?`, append(args, p.Limit+1)...)
@@ -141,11 +151,13 @@ func (s PartnerStore) ActiveAdmins(ctx context.Context, orgID string) (int, erro
 // orgUserCols are a user's columns with their last sign-in, their last
 // activity (the latest of their sessions' last requests and their tokens' and
 // app passwords' last uses) and whether two-factor sign-in is on.
-const orgUserCols = userCols + `, u.last_sign_in_at, nullif(max(
-	coalesce((SELECT max(last_seen_at) FROM web_sessions WHERE user_id = u.id), 0),
-	coalesce((SELECT max(last_used_at) FROM personal_access_tokens WHERE user_id = u.id), 0),
-	coalesce((SELECT max(last_used_at) FROM app_passwords WHERE user_id = u.id), 0)), 0),
+func (s PartnerStore) orgUserCols() string {
+	return userCols + `, u.last_sign_in_at, nullif(` + s.greatest(
+		`coalesce((SELECT max(last_seen_at) FROM web_sessions WHERE user_id = u.id), 0)`,
+		`coalesce((SELECT max(last_used_at) FROM personal_access_tokens WHERE user_id = u.id), 0)`,
+		`coalesce((SELECT max(last_used_at) FROM app_passwords WHERE user_id = u.id), 0)`) + `, 0),
 	EXISTS (SELECT 1 FROM user_two_factor WHERE user_id = u.id AND enabled_at IS NOT NULL)`
+}
 
 func scanOrgUser(sc interface{ Scan(...any) error }) (partner.OrgUser, error) {
 	var ou partner.OrgUser
@@ -168,7 +180,7 @@ func scanOrgUser(sc interface{ Scan(...any) error }) (partner.OrgUser, error) {
 // FindOrgUsers lists an organisation's users by id, filtered by any part of
 // the e-mail address or full name and by status.
 func (s PartnerStore) FindOrgUsers(ctx context.Context, orgID string, f partner.UserFilter, p app.PageRequest) ([]partner.OrgUser, error) {
-	q := `SELECT ` + orgUserCols + ` FROM users u WHERE u.organization_id = ? AND u.id > ?`
+	q := `SELECT ` + s.orgUserCols() + ` FROM users u WHERE u.organization_id = ? AND u.id > ?`
 	args := []any{orgID, p.After}
 	if f.Status != "" {
 		q += ` AND u.status = ?`
@@ -197,7 +209,7 @@ func (s PartnerStore) FindOrgUsers(ctx context.Context, orgID string, f partner.
 
 // OrgUser returns a user of an organisation with their activity.
 func (s PartnerStore) OrgUser(ctx context.Context, orgID, id string) (partner.OrgUser, error) {
-	u, err := scanOrgUser(s.read(ctx).QueryRowContext(ctx, `SELECT `+orgUserCols+` FROM users u WHERE u.id = ? AND u.organization_id = ?`, id, orgID))
+	u, err := scanOrgUser(s.read(ctx).QueryRowContext(ctx, `SELECT `+s.orgUserCols()+` FROM users u WHERE u.id = ? AND u.organization_id = ?`, id, orgID))
 	return u, mapErr(err, "user")
 }
 
@@ -211,10 +223,11 @@ func (s PartnerStore) StorageUsed(ctx context.Context, orgID string) (int64, err
 // StorageByOwner sums the drive's usage counters by owner, with the owner's
 // name, most bytes first.
 func (s PartnerStore) StorageByOwner(ctx context.Context, orgID string) ([]partner.UserStorage, error) {
-	rows, err := s.read(ctx).QueryContext(ctx, `SELECT d.owner_id, ifnull(u.email, ''), ifnull(u.first_name, ''), ifnull(u.last_name, ''),
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT d.owner_id, coalesce(u.email, ''), coalesce(u.first_name, ''), coalesce(u.last_name, ''),
 			sum(d.bytes) AS b, sum(d.file_count)
 		FROM drive_usage d LEFT JOIN users u ON u.id = d.owner_id AND u.organization_id = d.organization_id
-		WHERE d.organization_id = ? GROUP BY d.owner_id HAVING b > 0 ORDER BY b DESC, d.owner_id`, orgID)
+		WHERE d.organization_id = ? GROUP BY d.owner_id, u.email, u.first_name, u.last_name HAVING sum(d.bytes) > 0
+		ORDER BY b DESC, d.owner_id`, orgID)
 	if err != nil {
 		return nil, mapErr(err, "drive usage")
 	}
@@ -233,7 +246,7 @@ func (s PartnerStore) StorageByOwner(ctx context.Context, orgID string) ([]partn
 // StorageByType sums the drive's usage counters by mime group, most bytes first.
 func (s PartnerStore) StorageByType(ctx context.Context, orgID string) ([]partner.TypeStorage, error) {
 	rows, err := s.read(ctx).QueryContext(ctx, `SELECT mime_group, sum(bytes) AS b, sum(file_count) FROM drive_usage
-		WHERE organization_id = ? GROUP BY mime_group HAVING b > 0 ORDER BY b DESC, mime_group`, orgID)
+		WHERE organization_id = ? GROUP BY mime_group HAVING sum(bytes) > 0 ORDER BY b DESC, mime_group`, orgID)
 	if err != nil {
 		return nil, mapErr(err, "drive usage")
 	}

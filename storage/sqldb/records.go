@@ -35,7 +35,7 @@ func (a Auditor) Record(ctx context.Context, e app.AuditEntry) error {
 
 // Prune deletes at most limit entries created before t, and returns how many went.
 func (a Auditor) Prune(ctx context.Context, t time.Time, limit int) (int, error) {
-	res, err := a.write(ctx).ExecContext(ctx, `DELETE FROM audit_log WHERE rowid IN (SELECT rowid FROM audit_log
+	res, err := a.write(ctx).ExecContext(ctx, `DELETE FROM audit_log WHERE `+a.rowID()+` IN (SELECT `+a.rowID()+` FROM audit_log
 		WHERE created_at < ? ORDER BY created_at LIMIT ?)`, ms(t), limit)
 	if err != nil {
 		return 0, mapErr(err, "audit log")
@@ -114,6 +114,9 @@ func (o Outbox) Emit(ctx context.Context, e app.Event) error {
 	}
 	data, err := json.Marshal(e.Data)
 	if err != nil {
+		return mapErr(err, "event")
+	}
+	if err := o.orderEvents(ctx); err != nil {
 		return mapErr(err, "event")
 	}
 	_, err = o.write(ctx).ExecContext(ctx, `INSERT INTO outbox(id, type, organization_id, data, created_at) VALUES (?,?,?,?,?)`,

@@ -62,6 +62,9 @@ type DB struct {
 	// seqs is each drive owner's change sequence as this DB last wrote it
 	// (NextSeq): a hint, checked by the next write of it.
 	seqs seqHints
+	// pg is set when the database is PostgreSQL (OpenPostgres); w, r, rs, cm
+	// and cp are then unset.
+	pg *pgEngine
 }
 
 var _ app.TxRunner = (*DB)(nil)
@@ -220,6 +223,12 @@ func MigrationVersion() int64 {
 // Ping checks that both the writer and the readers answer: the writer's
 // connection once the committer holds it, when it is free.
 func (db *DB) Ping(ctx context.Context) error {
+	if db.pg != nil {
+		if err := db.pg.pool.PingContext(ctx); err != nil {
+			return fmt.Errorf("ping database: %w", err)
+		}
+		return nil
+	}
 	ping := db.w.PingContext
 	if db.cm != nil {
 		ping = func(ctx context.Context) error {
@@ -237,6 +246,9 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Close closes the connections; the WAL is checkpointed by SQLite on the last close.
 func (db *DB) Close() error {
+	if db.pg != nil {
+		return db.pg.pool.Close()
+	}
 	var cpErr error
 	if db.cp != nil { // first: it may be waiting for the writer
 		cpErr = db.cp.close()
@@ -248,12 +260,17 @@ func (db *DB) Close() error {
 	return errors.Join(cpErr, db.r.Close(), db.w.Close())
 }
 
-// Path is the database file.
+// Path is the database file (on PostgreSQL, its URL without the password).
 func (db *DB) Path() string { return db.path }
 
 // WriteStats reports what the writer did since the database opened: how
 // many transactions and commits, and where its time went (see committer).
-func (db *DB) WriteStats() app.WriteStats { return db.cm.stats() }
+func (db *DB) WriteStats() app.WriteStats {
+	if db.pg != nil {
+		return app.WriteStats{}
+	}
+	return db.cm.stats()
+}
 
 type txKey struct{}
 
@@ -274,6 +291,9 @@ type rowScanner interface {
 // panic, which InTx then raises again). Transactions that arrive together share
 // one commit (see committer); InTx returns once the change is durable.
 func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context) error) error {
+	if db.pg != nil {
+		return db.pgInTx(ctx, fn)
+	}
 	if _, ok := ctx.Value(txKey{}).(*txState); ok {
 		return fn(ctx)
 	}
@@ -311,11 +331,15 @@ const slowTx = 100 * time.Millisecond
 // InTransaction reports whether ctx carries a transaction.
 func InTransaction(ctx context.Context) bool {
 	_, ok := ctx.Value(txKey{}).(*txState)
-	return ok
+	_, pg := ctx.Value(pgTxKey{}).(*pgTx)
+	return ok || pg
 }
 
 // read returns the transaction of ctx, or the reader pool.
 func (db *DB) read(ctx context.Context) querier {
+	if db.pg != nil {
+		return db.pgQuerier(ctx)
+	}
 	if st, ok := ctx.Value(txKey{}).(*txState); ok {
 		return st.w.stmts
 	}
@@ -326,6 +350,9 @@ func (db *DB) read(ctx context.Context) querier {
 // transaction, committed through the committer like InTx's, so that it shares
 // the wait for the disk with the writes that arrive with it (group commit).
 func (db *DB) write(ctx context.Context) querier {
+	if db.pg != nil {
+		return db.pgQuerier(ctx)
+	}
 	if st, ok := ctx.Value(txKey{}).(*txState); ok {
 		return st.w.stmts
 	}
@@ -402,6 +429,15 @@ func mapErr(err error, what string) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return app.Errorf(app.ENotFound, "The %s was not found.", what)
 	}
+	if pgUniqueViolation(err) {
+		return app.Errorf(app.EConflict, "A %s with these values already exists.", what)
+	}
+	if pgNotText(err) {
+		// A value that is not UTF-8 text (a NUL, a stray byte) can be
+		// neither stored nor found: what SQLite, which compares bytes,
+		// answers for a lookup of it.
+		return app.Errorf(app.ENotFound, "The %s was not found.", what)
+	}
 	var se *sqlite3.Error
 	if errors.As(err, &se) {
 		switch se.Code() {
@@ -414,6 +450,9 @@ func mapErr(err error, what string) error {
 
 // IntegrityCheck runs PRAGMA integrity_check and returns its answer ("ok" when sound).
 func (db *DB) IntegrityCheck(ctx context.Context) (string, error) {
+	if db.pg != nil {
+		return "ok", db.Ping(ctx)
+	}
 	rows, err := db.r.QueryContext(ctx, "PRAGMA integrity_check")
 	if err != nil {
 		return "", err
@@ -428,6 +467,13 @@ func (db *DB) IntegrityCheck(ctx context.Context) (string, error) {
 		out = append(out, s)
 	}
 	return strings.Join(out, "; "), rows.Err()
+}
+
+// QueryRow runs a query of one row outside any transaction, written as the
+// stores' are (SQLite's dialect, rewritten for PostgreSQL): operator tools
+// and tests.
+func (db *DB) QueryRow(ctx context.Context, query string, args ...any) interface{ Scan(dest ...any) error } {
+	return db.read(ctx).QueryRowContext(ctx, query, args...)
 }
 
 // Exec runs one statement on the writer (operator tools and tests).

@@ -70,16 +70,12 @@ func TestMigrations(t *testing.T) {
 func TestTransactions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "atrium.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTest(t)
 	a, o := Auditor{db}, Outbox{db}
 
 	// A failed transaction leaves nothing of its writes, events included.
 	boom := app.Errorf(app.EConflict, "boom")
-	err = db.InTx(ctx, func(ctx context.Context) error {
+	err := db.InTx(ctx, func(ctx context.Context) error {
 		if err := a.Record(ctx, app.AuditEntry{OrgID: "o", Module: "m", Action: "x"}); err != nil {
 			return err
 		}
@@ -109,7 +105,7 @@ func TestTransactions(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev, seq, err := o.Events(ctx, 0, 10)
-	if err != nil || len(ev) != 1 || ev[0].ID != "ev1" || ev[0].Data["k"] != "v" || seq[0] != 1 {
+	if err != nil || len(ev) != 1 || ev[0].ID != "ev1" || ev[0].Data["k"] != "v" || seq[0] < 1 {
 		t.Fatalf("events %v %v %v", ev, seq, err)
 	}
 	// Emitting outside a transaction is refused: an event must commit with its change.
@@ -127,11 +123,12 @@ func TestTransactions(t *testing.T) {
 	if l, _ := a.List(ctx, "p", "", 10); len(l) != 0 {
 		t.Fatal("write survived a panic")
 	}
-	// The reader pool refuses writes.
-	if _, err := db.r.ExecContext(ctx, "DELETE FROM audit_log"); err == nil {
-		t.Fatal("reader accepted a write")
+	// SQLite's reader pool refuses writes.
+	if !db.IsPostgres() {
+		if _, err := db.r.ExecContext(ctx, "DELETE FROM audit_log"); err == nil {
+			t.Fatal("reader accepted a write")
+		}
 	}
-	var _ *sql.DB = db.w
 }
 
 // TestPathWithURICharacters: a data directory with # or ? opens the file named,

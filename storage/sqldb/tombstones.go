@@ -13,8 +13,8 @@ import (
 func pruneTombstones(ctx context.Context, db *DB, table, collCol, collTable, collKey string, before time.Time) (int, error) {
 	n := 0
 	err := db.InTx(ctx, func(ctx context.Context) error {
-		if _, err := db.write(ctx).ExecContext(ctx, `UPDATE `+collTable+` SET pruned_seq = max(pruned_seq,
-				(SELECT max(seq) FROM `+table+` t WHERE t.`+collCol+` = `+collTable+`.`+collKey+` AND t.deleted_at < ?))
+		if _, err := db.write(ctx).ExecContext(ctx, `UPDATE `+collTable+` SET pruned_seq = `+db.greatest(`pruned_seq`,
+			`(SELECT max(seq) FROM `+table+` t WHERE t.`+collCol+` = `+collTable+`.`+collKey+` AND t.deleted_at < ?)`)+`
 			WHERE `+collKey+` IN (SELECT `+collCol+` FROM `+table+` WHERE deleted_at < ?)`, ms(before), ms(before)); err != nil {
 			return err
 		}

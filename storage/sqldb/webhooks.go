@@ -23,9 +23,9 @@ const (
 	fanOutSQL = `INSERT INTO webhook_deliveries(id, subscription_id, event_id, event_type, body, status,
 			next_attempt_at, created_at, updated_at)
 		SELECT ? || '-' || lower(hex(randomblob(6))), s.id, ?, ?, ?,
-			CASE WHEN s.is_active THEN 'pending' ELSE 'skipped' END, CASE WHEN s.is_active THEN ? END, ?, ?
+			CASE WHEN s.is_active = 1 THEN 'pending' ELSE 'skipped' END, CASE WHEN s.is_active = 1 THEN CAST(? AS BIGINT) END, ?, ?
 		FROM webhook_subscriptions s
-		WHERE (s.organization_id = ? OR (? AND s.organization_id =
+		WHERE (s.organization_id = ? OR (? = 1 AND s.organization_id =
 				(SELECT o.parent_organization_id FROM organizations o WHERE o.id = ?)))
 			AND (s.events = '[]' OR EXISTS (SELECT 1 FROM json_each(s.events) WHERE value = ?))`
 	claimTargetsSQL = `SELECT s.id, s.url, s.signing_secret FROM webhook_subscriptions s
@@ -45,9 +45,12 @@ const (
 	recordSQL = `UPDATE webhook_deliveries SET status = ?, attempts = ?, cycle_attempts = ?,
 				next_attempt_at = ?, lease_id = NULL, lease_until = NULL, response_status = ?, error = ?, duration_ms = ?,
 				updated_at = ? WHERE id = ? AND lease_id = ?`
-	attemptSQL = `INSERT OR REPLACE INTO webhook_attempts(delivery_id, number, started_at,
+	attemptSQL = `INSERT INTO webhook_attempts(delivery_id, number, started_at,
 				request_headers, response_status, response_headers, response_body, duration_ms, error, outcome)
-				VALUES (?,?,?,?,?,?,?,?,?,?)`
+				VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT (delivery_id, number) DO UPDATE SET started_at = excluded.started_at,
+				request_headers = excluded.request_headers, response_status = excluded.response_status,
+				response_headers = excluded.response_headers, response_body = excluded.response_body,
+				duration_ms = excluded.duration_ms, error = excluded.error, outcome = excluded.outcome`
 )
 
 // wakers maps an open database to the function that wakes its webhook
@@ -254,7 +257,7 @@ func (s WebhookStore) Deliveries(ctx context.Context, subscriptionID string, p a
 // reading their attempts.
 func (s WebhookStore) AttemptsByDay(ctx context.Context, subscriptionID string, since time.Time) ([]webhooks.DayAttempts, error) {
 	rows, err := s.read(ctx).QueryContext(ctx, `SELECT a.started_at / 86400000 AS day,
-			sum(a.outcome = ?), sum(a.outcome <> ?)
+			sum(CASE WHEN a.outcome = ? THEN 1 ELSE 0 END), sum(CASE WHEN a.outcome <> ? THEN 1 ELSE 0 END)
 		FROM webhook_deliveries d JOIN webhook_attempts a ON a.delivery_id = d.id
 		WHERE d.subscription_id = ? AND d.updated_at >= ? AND a.started_at >= ?
 		GROUP BY day ORDER BY day`,

@@ -24,11 +24,7 @@ type webhookFixture struct {
 func newWebhookFixture(t *testing.T) *webhookFixture {
 	t.Helper()
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "atrium.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openTest(t)
 	f := &webhookFixture{db: db, store: WebhookStore{db}, reseller: app.NewID(), customer: app.NewID()}
 	now := ms(time.Now())
 	for _, o := range []struct {
@@ -135,7 +131,7 @@ func TestWebhookFanOutSkippedWithoutSubscriptions(t *testing.T) {
 	}
 	f.emit(t, f.reseller, webhooks.EventDriveFileCreated)
 	var n int
-	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM webhook_deliveries`).Scan(&n); err != nil || n != 0 {
+	if err := db.read(ctx).QueryRowContext(ctx, `SELECT count(*) FROM webhook_deliveries`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("deliveries without a subscription: %d, %v", n, err)
 	}
 	sub := f.subscribe(t, f.reseller, nil)
@@ -273,7 +269,7 @@ func TestWebhookPrune(t *testing.T) {
 		t.Fatalf("left %+v", ds)
 	}
 	var n int
-	if err := f.db.r.QueryRowContext(ctx, `SELECT count(*) FROM webhook_attempts`).Scan(&n); err != nil || n != 0 {
+	if err := f.db.read(ctx).QueryRowContext(ctx, `SELECT count(*) FROM webhook_attempts`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("attempts left: %d %v", n, err)
 	}
 }

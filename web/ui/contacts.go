@@ -111,7 +111,7 @@ func (u *UI) contactsPage(w http.ResponseWriter, r *http.Request, v *viewer) {
 		if len([]rune(d.Query)) > maxSearchLen {
 			// The REST operation's limit on q.
 			d.SearchNote = fmt.Sprintf("Search for at most %d characters.", maxSearchLen)
-		} else if contacts.FTSQuery(d.Query) == "" {
+		} else if len(contacts.SearchTerms(d.Query)) == 0 {
 			d.SearchNote = "Type letters or digits to search."
 		} else {
 			// The search spans every book of the person, best matches first.

@@ -30,8 +30,9 @@ var shared struct {
 	s     *Server
 	err   error
 	dir   string
-	tests sync.Map // testHeader value → *sharedTest
-	next  int64    // under mu
+	drop  func() error // removes the shared server's database (newData)
+	tests sync.Map     // testHeader value → *sharedTest
+	next  int64        // under mu
 	mu    sync.Mutex
 	// unknown counts the answers not described by the document to
 	// requests that named no test (a client of the test's own); CloseShared
@@ -57,7 +58,7 @@ func Shared(t testing.TB) *Server {
 			return
 		}
 		shared.dir = dir
-		if err := newData(dir); err != nil {
+		if shared.drop, err = newData(dir); err != nil {
 			shared.err = err
 			return
 		}
@@ -115,6 +116,11 @@ func CloseShared() error {
 		shared.s.Server.Close()
 		shared.s.Main.Close()
 		shared.s.Main = nil
+	}
+	if shared.drop != nil {
+		if err := shared.drop(); err != nil {
+			return fmt.Errorf("webtest: drop the shared server's database: %w", err)
+		}
 	}
 	if shared.dir != "" {
 		os.RemoveAll(shared.dir)

@@ -64,23 +64,50 @@ type Option func(*wire.Config)
 // New starts a server on a fresh data directory; it is closed when the test ends.
 // Its database is a copy of the migrated template (sqldb.MigratedTemplate),
 // made once per schema, rather than migrated anew.
+//
+// With ATRIUM_TEST_DATABASE_URL set, its database is instead a new database
+// on that PostgreSQL server (a copy of a migrated template there), dropped
+// when the test ends; its URL is kept in the data directory, so that Start
+// on the directory opens it again.
 func New(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	dir := t.TempDir()
-	if err := newData(dir); err != nil {
+	drop, err := newData(dir)
+	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if err := drop(); err != nil {
+			t.Errorf("drop test database: %v", err)
+		}
+	})
 	return Start(t, dir, opts...)
 }
 
+// testDatabaseFile holds, in a test's data directory, the URL of its
+// PostgreSQL database (New).
+const testDatabaseFile = "test-database-url"
+
 // newData puts a copy of the migrated template database into the data
-// directory dir.
-func newData(dir string) error {
+// directory dir, or, with ATRIUM_TEST_DATABASE_URL set, makes a PostgreSQL
+// database for it and writes its URL there; drop removes that database.
+func newData(dir string) (drop func() error, err error) {
+	if admin := sqldb.TestPostgresURL(); admin != "" {
+		url, drop, err := sqldb.NewTestPostgres(context.Background(), admin)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, testDatabaseFile), []byte(url), 0o600); err != nil {
+			drop()
+			return nil, err
+		}
+		return drop, nil
+	}
 	template.once.Do(func() { template.path, template.err = sqldb.MigratedTemplate(context.Background()) })
 	if template.err != nil {
-		return fmt.Errorf("migrated template database: %w", template.err)
+		return nil, fmt.Errorf("migrated template database: %w", template.err)
 	}
-	return sqldb.CopyDatabase(template.path, filepath.Join(dir, "atrium.db"))
+	return func() error { return nil }, sqldb.CopyDatabase(template.path, filepath.Join(dir, "atrium.db"))
 }
 
 // template is the migrated database New copies.
@@ -113,6 +140,9 @@ func start(dir string, logs io.Writer, report func(*http.Request, string), wrap 
 		return nil, err
 	}
 	cfg.Data = dir
+	if url, err := os.ReadFile(filepath.Join(dir, testDatabaseFile)); err == nil {
+		cfg.Database.URL = string(url)
+	}
 	cfg.Listen = ts.Listener.Addr().String()
 	cfg.PublicURL = "http://" + cfg.Listen
 	for _, o := range opts {
@@ -397,3 +427,31 @@ func Check(t testing.TB, res *Response, sc Scenario) {
 }
 
 var _ app.Clock = (&Clock{}).Now
+
+// OpenDatabase opens the database of the data directory dir of a stopped
+// test server (New): its SQLite file, or its PostgreSQL database. The caller
+// closes it.
+func OpenDatabase(t testing.TB, dir string) *sqldb.DB {
+	t.Helper()
+	var db *sqldb.DB
+	var err error
+	if url, rerr := os.ReadFile(filepath.Join(dir, testDatabaseFile)); rerr == nil {
+		db, err = sqldb.OpenPostgres(context.Background(), string(url), nil)
+	} else {
+		db, err = sqldb.Open(context.Background(), filepath.Join(dir, "atrium.db"), nil)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// DatabaseURL is the URL of the PostgreSQL database of the test data
+// directory dir (New with ATRIUM_TEST_DATABASE_URL set), "" for SQLite.
+func DatabaseURL(dir string) string {
+	url, err := os.ReadFile(filepath.Join(dir, testDatabaseFile))
+	if err != nil {
+		return ""
+	}
+	return string(url)
+}

@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"atrium/storage/sqldb"
+
 	"atrium/app/drive"
 	"atrium/web"
 	"atrium/web/wopi"
@@ -29,6 +31,11 @@ type Config struct {
 	Listen    string `koanf:"listen"`
 	Data      string `koanf:"data"`
 	PublicURL string `koanf:"public_url"`
+	// Database is where the metadata lives: empty, the embedded SQLite file
+	// under Data; a postgres:// URL, that PostgreSQL database.
+	Database struct {
+		URL string `koanf:"url"`
+	} `koanf:"database"`
 	// Warnings are what Validate found worth telling the operator at start.
 	Warnings []string `koanf:"-"`
 	Log      struct {
@@ -155,6 +162,7 @@ var defaults = map[string]any{
 var envVars = map[string]string{
 	"ATRIUM_LISTEN":                  "listen",
 	"ATRIUM_DATA":                    "data",
+	"ATRIUM_DATABASE_URL":            "database.url",
 	"ATRIUM_PUBLIC_URL":              "public_url",
 	"ATRIUM_LOG_LEVEL":               "log.level",
 	"ATRIUM_LOG_FORMAT":              "log.format",
@@ -346,6 +354,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Data == "" {
 		errs = append(errs, errors.New("data: must not be empty"))
+	}
+	if c.Database.URL != "" && !sqldb.IsPostgresURL(c.Database.URL) {
+		errs = append(errs, errors.New("database.url: not a PostgreSQL URL: give postgres://user:password@host:port/database?sslmode=disable (or leave it empty for the embedded SQLite database)"))
 	}
 	if c.PublicURL == "" {
 		c.PublicURL = c.derivePublicURL()

@@ -109,7 +109,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
-	db, err := sqldb.Open(ctx, filepath.Join(cfg.Data, "atrium.db"), log)
+	db, err := OpenDatabase(ctx, cfg, log)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +198,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 	}
 	converter := convert.New(cfg.Editor.SofficePath, cfg.Editor.ConvertTimeout, "")
 	m.Contents = contents{files: m.Blobs, small: sqldb.SmallBlobs{DB: db}}
-	m.Search = indexer.New(sqldb.DriveStore{DB: db}, m.Contents, searchIndexes(cfg.Data), extractor{}, log)
+	m.Search = indexer.New(sqldb.DriveStore{DB: db}, m.Contents, searchIndexes(cfg.Data, db), extractor{}, log)
 	m.Drive = drive.NewService(sqldb.DriveStore{DB: db}, m.Contents, driveURLs{signer}, audit, sqldb.Outbox{DB: db}, m.Clock, log,
 		cfg.Drive.options().WithSyncKey(cursorKey).WithPublicURL(cfg.PublicURL).WithArchive(archive, cfg.Drive.ArchiveAfter).
 			WithEditor(cfg.Editor.options(wopiKey)).WithConverter(converter).WithImaging(imaging.Codec{}).
@@ -497,4 +497,14 @@ func (m *Main) Token(ctx context.Context, email string, scopes []string, ttl tim
 		return TokenOutput{}, err
 	}
 	return TokenOutput{Token: tok, ExpiresAt: t.ExpiresAt, Scopes: t.Scopes}, nil
+}
+
+// OpenDatabase opens (migrating) the configured database: the PostgreSQL
+// database of [database] url when set, else the SQLite file under the data
+// directory.
+func OpenDatabase(ctx context.Context, cfg Config, log *slog.Logger) (*sqldb.DB, error) {
+	if cfg.Database.URL != "" {
+		return sqldb.OpenPostgres(ctx, cfg.Database.URL, log)
+	}
+	return sqldb.Open(ctx, filepath.Join(cfg.Data, "atrium.db"), log)
 }

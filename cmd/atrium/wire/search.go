@@ -8,6 +8,7 @@ import (
 	"atrium/app/drive"
 	"atrium/index"
 	"atrium/index/extract"
+	"atrium/storage/sqldb"
 )
 
 // extractor is the drive's text extractor (index/extract).
@@ -19,8 +20,13 @@ func (extractor) Text(ctx context.Context, r io.Reader, size int64, mimeType, na
 	return extract.Text(ctx, r, size, mimeType, name, max)
 }
 
-// searchIndexes is the search index directory under the data dir.
-func searchIndexes(data string) drive.SearchIndexes {
+// searchIndexes is the drive's search index: with the metadata in
+// PostgreSQL, its tables there (every node reads the same); on SQLite, the
+// Bleve index under the data dir.
+func searchIndexes(data string, db *sqldb.DB) drive.SearchIndexes {
+	if db.IsPostgres() {
+		return sqldb.PostgresSearch{DB: db}
+	}
 	return index.Dir{Path: filepath.Join(data, "index")}
 }
 

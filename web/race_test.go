@@ -1,0 +1,128 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+
+	"atrium/storage/sqldb"
+	"atrium/web/webtest"
+)
+
+// race sends the requests at once (each from a goroutine of its own, released
+// together) and returns their statuses in order.
+func race(s *webtest.Server, reqs []webtest.Request) []int {
+	out := make([]int, len(reqs))
+	var start, done sync.WaitGroup
+	start.Add(1)
+	for i, r := range reqs {
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			start.Wait()
+			out[i] = s.Do(r).StatusCode
+		}()
+	}
+	start.Done()
+	done.Wait()
+	return out
+}
+
+// counts tallies statuses.
+func counts(statuses []int) map[int]int {
+	m := map[int]int{}
+	for _, st := range statuses {
+		m[st]++
+	}
+	return m
+}
+
+// The rules that read, check and write hold when the writes come together:
+// on SQLite they take turns at the one writer; on PostgreSQL (with
+// ATRIUM_TEST_DATABASE_URL) they run side by side in SERIALIZABLE
+// transactions, and the losers of a conflict run again and find the rule's
+// answer. Exactly one wins the last of anything; nothing is counted twice.
+func TestRaceForTheLast(t *testing.T) {
+	t.Parallel()
+
+	t.Run("quota byte", func(t *testing.T) {
+		t.Parallel()
+		s := webtest.New(t)
+		ann := newDavUser(t, s, "Quota Race", "ann@example.test", "admin")
+		ctx := context.Background()
+		if _, err := s.Main.DB.Exec(ctx, `UPDATE plans SET quota_bytes = 100 WHERE slug = 'enterprise'`); err != nil {
+			t.Fatal(err)
+		}
+		s.Main.Identity.CredentialsChanged()
+		// Six files of 60 bytes: any one fits, no two do.
+		var reqs []webtest.Request
+		for i := range 6 {
+			reqs = append(reqs, davReq(ann, "PUT", fmt.Sprintf("/q%d.bin", i), nil, string(make([]byte, 60))))
+		}
+		got := counts(race(s, reqs))
+		if got[201] != 1 || got[507] != 5 {
+			t.Fatalf("statuses %v, want one 201 and five 507", got)
+		}
+		bytes, files, err := sqldb.DriveStore{DB: s.Main.DB}.OrgUsage(ctx, ann.creds.OrganizationID)
+		if err != nil || bytes != 60 || files != 1 {
+			t.Fatalf("the organisation's usage: %d bytes in %d files (%v), want 60 in 1", bytes, files, err)
+		}
+	})
+
+	t.Run("seat", func(t *testing.T) {
+		t.Parallel()
+		w := newPartnerWorld(t)
+		org := w.createOrg(t, w.tok, "Seat Race", "boss@seatrace.test") // 3 seats, 1 invited
+		var reqs []webtest.Request
+		for i := range 6 {
+			reqs = append(reqs, webtest.Request{Method: http.MethodPost, Path: "/api/v1/partner/orgs/" + org + "/users", Token: w.tok,
+				Body: map[string]any{"email": fmt.Sprintf("p%d@seatrace.test", i)}})
+		}
+		got := counts(race(w.s, reqs))
+		if got[201] != 2 || got[409] != 4 {
+			t.Fatalf("statuses %v, want two 201 (the two free seats) and four 409", got)
+		}
+		webtest.Check(t, w.do("GET", "/orgs/"+org+"/subscription", w.tok, nil), webtest.Scenario{Status: 200, Contains: []string{`"used_seats":3`}})
+	})
+
+	t.Run("lock", func(t *testing.T) {
+		t.Parallel()
+		s := webtest.New(t)
+		ann := newDavUser(t, s, "Lock Race", "ann@example.test", "admin")
+		webtest.Check(t, s.Do(davReq(ann, "PUT", "/contended.txt", nil, "x")), webtest.Scenario{Status: 201})
+		lockBody := `<?xml version="1.0"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope>` +
+			`<D:locktype><D:write/></D:locktype><D:owner>racer</D:owner></D:lockinfo>`
+		var reqs []webtest.Request
+		for range 6 {
+			r := davReq(ann, "LOCK", "/contended.txt", map[string]string{"Content-Type": "application/xml", "Timeout": "Second-600"}, lockBody)
+			reqs = append(reqs, r)
+		}
+		got := counts(race(s, reqs))
+		if got[200] != 1 || got[423] != 5 {
+			t.Fatalf("statuses %v, want one 200 and five 423", got)
+		}
+	})
+
+	t.Run("name", func(t *testing.T) {
+		t.Parallel()
+		s := webtest.New(t)
+		ann := newDavUser(t, s, "Name Race", "ann@example.test", "admin")
+		// Six folders of one name at once: one is made, the others are
+		// refused (405 when the name is found taken before the write, 409
+		// when the write itself finds it taken).
+		var reqs []webtest.Request
+		for range 6 {
+			reqs = append(reqs, davReq(ann, "MKCOL", "/Reports", map[string]string{"Content-Type": ""}, nil))
+		}
+		got := counts(race(s, reqs))
+		if got[201] != 1 || got[405]+got[409] != 5 {
+			t.Fatalf("statuses %v, want one 201 and five 405 or 409", got)
+		}
+		var n int
+		if err := s.Main.DB.QueryRow(context.Background(), `SELECT count(*) FROM drive_files WHERE name = 'Reports'`).Scan(&n); err != nil || n != 1 {
+			t.Fatalf("%d folders named Reports (%v), want 1", n, err)
+		}
+	})
+}
