@@ -180,7 +180,8 @@ const redacted = "REDACTED"
 
 // basicAuthPrefixes are the doors where HTTP Basic with an app password is
 // accepted (file mount and DAV clients).
-var basicAuthPrefixes = []string{"/api/v1/webdav", "/webdav", "/dav", "/.well-known/carddav", "/.well-known/caldav"}
+var basicAuthPrefixes = []string{"/api/v1/webdav", "/webdav", "/dav", "/.well-known/carddav", "/.well-known/caldav",
+	"/remote.php", "/ocs"}
 
 // authenticate resolves the Authorization header to a principal in the request
 // context. A presented but invalid credential is refused here with 401; whether an
@@ -203,7 +204,9 @@ func (s *Server) authenticate(c *gin.Context) {
 		c.Next()
 		return
 	}
-	if c.Request.URL.Path == "/oauth/token" || c.Request.URL.Path == "/metrics" || strings.HasPrefix(c.Request.URL.Path, "/wopi/") {
+	// status.php is public, and the sync clients send their credential with it.
+	if c.Request.URL.Path == "/oauth/token" || c.Request.URL.Path == "/metrics" || c.Request.URL.Path == "/status.php" ||
+		strings.HasPrefix(c.Request.URL.Path, "/wopi/") {
 		c.Next()
 		return
 	}

@@ -26,6 +26,7 @@ import (
 	"atrium/app/webhooks"
 	"atrium/web/dav"
 	"atrium/web/docs"
+	"atrium/web/nextcloud"
 	"atrium/web/rest"
 	"atrium/web/tus"
 	"atrium/web/ui"
@@ -63,6 +64,9 @@ type Config struct {
 	Blob http.Handler
 	// Tus is the drive's resumable upload door; nil when absent.
 	Tus *tus.Handler
+	// ChunkDir keeps the sync clients' chunked uploads (webdav.WithChunks);
+	// empty: they are not offered.
+	ChunkDir string
 	// Writes reports what the database's writer did, for the metrics; nil
 	// leaves them out.
 	Writes func() app.WriteStats
@@ -240,12 +244,42 @@ func (s *Server) routes() {
 	}
 
 	// The drive's WebDAV file mount at /api/v1/webdav/ and its alias /webdav/.
+	chunking := false
 	if s.cfg.Drive != nil {
-		wh := gin.WrapH(webdav.New(s.cfg.Drive, s.cfg.PublicURL, s.log))
+		wd := webdav.New(s.cfg.Drive, s.cfg.PublicURL, s.log)
+		paths := []string{webdav.Prefix, webdav.Prefix + "/*path", webdav.AliasPrefix, webdav.AliasPrefix + "/*path",
+			webdav.RemotePrefix, webdav.RemotePrefix + "/*path", webdav.RemoteFilesPrefix + "*path"}
+		if s.cfg.ChunkDir != "" {
+			if _, err := wd.WithChunks(s.cfg.ChunkDir); err != nil {
+				s.log.Error("chunked uploads are off", "err", err)
+			} else {
+				chunking = true
+				paths = append(paths, webdav.UploadsPrefix+"*path")
+			}
+		}
+		wh := gin.WrapH(wd)
 		for _, m := range webdav.Methods {
-			for _, p := range []string{webdav.Prefix, webdav.Prefix + "/*path", webdav.AliasPrefix, webdav.AliasPrefix + "/*path"} {
+			for _, p := range paths {
 				e.Handle(m, p, wh)
 			}
+		}
+	}
+
+	// What the Nextcloud and ownCloud sync clients call besides the mount
+	// (above, at remote.php/): status.php and OCS.
+	if s.cfg.Drive != nil {
+		nc := nextcloud.New(nextcloud.Config{Identity: s.cfg.Identity, Drive: s.cfg.Drive, PublicURL: s.cfg.PublicURL, Product: "Atrium",
+			Chunking: chunking, Log: s.log})
+		for _, m := range []string{http.MethodGet, http.MethodHead} {
+			e.Handle(m, nextcloud.StatusPath, gin.WrapF(nc.Status))
+		}
+		// Login Flow v2; the page that approves is the web app's (ConnectPath).
+		e.POST(nextcloud.LoginFlowPath, gin.WrapF(nc.StartLogin))
+		e.POST(nextcloud.LoginPollPath, gin.WrapF(nc.PollLogin))
+		oh := gin.WrapH(nc)
+		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete} {
+			e.Handle(m, nextcloud.OCSv1+"/*path", oh)
+			e.Handle(m, nextcloud.OCSv2+"/*path", oh)
 		}
 	}
 

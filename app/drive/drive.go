@@ -97,6 +97,10 @@ type File struct {
 	CommentsChannel string `json:"-"`
 	// Seq is the owner's change sequence number at the last change.
 	Seq int64 `json:"-"`
+	// TreeSeq, of a folder, is the owner's change sequence number at the
+	// last change of anything below it (0: none since it was recorded); see
+	// TreeTag.
+	TreeSeq int64 `json:"-"`
 	// LastAccessAt is the time of the last download (archive tier).
 	LastAccessAt *time.Time `json:"-"`
 }
@@ -225,6 +229,9 @@ type Store interface {
 
 	// NextSeq bumps and returns the owner's change sequence.
 	NextSeq(ctx context.Context, ownerID string) (int64, error)
+	// RaiseTreeSeq raises the TreeSeq of folder id and of every folder
+	// above it to seq, where it is lower, in one statement.
+	RaiseTreeSeq(ctx context.Context, id string, seq int64) error
 
 	CreateFile(ctx context.Context, f File) error
 	// UpdateFile writes every mutable column of f.

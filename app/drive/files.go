@@ -89,11 +89,15 @@ func (s *Service) update(ctx context.Context, p *app.Principal, id, need, change
 		if f.Status == StatusPending {
 			return app.Errorf(app.EConflict, "The upload of %q is not confirmed yet.", f.Name)
 		}
+		from := f.Parent()
 		if err := fn(ctx, &f); err != nil {
 			return err
 		}
 		f.UpdatedAt = s.clock.Now()
 		if err := s.change(ctx, &f); err != nil {
+			return err
+		}
+		if err := s.leave(ctx, f, from); err != nil {
 			return err
 		}
 		if err := s.store.UpdateFile(ctx, f); err != nil {

@@ -255,3 +255,15 @@ func (s *Service) SetModified(ctx context.Context, p *app.Principal, fileID stri
 	}
 	return s.reload(ctx, p, fileID)
 }
+
+// LastChange returns the number of the last change in the caller's own
+// drive (0: none yet): it changes whenever anything in it does, so the
+// mount makes its root's entity tag of it. Errors: insufficient_scope (no
+// drive:read), no_bound_user, feature_not_in_plan.
+func (s *Service) LastChange(ctx context.Context, p *app.Principal) (int64, error) {
+	if err := check(p, app.ScopeDriveRead); err != nil {
+		return 0, err
+	}
+	seq, _, err := s.store.SyncSeq(ctx, p.UserID)
+	return seq, err
+}

@@ -260,15 +260,37 @@ func (s *Service) parentFolder(ctx context.Context, p *app.Principal, id, locati
 	return &f, nil
 }
 
-// change stamps f with the owner's next sequence number and the time.
+// change stamps f with the owner's next sequence number and raises the
+// tree sequence of every folder above f to it (TreeTag): a folder's tag
+// changes whenever anything below it does, in the change's own transaction.
+// A change that takes f out of a folder raises that folder too (leave).
 func (s *Service) change(ctx context.Context, f *File) error {
 	seq, err := s.store.NextSeq(ctx, f.OwnerID)
 	if err != nil {
 		return fmt.Errorf("next drive seq: %w", err)
 	}
 	f.Seq = seq
+	if err := s.store.RaiseTreeSeq(ctx, f.Parent(), seq); err != nil {
+		return fmt.Errorf("raise the folders above %s: %w", f.ID, err)
+	}
 	return nil
 }
+
+// leave raises the folders above from, the folder f was moved out of by
+// its change (f.Seq), when it is not f's folder now.
+func (s *Service) leave(ctx context.Context, f File, from string) error {
+	if from == f.Parent() {
+		return nil
+	}
+	if err := s.store.RaiseTreeSeq(ctx, from, f.Seq); err != nil {
+		return fmt.Errorf("raise the folders %s left: %w", f.ID, err)
+	}
+	return nil
+}
+
+// TreeTag is what a folder's entity tag is made of: its id and the later of
+// its own last change and the last change of anything below it.
+func TreeTag(f File) (id string, seq int64) { return f.ID, max(f.Seq, f.TreeSeq) }
 
 // emit records an event about f.
 func (s *Service) emit(ctx context.Context, typ string, f File, extra map[string]any) error {

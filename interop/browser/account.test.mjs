@@ -1,5 +1,6 @@
 // A person invited to Atrium sets a password on the invitation page, signs in,
-// creates an app password and mounts the drive with it, manages sessions and
+// creates an app password and mounts the drive with it, connects a Nextcloud
+// client from the Settings instructions (Login Flow v2), manages sessions and
 // signs out — in a browser, with nothing else installed.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
@@ -112,5 +113,41 @@ test('the phone layout at 390×844 has no sideways scrolling', async () => {
   const width = await page.evaluate(() => document.documentElement.scrollWidth)
   assert.ok(width <= 390, `page is ${width} px wide`)
   await axe(page, 'the settings page on a phone')
+  noProblems(page)
+})
+
+test('a Nextcloud client connects from the Settings instructions: the person approves it in the browser, the client gets an app password named after it', async () => {
+  const page = await newPage(browser)
+  await page.goto(base + '/settings')
+  await signIn(page)
+  await page.waitForURL(base + '/settings')
+  await page.getByRole('heading', { name: 'Desktop and mobile clients' }).waitFor()
+  const server = await page.getByLabel('Server address').inputValue()
+  assert.equal(server, base)
+  // What the Nextcloud desktop client does with that address (Login Flow v2):
+  // start a sign-in, open the browser at its page, poll.
+  const start = await (await fetch(server + '/index.php/login/v2', {
+    method: 'POST', headers: { 'User-Agent': 'Mozilla/5.0 (Linux) mirall/3.7.3git (Nextcloud, debian)' }
+  })).json()
+  const poll = () => fetch(start.poll.endpoint, { method: 'POST', body: new URLSearchParams({ token: start.poll.token }) })
+  assert.equal((await poll()).status, 404)
+  await page.goto(start.login)
+  await page.getByRole('heading', { name: 'Connect Nextcloud desktop (Linux)?' }).waitFor()
+  await axe(page, 'the connect page')
+  await page.getByRole('button', { name: 'Connect', exact: true }).click()
+  await page.getByRole('heading', { name: 'Nextcloud desktop (Linux) is connected' }).waitFor()
+  const res = await poll()
+  assert.equal(res.status, 200)
+  const got = await res.json()
+  assert.equal(got.loginName, email)
+  assert.equal(got.server, base)
+  const user = await fetch(server + '/ocs/v1.php/cloud/user?format=json', {
+    headers: { Authorization: 'Basic ' + Buffer.from(got.loginName + ':' + got.appPassword).toString('base64') }
+  })
+  assert.equal(user.status, 200)
+  assert.equal((await poll()).status, 404, 'the app password is handed out once')
+  // Listed, and revocable, with the other app passwords.
+  await page.goto(base + '/settings')
+  await page.getByRole('button', { name: 'Revoke app password Nextcloud desktop (Linux)' }).waitFor()
   noProblems(page)
 })

@@ -22,7 +22,7 @@ const fileCols = `f.id, f.organization_id, f.owner_id, f.parent_id, f.name, f.is
 	f.trashed_at, coalesce(f.trash_root, ''), coalesce(f.trash_parent_id, ''), coalesce(f.comments_channel, ''), f.seq,
 	f.last_access_at, f.created_at, f.updated_at, coalesce(f.modified_at, f.updated_at),
 	coalesce((SELECT CASE WHEN trim(u.first_name || ' ' || u.last_name) = '' THEN u.email ELSE trim(u.first_name || ' ' || u.last_name) END
-		FROM users u WHERE u.id = f.owner_id), '')`
+		FROM users u WHERE u.id = f.owner_id), ''), f.tree_seq`
 
 func scanFile(sc interface{ Scan(...any) error }, extra ...any) (drive.File, error) {
 	var f drive.File
@@ -32,7 +32,7 @@ func scanFile(sc interface{ Scan(...any) error }, extra ...any) (drive.File, err
 	var c, u, m int64
 	err := sc.Scan(append([]any{&f.ID, &f.OrgID, &f.OwnerID, &parent, &f.Name, &f.IsFolder, &f.MimeType, &f.MimeGroup,
 		&f.SizeBytes, &f.StoredBytes, &f.ContentHash, &f.Version, &f.Status, &f.IsFavorite, &f.Metadata.Description, &tags, &custom,
-		&trashed, &f.TrashRoot, &f.TrashParentID, &f.CommentsChannel, &f.Seq, &access, &c, &u, &m, &f.OwnerName}, extra...)...)
+		&trashed, &f.TrashRoot, &f.TrashParentID, &f.CommentsChannel, &f.Seq, &access, &c, &u, &m, &f.OwnerName, &f.TreeSeq}, extra...)...)
 	if err != nil {
 		return f, err
 	}

@@ -84,7 +84,7 @@ func (s DriveStore) Children(ctx context.Context, ownerID, parentID string, fold
 	// The index drive_files_browse_name walks (owner, parent, is_folder,
 	// name_key, id) of live items from the key on: no sort, no rescan.
 	rows, err := s.read(ctx).QueryContext(ctx, `SELECT id, name, is_folder, mime_type, size_bytes,
-		content_hash, status, seq, created_at, updated_at, coalesce(modified_at, updated_at), name_key`+childrenBatch,
+		content_hash, status, seq, tree_seq, created_at, updated_at, coalesce(modified_at, updated_at), name_key`+childrenBatch,
 		ownerID, emptyNull(parentID), folders, after.NameKey, after.ID, limit)
 	if err != nil {
 		return nil, after, mapErr(err, "drive listing")
@@ -117,7 +117,7 @@ func (s DriveStore) Children(ctx context.Context, ownerID, parentID string, fold
 		out = append(out, drive.File{OwnerID: ownerID, ParentID: parent})
 		f := &out[len(out)-1]
 		if err := rows.Scan(&f.ID, &f.Name, &f.IsFolder, &f.MimeType, &f.SizeBytes, &f.ContentHash,
-			&f.Status, &f.Seq, &c, &u, &m, &key); err != nil {
+			&f.Status, &f.Seq, &f.TreeSeq, &c, &u, &m, &key); err != nil {
 			return nil, after, mapErr(err, "drive listing")
 		}
 		f.CreatedAt, f.UpdatedAt, f.ModifiedAt = fromMS(c), fromMS(u), fromMS(m)

@@ -31,6 +31,9 @@ import (
 //     go through that item; other UPDATEs and DELETEs of drive_files,
 //     organizations or users (a cascade, an owner's name) forget everything;
 //     those of other tables keep it;
+//   - raiseTreeSeqQuery keeps it: it writes folders' tree_seq alone, which
+//     decides no lookup (the kept rows' TreeSeq may be behind; see
+//     RaiseTreeSeq);
 //   - ROLLBACK (to a savepoint too), anything else, a statement of a group
 //     that failed, work on the connection outside a transaction (onConn), and
 //     a commit by another connection forget everything. The last is told by
@@ -178,6 +181,9 @@ func (c *itemCache) committed() {
 
 // statementVerdict reads what query may change (see itemCache).
 func statementVerdict(query string) verdict {
+	if query == raiseTreeSeqQuery {
+		return keepItems // tree_seq only: see RaiseTreeSeq
+	}
 	lower := strings.ToLower(query)
 	words := strings.Fields(lower)
 	if len(words) == 0 {

@@ -69,7 +69,7 @@ func parsePages() map[string]*template.Template {
 	base := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/adminnav.html", "templates/hookdialogs.html"))
 	out := map[string]*template.Template{}
 	for _, name := range []string{"signin", "signin_code", "forgot", "settings", "message", "drive", "contacts", "calendar",
-		"admin_users", "admin_teams", "admin_usage", "admin_audit", "webhooks", "webhook", "principals", "problems", "account", "share"} {
+		"admin_users", "admin_teams", "admin_usage", "admin_audit", "webhooks", "webhook", "principals", "problems", "account", "share", "connect"} {
 		out[name] = template.Must(template.Must(base.Clone()).ParseFS(templateFS, "templates/"+name+".html"))
 	}
 	return out

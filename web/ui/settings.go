@@ -16,6 +16,8 @@ type settingsData struct {
 	Email     string
 	WebDAVURL string
 	DAVURL    string
+	// ServerURL is the address the desktop and mobile sync clients take.
+	ServerURL string
 
 	// NewAppPassword and NewToken are shown once, right after creation.
 	NewAppPassword      string
@@ -69,7 +71,7 @@ var flashes = map[string]string{
 func (u *UI) settingsPage(r *http.Request, v *viewer) (settingsData, error) {
 	ctx := r.Context()
 	ids := u.cfg.Identity
-	d := settingsData{Email: v.User.Email, WebDAVURL: u.cfg.PublicURL + "/webdav/", DAVURL: u.cfg.PublicURL + "/dav/"}
+	d := settingsData{Email: v.User.Email, WebDAVURL: u.cfg.PublicURL + "/webdav/", DAVURL: u.cfg.PublicURL + "/dav/", ServerURL: u.cfg.PublicURL}
 	var err error
 	pr := app.PageRequest{Limit: listLimit}
 	if d.AppPasswords, err = ids.MyAppPasswords(ctx, v.P, pr); err != nil {

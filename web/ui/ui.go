@@ -140,6 +140,9 @@ func (u *UI) table() []pageRoute {
 		{"POST", "/settings/two-factor/enable", u.signed(u.enableTwoFactor)},
 		{"POST", "/settings/two-factor/recovery-codes", u.signed(u.regenerateRecoveryCodes)},
 		{"POST", "/settings/two-factor/disable", u.signed(u.disableTwoFactor)},
+		// A sync client's sign-in (Login Flow v2, web/nextcloud): approve the device.
+		{"GET", "/connect/{token}", u.signed(u.connectPage)},
+		{"POST", "/connect/{token}", u.signed(u.connect)},
 	}
 	if u.cfg.Drive != nil {
 		r = append(r,

@@ -128,8 +128,12 @@ func (q *request) putPath(segs []string) error {
 
 // putRequest reads a PUT's headers into the request for a file called name.
 func (q *request) putRequest(name string) (drive.PutRequest, error) {
-	if q.r.ContentLength > MaxPutBytes {
-		return drive.PutRequest{}, app.Errorf(app.EPayloadTooLarge, "A file stored over WebDAV is at most %d bytes (512 MiB); use the resumable upload for larger files.", MaxPutBytes)
+	body, size, limit := io.Reader(q.r.Body), q.r.ContentLength, int64(MaxPutBytes)
+	if q.assembled != nil {
+		body, size, limit = q.assembled.body, q.assembled.size, q.h.drive.MaxTusBytes()
+	}
+	if size > limit {
+		return drive.PutRequest{}, app.Errorf(app.EPayloadTooLarge, "A file stored over WebDAV is at most %d bytes (512 MiB); upload larger files in chunks or with the resumable upload.", MaxPutBytes)
 	}
 	mtime, err := ocMtime(q.r.Header.Get("X-OC-Mtime"))
 	if err != nil {
@@ -139,8 +143,8 @@ func (q *request) putRequest(name string) (drive.PutRequest, error) {
 	if err != nil {
 		return drive.PutRequest{}, err
 	}
-	return drive.PutRequest{Name: name, MimeType: q.r.Header.Get("Content-Type"), Size: q.r.ContentLength, Body: q.r.Body,
-		MaxBytes: MaxPutBytes, ModifiedAt: mtime, Checksum: sum}, nil
+	return drive.PutRequest{Name: name, MimeType: q.r.Header.Get("Content-Type"), Size: size, Body: body,
+		MaxBytes: limit, ModifiedAt: mtime, Checksum: sum}, nil
 }
 
 // putDone writes req and answers.
@@ -152,7 +156,7 @@ func (q *request) putDone(req drive.PutRequest, segs []string) error {
 		}
 		return err
 	}
-	q.w.Header().Set("ETag", etag(f))
+	setFileHeaders(q, f)
 	if !req.ModifiedAt.IsZero() {
 		q.w.Header().Set("X-OC-MTime", "accepted")
 	}
@@ -247,9 +251,11 @@ func (q *request) mkcol() error {
 	if !res.parentOK {
 		return app.Errorf(app.EConflict, "The folder to create %q in does not exist.", res.name())
 	}
-	if _, err := q.h.drive.CreateFolder(q.ctx, q.p, res.name(), res.parentID); err != nil {
+	f, err := q.h.drive.CreateFolder(q.ctx, q.p, res.name(), res.parentID)
+	if err != nil {
 		return err
 	}
+	setFileHeaders(q, f)
 	q.w.Header().Set("Location", q.href(res.segs, true))
 	q.w.WriteHeader(http.StatusCreated)
 	return nil
@@ -268,7 +274,7 @@ func (q *request) destination() (*resource, error) {
 	if u.Host != "" && u.Host != q.r.Host {
 		return nil, app.Errorf(app.EBadGateway, "The destination is on another server.")
 	}
-	_, rel, ok := splitMount(u.Path)
+	_, rel, ok := splitMount(q.p, u.Path)
 	if !ok {
 		return nil, app.Errorf(app.EBadGateway, "The destination is outside the file mount.")
 	}
@@ -332,14 +338,16 @@ func (q *request) copyMove(move bool) error {
 	}
 	// One service call each: the destination goes to the trash in the
 	// transaction of the move or copy, or stays when that is refused.
+	var f drive.File
 	if move {
-		_, err = q.h.drive.MoveOver(q.ctx, q.p, src.file.ID, dst.parentID, dst.name(), replace)
+		f, err = q.h.drive.MoveOver(q.ctx, q.p, src.file.ID, dst.parentID, dst.name(), replace)
 	} else {
-		_, err = q.h.drive.CopyOver(q.ctx, q.p, src.file.ID, dst.parentID, dst.name(), depth == "0", replace)
+		f, err = q.h.drive.CopyOver(q.ctx, q.p, src.file.ID, dst.parentID, dst.name(), depth == "0", replace)
 	}
 	if err != nil {
 		return err
 	}
+	setFileHeaders(q, f)
 	q.w.Header().Set("Location", q.href(dst.segs, src.file.IsFolder))
 	q.w.WriteHeader(status)
 	return nil

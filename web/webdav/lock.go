@@ -189,7 +189,7 @@ func (q *request) evalIf() (bool, error) {
 			if l.Tag != "" {
 				res = nil
 				if u, err := url.Parse(l.Tag); err == nil {
-					if _, rel, in := splitMount(u.Path); in {
+					if _, rel, in := splitMount(q.p, u.Path); in {
 						if segs, err := segments(rel); err == nil {
 							if res, err = q.resolve(segs); err != nil {
 								return false, err

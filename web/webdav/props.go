@@ -65,6 +65,9 @@ func (pq propQuery) wantsDead() bool {
 		return true
 	}
 	for _, n := range pq.names {
+		if ocProps[[2]string{n.Space, n.Local}] || n == (xml.Name{Space: nsOC, Local: "checksums"}) {
+			continue
+		}
 		if n.Space != nsDAV || !slices.Contains(liveProps, n) && !slices.Contains(quotaProps, n) {
 			return true
 		}
@@ -131,6 +134,8 @@ type entry struct {
 	// chain and chainAt locate lock roots (see resource).
 	chain   []drive.File
 	chainAt int
+	// shared: the entry is below Shared with me (read-only).
+	shared bool
 }
 
 func (e *entry) collection() bool { return e.kind != kindItem || e.file.IsFolder }
@@ -175,7 +180,7 @@ func (q *request) propfind() error {
 	if !res.exists {
 		return app.Errorf(app.ENotFound, "Nothing is at %s.", q.r.URL.Path)
 	}
-	self := &entry{segs: res.segs, kind: res.kind, file: res.file, chain: res.chain, chainAt: res.chainAt}
+	self := &entry{segs: res.segs, kind: res.kind, file: res.file, chain: res.chain, chainAt: res.chainAt, shared: res.shared && res.kind == kindItem}
 	var parentLocks []drive.Lock
 	if res.kind == kindItem {
 		if pq.wants(nsDAV, "lockdiscovery") || pq.wants(nsDAV, "supportedlock") {
@@ -203,6 +208,11 @@ func (q *request) propfind() error {
 	}
 	if res.kind == kindShared || (depth == "1" && res.kind == kindRoot) {
 		if err := q.loadSharedTime(); err != nil {
+			return err
+		}
+	}
+	if res.kind != kindItem && pq.wants(nsDAV, "getetag") {
+		if err := q.virtualTags(); err != nil {
 			return err
 		}
 	}
@@ -254,7 +264,7 @@ func (q *request) propfind() error {
 			segs := append(res.segs[:len(res.segs):len(res.segs)], "")
 			for _, c := range page {
 				segs[len(segs)-1] = c.name
-				e := entry{segs: segs, kind: c.kind, file: c.file, chainAt: res.chainAt}
+				e := entry{segs: segs, kind: c.kind, file: c.file, chainAt: res.chainAt, shared: res.shared && c.kind == kindItem}
 				e.href = folderHref + "/" + escapeSegment(c.name)
 				if e.collection() {
 					e.href += "/"
@@ -427,6 +437,9 @@ func (q *request) propValue(e *entry, n xml.Name, usage *drive.Usage, now time.T
 			}
 		}
 	}
+	if v, ok := q.ocValue(e, n.Space, n.Local); ok {
+		return v, true
+	}
 	if n.Space == nsOC && n.Local == "checksums" {
 		if e.digests != nil {
 			return "<checksum>SHA1:" + e.digests.SHA1 + " MD5:" + e.digests.MD5 + "</checksum>", true
@@ -488,8 +501,13 @@ func (q *request) liveValue(e *entry, local string, now time.Time) (string, bool
 			return q.sharedAt.UTC().Format(time.RFC3339), true
 		}
 	case "getetag":
-		if item {
+		switch {
+		case item:
 			return escape(etag(e.file)), true
+		case e.kind == kindRoot && q.rootTag != "":
+			return escape(q.rootTag), true
+		case e.kind == kindShared && q.sharedTag != "":
+			return escape(q.sharedTag), true
 		}
 	case "getcontentlength":
 		if item && !e.file.IsFolder {

@@ -218,10 +218,11 @@ func (q *request) sharedItems() ([]sharedItem, error) {
 // etag is the entity tag of an item: a file's content hash (SHA-256 in
 // unpadded base64url, 43 characters: clients such as litmus build If headers
 // with two entity tags and a lock token in 200 bytes), a folder's id and
-// change number.
+// the last change of it or anything below it (drive.TreeTag).
 func etag(f drive.File) string {
 	if f.IsFolder {
-		return `"` + f.ID + "-" + strconv.FormatInt(f.Seq, 10) + `"`
+		id, seq := drive.TreeTag(f)
+		return `"` + id + "-" + strconv.FormatInt(seq, 10) + `"`
 	}
 	if sum, err := hex.DecodeString(f.Hash()); err == nil {
 		return `"` + base64.RawURLEncoding.EncodeToString(sum) + `"`

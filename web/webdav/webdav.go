@@ -1,5 +1,8 @@
 // Package webdav is the drive's file mount (RFC 4918, DAV classes 1 and 2) at
-// /api/v1/webdav/ and its alias /webdav/. It is an http.Handler over the drive
+// /api/v1/webdav/ and its alias /webdav/, and at the Nextcloud and ownCloud
+// clients' paths with what they need besides (oc.go: remote.php/webdav/,
+// remote.php/dav/files/<user>/, their properties; chunks.go: their chunked
+// uploads at remote.php/dav/uploads/<user>/). It is an http.Handler over the drive
 // service: every method resolves the path to a drive item and calls the same
 // service method as the REST API, so permissions, quota, versions, locks,
 // events and the sync feed apply unchanged. The gin middleware has already
@@ -77,6 +80,8 @@ type Handler struct {
 	drive    *drive.Service
 	log      *slog.Logger
 	problems string
+	// chunks, when set, serves chunked uploads (WithChunks).
+	chunks *chunks
 }
 
 // New returns the mount's handler; publicURL names the problem type URIs.
@@ -103,6 +108,12 @@ type request struct {
 	// (see sharedName); sharedAt its modification time.
 	shared   string
 	sharedAt time.Time
+	// rootTag and sharedTag are the entity tags of the root and of Shared
+	// with me once known (virtualTags).
+	rootTag, sharedTag string
+	// assembled, when set, is the content a PUT writes in place of the
+	// request's body (a chunked upload's MOVE .file).
+	assembled *assembled
 }
 
 // ServeHTTP implements http.Handler.
@@ -112,7 +123,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.problem(w, r, app.Errorf(app.EUnauthorized, "Authentication is required: HTTP Basic with your e-mail address and an app password, or a bearer token."))
 		return
 	}
-	prefix, rel, ok := splitMount(r.URL.Path)
+	if h.chunks != nil && strings.HasPrefix(r.URL.Path, UploadsPrefix) {
+		q := &request{h: h, w: w, r: r, ctx: r.Context(), p: p}
+		if err := q.uploads(); err != nil {
+			h.problem(w, r, err)
+		}
+		return
+	}
+	prefix, rel, ok := splitMount(p, r.URL.Path)
 	if !ok {
 		h.problem(w, r, app.Errorf(app.ENotFound, "No WebDAV resource at %s.", r.URL.Path))
 		return
@@ -176,19 +194,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.problem(w, r, err)
 	}
-}
-
-// splitMount returns the mount point of path and the rest of it.
-func splitMount(path string) (prefix, rel string, ok bool) {
-	for _, p := range []string{Prefix, AliasPrefix} {
-		if path == p {
-			return p, "/", true
-		}
-		if strings.HasPrefix(path, p+"/") {
-			return p, path[len(p):], true
-		}
-	}
-	return "", "", false
 }
 
 // segments splits a decoded path below the mount into names.

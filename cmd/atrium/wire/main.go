@@ -226,6 +226,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		Ready:       m.ready,
 		Blob:        presign.NewHandler(m.Contents, signer, web.DriveUpload(m.Drive), log),
 		Tus:         m.Tus,
+		ChunkDir:    filepath.Join(cfg.Data, "chunks"),
 		Limits:      cfg.Limits.web(),
 		Clock:       m.Clock,
 		Metrics:     web.MetricsAccess{Token: cfg.Metrics.Token, Elsewhere: cfg.Metrics.Listen != ""},
