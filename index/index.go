@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -54,6 +55,16 @@ type Dir struct {
 	// OpenTimeout bounds the wait for the index's file lock (another process
 	// holding it); default 2 s.
 	OpenTimeout time.Duration
+	// segmentDocs is the most documents a merge makes a segment of:
+	// maxSegmentDocs unless a test sets another.
+	segmentDocs int64
+}
+
+func (d Dir) maxSegment() int64 {
+	if d.segmentDocs > 0 {
+		return d.segmentDocs
+	}
+	return maxSegmentDocs
 }
 
 var _ drive.SearchIndexes = Dir{}
@@ -61,27 +72,52 @@ var _ drive.SearchIndexes = Dir{}
 // ErrMissing is returned by Open when there is no index yet.
 var ErrMissing = errors.New("no search index")
 
-// config is the index's configuration. live is for the index that follows
-// the drive: a batch returns once it is searchable, without waiting for its
-// segment to reach the disk (a search applies the pending changes first, and
-// would otherwise wait for an fsync). What a crash or a stop loses of it is
-// lost consistently — the cursor is stored with the documents — and applied
-// again from the outbox at the next start. A rebuild waits for every batch:
-// its cursor is the same in all of them.
-func (d Dir) config(live bool) map[string]any {
+// What the index holds in memory is bounded by design (issue 47; see
+// docs/operations.md, "Memory and durable writes"): the indexer's batches
+// are bounded by the weight of their text (app/drive/indexer), a batch's new
+// segment waits in memory at most persisterNap before it is written, and no
+// merge makes a segment of more than maxSegmentDocs documents.
+const (
+	// persisterNap is how long the persister waits, between two writes of
+	// the index's new segments, for the next batches to merge with in
+	// memory: one write and fsync a second rather than a few per batch, on
+	// the disk the drive's writes wait for. What it holds meanwhile is the
+	// new segments of that second. With 3 s, those of a burst's backlog came
+	// to some 60 MB.
+	persisterNap = time.Second
+	// maxSegmentDocs is the most documents a merge makes a segment of. A
+	// merge reads the whole of the segments it merges, which are mapped
+	// into the process, so what a merge maps is what maxSegmentDocs documents
+	// take on disk (some 27 MB of small text files) rather than a good part
+	// of the index: with Bleve's default (5 million) the merges of a burst of
+	// 100,000 small files mapped 250-280 MB. Not fewer: every batch reads a
+	// little of every segment (its ids), which maps a whole page-cache folio
+	// of each (up to 1 MiB on the benchmark machine's kernel), so the
+	// segments' count costs memory too. A search of 100,000 documents reads
+	// some 20-30 segments instead of a few, about a third longer (p50
+	// 10-11 ms against 7.7, index/bench_test.go).
+	maxSegmentDocs = 5000
+)
+
+// config is the index's configuration. A batch returns once it is
+// searchable, without waiting for its segment to reach the disk (a search
+// applies the pending changes first, and would otherwise wait for an fsync).
+// What a crash or a stop loses of the index that follows the drive is lost
+// consistently — the cursor is stored with the documents — and applied again
+// from the outbox at the next start; a rebuild waits for its batches to
+// reach the disk once, at the end (Build).
+func (d Dir) config() map[string]any {
 	t := d.OpenTimeout
 	if t <= 0 {
 		t = 2 * time.Second
 	}
-	c := map[string]any{"bolt_timeout": t.String(), "unsafe_batch": live}
-	if live {
-		// Nothing waits for the live index's segments to reach the disk, so
-		// the persister may nap and let the segments of a busy moment merge
-		// in memory: one write and fsync of the index every few seconds
-		// rather than a few per batch, on the disk the drive's writes wait for.
-		c["scorchPersisterOptions"] = map[string]any{"PersisterNapTimeMSec": 3000, "PersisterNapUnderNumFiles": 1000}
-	}
-	return c
+	return map[string]any{"bolt_timeout": t.String(), "unsafe_batch": true,
+		// Nothing waits for the segments to reach the disk, so the persister
+		// may nap and let the segments of a busy moment merge in memory
+		// (persisterNap).
+		"scorchPersisterOptions": map[string]any{"PersisterNapTimeMSec": persisterNap.Milliseconds(), "PersisterNapUnderNumFiles": 1000},
+		// Bleve's defaults but for the largest segment a merge makes.
+		"scorchMergePlanOptions": map[string]any{"MaxSegmentSize": d.maxSegment()}}
 }
 
 // Open opens the existing index.
@@ -89,7 +125,7 @@ func (d Dir) Open() (drive.SearchIndex, error) {
 	if _, err := os.Stat(d.Path); errors.Is(err, fs.ErrNotExist) {
 		return nil, ErrMissing
 	}
-	bi, err := bleve.OpenUsing(d.Path, d.config(true))
+	bi, err := bleve.OpenUsing(d.Path, d.config())
 	if errors.Is(err, bbolt.ErrTimeout) {
 		return nil, fmt.Errorf("open search index %s: %w", d.Path, drive.ErrSearchIndexBusy)
 	}
@@ -101,7 +137,7 @@ func (d Dir) Open() (drive.SearchIndex, error) {
 		bi.Close()
 		return nil, fmt.Errorf("open search index %s: schema %q, want %q", d.Path, v, schemaVersion)
 	}
-	return &Index{bi: bi}, nil
+	return newIndex(bi, d.Path, d.maxSegment()), nil
 }
 
 // Build fills a new index in Path.new and, when fill succeeds, replaces the
@@ -114,7 +150,7 @@ func (d Dir) Build(ctx context.Context, fill func(drive.SearchIndex) error) (dri
 	if err := os.MkdirAll(filepath.Dir(tmp), 0o700); err != nil {
 		return nil, fmt.Errorf("build search index: %w", err)
 	}
-	bi, err := bleve.NewUsing(tmp, newMapping(), bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, d.config(false))
+	bi, err := bleve.NewUsing(tmp, newMapping(), bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, d.config())
 	if err != nil {
 		return nil, fmt.Errorf("build search index: %w", err)
 	}
@@ -122,19 +158,22 @@ func (d Dir) Build(ctx context.Context, fill func(drive.SearchIndex) error) (dri
 		bi.Close()
 		return nil, fmt.Errorf("build search index: %w", err)
 	}
-	idx := &Index{bi: bi}
+	idx := newIndex(bi, tmp, d.maxSegment())
 	if err := fill(idx); err != nil {
-		bi.Close()
+		idx.Close()
 		os.RemoveAll(tmp)
 		return nil, err
 	}
-	// Merge the segments of the bulk load now, not while serving searches.
-	if err := forceMerge(ctx, bi); err != nil {
-		bi.Close()
-		os.RemoveAll(tmp)
-		return nil, err
+	// Merge the segments of the bulk load now, not while serving searches,
+	// once they are all on disk, and wait for the merged index to be too.
+	for _, step := range []func(context.Context) error{idx.persisted, idx.merge, idx.persisted} {
+		if err := step(ctx); err != nil {
+			idx.Close()
+			os.RemoveAll(tmp)
+			return nil, fmt.Errorf("build search index: %w", err)
+		}
 	}
-	if err := bi.Close(); err != nil {
+	if err := idx.Close(); err != nil {
 		return nil, fmt.Errorf("build search index: close: %w", err)
 	}
 	old := d.Path + ".old"
@@ -149,18 +188,41 @@ func (d Dir) Build(ctx context.Context, fill func(drive.SearchIndex) error) (dri
 	return d.Open()
 }
 
-// forceMerge merges the index into as few segments as its merge policy allows.
-func forceMerge(ctx context.Context, bi bleve.Index) error {
-	adv, err := bi.Advanced()
+// merge merges the index into as few segments of at most its segmentDocs
+// documents as it can (Bleve's single-segment plan, capped).
+func (x *Index) merge(ctx context.Context) error {
+	adv, err := x.bi.Advanced()
 	if err != nil {
-		return fmt.Errorf("merge search index: %w", err)
+		return fmt.Errorf("merge: %w", err)
 	}
 	if s, ok := adv.(*scorch.Scorch); ok {
-		if err := s.ForceMerge(ctx, &mergeplan.SingleSegmentMergePlanOptions); err != nil {
-			return fmt.Errorf("merge search index: %w", err)
+		plan := mergeplan.SingleSegmentMergePlanOptions
+		plan.MaxSegmentSize = x.segmentDocs
+		if err := s.ForceMerge(ctx, &plan); err != nil {
+			return fmt.Errorf("merge: %w", err)
 		}
 	}
 	return nil
+}
+
+// persisted returns once every batch applied so far is on disk: it applies
+// an empty one and waits for it, the batches being written in order.
+func (x *Index) persisted(ctx context.Context) error {
+	b := x.bi.NewBatch()
+	done := make(chan error, 1)
+	b.SetPersistedCallback(func(err error) { done <- err })
+	if err := x.bi.Batch(b); err != nil {
+		return fmt.Errorf("write to disk: %w", err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("write to disk: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func newMapping() mapping.IndexMapping {
@@ -235,6 +297,41 @@ func newMapping() mapping.IndexMapping {
 // Index is an open index.
 type Index struct {
 	bi bleve.Index
+	// stop ends the release of the index's mapped pages; done is closed
+	// when it has ended.
+	stop, done chan struct{}
+	stopOnce   sync.Once
+	// segmentDocs is the most documents a merge makes a segment of.
+	segmentDocs int64
+}
+
+// releaseEvery is how often the pages of the index's files that it read are
+// released from the process's memory (releaseMapped): what the process maps
+// of the index at any moment is what it read in the last second (a merge
+// under way, and a folio of each segment a batch read).
+const releaseEvery = time.Second
+
+// newIndex returns the open index bi, whose files are under dir and whose
+// merges make segments of at most segmentDocs documents, and starts the
+// release of its mapped pages.
+func newIndex(bi bleve.Index, dir string, segmentDocs int64) *Index {
+	x := &Index{bi: bi, stop: make(chan struct{}), done: make(chan struct{}), segmentDocs: segmentDocs}
+	go func() {
+		defer close(x.done)
+		t := time.NewTicker(releaseEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-x.stop:
+				return
+			case <-t.C:
+				if releaseMapped(dir) != nil {
+					return // this kernel does not: the pages stay mapped
+				}
+			}
+		}
+	}()
+	return x
 }
 
 var _ drive.SearchIndex = (*Index)(nil)
@@ -349,7 +446,11 @@ func (x *Index) OwnedBy(ctx context.Context, ownerID string, limit int) ([]strin
 }
 
 // Close flushes and closes the index.
-func (x *Index) Close() error { return x.bi.Close() }
+func (x *Index) Close() error {
+	x.stopOnce.Do(func() { close(x.stop) })
+	<-x.done
+	return x.bi.Close()
+}
 
 func term(field, v string) query.Query {
 	q := query.NewTermQuery(v)
