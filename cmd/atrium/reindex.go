@@ -20,6 +20,7 @@ func newReindexCmd() *cobra.Command {
 			"Run it with the server stopped; a running server rebuilds a missing or damaged index by itself.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			limitMemory() // the index is built with the server's bounds
 			m, err := openFor(cmd)
 			if err != nil {
 				return err
