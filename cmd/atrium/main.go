@@ -30,13 +30,15 @@ import (
 // MB), SQLite's page caches (up to 2 MB for the writer and 8 MB for each of
 // the readers) and the pages of the search index's files that it read
 // lately. The search index's live heap while it takes in a burst of files is
-// bounded by design (index, app/drive/indexer), some 15-40 MB over the
-// server's 10 MB at rest, so the collector runs often then but not back to
-// back: about a fifth of the CPU while the index takes in 10,000 small files,
-// against a twentieth under 128 MiB, under which the resident set of the
-// same burst peaked at 134 MiB. (Under 48 MiB the collector once ran back to
-// back while small uploads came in: the search index then held some 35 MB of
-// new segments during a burst; it waits out a burst since.)
+// bounded by design (index, app/drive/indexer): some 15-35 MB over the
+// server's 10 MB at rest. The collector then runs often, not back to back: a
+// burst of 10,000 small files (bench/memory-burst.sh) peaked at 115-120 MiB
+// resident and was indexed at 555-730 files a second, against 192-196 MiB and
+// 1,020-1,390 files a second under 128 MiB (three alternating pairs; the
+// 10,000 PUTs themselves took as long either way, 3.4-4.5 s against
+// 3.3-3.6 s). (Under 48 MiB the collector once ran back to back while small
+// uploads came in: the search index then held some 35 MB of new segments
+// during a burst; it waits out a burst since.)
 const memoryLimit = 48 << 20
 
 // gcPercent is serve's and reindex's GOGC unless the environment sets one:
