@@ -145,6 +145,7 @@ AREAS = [
     ("smalluploads", "Many small uploads through TUS and the three-step upload, against the code before issue 21: bench/smalluploads.sh"),
     ("requestpath", "The REST request path against bare net/http (issue 21): bench/requestpath.sh"),
     ("memory", "Memory during transfers, against rclone and nginx (issue 21): bench/memory.sh"),
+    ("memburst", "Memory through bursts of small files and a reindex (issue 47): bench/memory-burst.sh"),
     ("radicale", "CardDAV/CalDAV against Radicale (issue 10): bench/radicale.sh"),
     ("webapp", "Web app, the drive page: bench/webapp.sh"),
     ("soak", "Soak (issue 10): bench/soak.sh"),
@@ -452,7 +453,7 @@ def other_lines(step):
     for line in text.splitlines():
         if re.search(r"\s(PASS|MISS)$", line) or line.startswith("==") or not line.strip():
             continue
-        if step in ("foundation", "transfer", "tus", "radicale", "webapp", "smallfiles", "smalluploads", "requestpath", "memory") and re.match(r"^\S.*\s{2,}\S", line):
+        if step in ("foundation", "transfer", "tus", "radicale", "webapp", "smallfiles", "smalluploads", "requestpath", "memory", "memburst") and re.match(r"^\S.*\s{2,}\S", line):
             keep.append(re.sub(r"\s{2,}", ": ", line.strip(), count=1))
         elif step == "soak" and re.match(r"^(soak achieved|server )", line):
             keep.append(re.sub(r"\s{2,}", ": ", line.strip(), count=1))
