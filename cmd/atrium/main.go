@@ -36,9 +36,11 @@ import (
 // resident and was indexed at 555-730 files a second, against 192-196 MiB and
 // 1,020-1,390 files a second under 128 MiB (three alternating pairs; the
 // 10,000 PUTs themselves took as long either way, 3.4-4.5 s against
-// 3.3-3.6 s). (Under 48 MiB the collector once ran back to back while small
-// uploads came in: the search index then held some 35 MB of new segments
-// during a burst; it waits out a burst since.)
+// 3.3-3.6 s). Under 48 MiB the collector once ran back to back while small
+// uploads came in (the search index then held some 35 MB of new segments
+// during a burst; it waits out a burst since): 1,000 small TUS uploads now
+// take as long under either limit (0.54-0.59 s against 0.56-0.65 s, the
+// third round of bench/smalluploads' tus-app, three alternating pairs).
 const memoryLimit = 48 << 20
 
 // gcPercent is serve's and reindex's GOGC unless the environment sets one:
