@@ -28,6 +28,7 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/highlight/highlighter/html"
 	"github.com/blevesearch/bleve/v2/search/query"
+	zapv17 "github.com/blevesearch/zapx/v17"
 	bbolt "go.etcd.io/bbolt"
 
 	"atrium/app/drive"
@@ -98,6 +99,18 @@ const (
 	// 10-11 ms against 7.7, index/bench_test.go).
 	maxSegmentDocs = 5000
 )
+
+func init() {
+	// Bleve's segment format (zap) writes a merged segment in writes of this
+	// size (1 MiB by default), and Linux's page cache holds a file in folios
+	// as large as the writes that made it (up to 1 MiB on the benchmark
+	// machine's 6.18): a read of a few bytes of a segment then maps its whole
+	// folio into the process, and every batch reads a little of every
+	// segment (the ids it replaces). A batch mapped some 1 MiB of each
+	// segment, 35 MB of a 100,000-file index; with 64 KiB writes it maps
+	// some 64 KB of each.
+	zapv17.DefaultFileMergerBufferSize = 64 << 10
+}
 
 // config is the index's configuration. A batch returns once it is
 // searchable, without waiting for its segment to reach the disk (a search

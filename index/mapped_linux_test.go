@@ -1,11 +1,18 @@
 package index
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
+
+	"atrium/app/drive"
 )
 
 // resident returns how many pages of m are mapped in this process
@@ -83,5 +90,80 @@ func TestReleaseMapped(t *testing.T) {
 		if b != 0 {
 			t.Fatalf("byte %d is %d after the release, want 0", i, b)
 		}
+	}
+}
+
+// mappedSegments returns how many segment files of dir this process maps
+// and how many kB of them are resident (/proc/self/smaps).
+func mappedSegments(t *testing.T, dir string) (n, kB int) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Skipf("no smaps: %v", err)
+	}
+	in := false
+	for line := range strings.SplitSeq(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 5 && strings.Contains(f[0], "-") && len(f[1]) == 4 {
+			in = len(f) >= 6 && strings.HasPrefix(f[5], dir+"/") && strings.HasSuffix(f[5], ".zap")
+			if in {
+				n++
+			}
+			continue
+		}
+		if in && len(f) >= 2 && f[0] == "Rss:" {
+			v, _ := strconv.Atoi(f[1])
+			kB += v
+		}
+	}
+	return n, kB
+}
+
+// TestBatchMapsLittle: a batch reads a little of every segment (the ids it
+// replaces), and maps little more than that: the segments are written in
+// 64 KiB writes, whose page-cache folios a read maps whole. With zap's 1 MiB
+// writes, a kernel that keeps a file in folios as large as its writes (Linux
+// 6.18 here) mapped 1 MiB of each segment a batch.
+func TestBatchMapsLittle(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := Dir{Path: filepath.Join(t.TempDir(), "index"), segmentDocs: 400}
+	x, err := d.Build(ctx, func(drive.SearchIndex) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := x.(*Index)
+	defer idx.Close()
+	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	n := 0
+	batch := func() []drive.SearchDoc {
+		var docs []drive.SearchDoc
+		for range 100 {
+			docs = append(docs, drive.SearchDoc{ID: fmt.Sprintf("f%06d", n), OrgID: "o", OwnerID: "u", Name: fmt.Sprintf("note %d.txt", n),
+				Content: strings.Repeat(fmt.Sprintf("word%d and more words ", n%97), 50), CreatedAt: at, UpdatedAt: at})
+			n++
+		}
+		return docs
+	}
+	for range 8 {
+		if err := idx.Apply(ctx, batch(), nil, int64(n)); err != nil {
+			t.Fatal(err)
+		}
+		if err := idx.persisted(ctx); err != nil { // segments on disk, merged by the merge path
+			t.Fatal(err)
+		}
+	}
+	if err := releaseMapped(d.Path); err != nil {
+		t.Fatal(err)
+	}
+	if err := idx.Apply(ctx, batch(), nil, int64(n)); err != nil {
+		t.Fatal(err)
+	}
+	segs, kB := mappedSegments(t, d.Path)
+	if segs < 2 {
+		t.Fatalf("%d segments mapped, want several", segs)
+	}
+	if kB > segs*256 {
+		t.Errorf("a batch mapped %d kB of %d segments, more than 256 kB each", kB, segs)
 	}
 }
