@@ -92,11 +92,11 @@ const (
 	// take on disk (some 27 MB of small text files) rather than a good part
 	// of the index: with Bleve's default (5 million) the merges of a burst of
 	// 100,000 small files mapped 250-280 MB. Not fewer: every batch reads a
-	// little of every segment (its ids), which maps a whole page-cache folio
-	// of each (up to 1 MiB on the benchmark machine's kernel), so the
-	// segments' count costs memory too. A search of 100,000 documents reads
-	// some 20-30 segments instead of a few, about a third longer (p50
-	// 10-11 ms against 7.7, index/bench_test.go).
+	// little of every segment (its ids), which maps a page-cache folio of
+	// each (some 64 KB, see init), so the segments' count costs memory too,
+	// and searches time: a search of 100,000 documents reads some 20-30
+	// segments instead of a few, about a third longer (p50 10-11 ms against
+	// 7.7, index/bench_test.go).
 	maxSegmentDocs = 5000
 )
 
@@ -338,9 +338,9 @@ func newIndex(bi bleve.Index, dir string, segmentDocs int64) *Index {
 			case <-x.stop:
 				return
 			case <-t.C:
-				if releaseMapped(dir) != nil {
-					return // this kernel does not: the pages stay mapped
-				}
+				// An error is a mapping the kernel would not release
+				// (none is expected): the next round tries again.
+				_ = releaseMapped(dir)
 			}
 		}
 	}()

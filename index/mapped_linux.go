@@ -25,12 +25,20 @@ func releaseMapped(dir string) error {
 	if err != nil {
 		return err
 	}
+	return releaseRanges(ranges)
+}
+
+// releaseRanges releases the pages of the mappings ranges (start, end). A
+// segment closed since the mappings were listed is no longer mapped (ENOMEM):
+// nothing to release; the others are released all the same.
+func releaseRanges(ranges [][2]uintptr) error {
+	var first error
 	for _, r := range ranges {
-		if _, _, e := syscall.Syscall(syscall.SYS_MADVISE, r[0], r[1]-r[0], syscall.MADV_DONTNEED); e != 0 {
-			return fmt.Errorf("release the index's mapped pages: madvise: %w", e)
+		if _, _, e := syscall.Syscall(syscall.SYS_MADVISE, r[0], r[1]-r[0], syscall.MADV_DONTNEED); e != 0 && e != syscall.ENOMEM && first == nil {
+			first = fmt.Errorf("release the index's mapped pages: madvise: %w", e)
 		}
 	}
-	return nil
+	return first
 }
 
 // mappingsUnder returns this process's read-only mappings (start, end) of
