@@ -59,6 +59,9 @@ type Dir struct {
 	// segmentDocs is the most documents a merge makes a segment of:
 	// maxSegmentDocs unless a test sets another.
 	segmentDocs int64
+	// releaseEvery is how often the index's mapped pages are released
+	// besides after its work: releaseEvery unless a test sets another.
+	releaseEvery time.Duration
 }
 
 func (d Dir) maxSegment() int64 {
@@ -130,7 +133,9 @@ func (d Dir) config() map[string]any {
 		// (persisterNap).
 		"scorchPersisterOptions": map[string]any{"PersisterNapTimeMSec": persisterNap.Milliseconds(), "PersisterNapUnderNumFiles": 1000},
 		// Bleve's defaults but for the largest segment a merge makes.
-		"scorchMergePlanOptions": map[string]any{"MaxSegmentSize": d.maxSegment()}}
+		"scorchMergePlanOptions": map[string]any{"MaxSegmentSize": d.maxSegment()},
+		// The release of the mapped pages after a batch or a merge.
+		"eventCallbackName": releaseEvents}
 }
 
 // Open opens the existing index.
@@ -150,7 +155,7 @@ func (d Dir) Open() (drive.SearchIndex, error) {
 		bi.Close()
 		return nil, fmt.Errorf("open search index %s: schema %q, want %q", d.Path, v, schemaVersion)
 	}
-	return newIndex(bi, d.Path, d.maxSegment()), nil
+	return newIndex(bi, d), nil
 }
 
 // Build fills a new index in Path.new and, when fill succeeds, replaces the
@@ -171,7 +176,7 @@ func (d Dir) Build(ctx context.Context, fill func(drive.SearchIndex) error) (dri
 		bi.Close()
 		return nil, fmt.Errorf("build search index: %w", err)
 	}
-	idx := newIndex(bi, tmp, d.maxSegment())
+	idx := newIndex(bi, d)
 	if err := fill(idx); err != nil {
 		idx.Close()
 		os.RemoveAll(tmp)
@@ -314,34 +319,80 @@ type Index struct {
 	// when it has ended.
 	stop, done chan struct{}
 	stopOnce   sync.Once
+	// release asks for a release of the mapped pages now (releaseAfter).
+	release chan struct{}
+	// scorch is bi's index, the key of openIndexes (nil if bi is not one).
+	scorch *scorch.Scorch
 	// segmentDocs is the most documents a merge makes a segment of.
 	segmentDocs int64
 }
 
-// releaseEvery is how often the pages of the index's files that it read are
-// released from the process's memory (releaseMapped): what the process maps
-// of the index at any moment is what it read in the last second (a merge
-// under way, and a folio of each segment a batch read).
-const releaseEvery = time.Second
+// The pages of the index's files that it read are released from the
+// process's memory (releaseMapped) as soon as the work that read them is
+// done, and every releaseEvery besides: what the process maps of the index at
+// any moment is what the work under way read (a merge: its segments, at most
+// maxSegmentDocs documents; a batch: a folio of each segment, the ids it
+// replaces) and what searches read since the last release.
+const releaseEvery = 250 * time.Millisecond
 
-// newIndex returns the open index bi, whose files are under dir and whose
-// merges make segments of at most segmentDocs documents, and starts the
-// release of its mapped pages.
-func newIndex(bi bleve.Index, dir string, segmentDocs int64) *Index {
-	x := &Index{bi: bi, stop: make(chan struct{}), done: make(chan struct{}), segmentDocs: segmentDocs}
+// releaseEvents is the name of the Bleve event callback (releaseAfter) that
+// tells an open index that a batch, a merge or a write of its new segments
+// has ended.
+const releaseEvents = "atrium-release-mapped"
+
+// openIndexes is the open indexes by their Bleve index (*scorch.Scorch), for
+// releaseAfter.
+var openIndexes sync.Map
+
+func init() {
+	scorch.RegistryEventCallbacks[releaseEvents] = releaseAfter
+}
+
+// releaseAfter asks the index of e to release its mapped pages once e's work
+// is over: a batch applied (it read the ids it replaces in every segment), a
+// merge introduced (it read the whole of its segments) or new segments
+// written. Other events go on as Bleve would without a callback.
+func releaseAfter(e scorch.Event) bool {
+	switch e.Kind {
+	case scorch.EventKindBatchIntroduction, scorch.EventKindMergeTaskIntroduction, scorch.EventKindPersisterProgress:
+		if x, ok := openIndexes.Load(e.Scorch); ok {
+			select {
+			case x.(*Index).release <- struct{}{}:
+			default: // a release is already due
+			}
+		}
+	}
+	return true
+}
+
+// newIndex returns the open index bi of d and starts the release of its
+// mapped pages.
+func newIndex(bi bleve.Index, d Dir) *Index {
+	x := &Index{bi: bi, stop: make(chan struct{}), done: make(chan struct{}), release: make(chan struct{}, 1), segmentDocs: d.maxSegment()}
+	every := d.releaseEvery
+	if every <= 0 {
+		every = releaseEvery
+	}
+	if adv, err := bi.Advanced(); err == nil {
+		if s, ok := adv.(*scorch.Scorch); ok {
+			x.scorch = s
+			openIndexes.Store(s, x)
+		}
+	}
 	go func() {
 		defer close(x.done)
-		t := time.NewTicker(releaseEvery)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
 			case <-x.stop:
 				return
 			case <-t.C:
-				// An error is a mapping the kernel would not release
-				// (none is expected): the next round tries again.
-				_ = releaseMapped(dir)
+			case <-x.release:
 			}
+			// An error is a mapping the kernel would not release (none is
+			// expected): the next round tries again.
+			_ = x.releaseMapped()
 		}
 	}()
 	return x
@@ -458,9 +509,45 @@ func (x *Index) OwnedBy(ctx context.Context, ownerID string, limit int) ([]strin
 	return ids, nil
 }
 
+// releaseMapped releases the mapped pages (releasePages) of the segments of
+// the index's current snapshot, which it holds open meanwhile, so that none
+// of them is closed and unmapped under the release. The segments a merge is
+// reading are among them until the merge's result replaces them; a search
+// may still hold older ones, which it closes when it ends.
+func (x *Index) releaseMapped() error {
+	if x.scorch == nil {
+		return nil
+	}
+	r, err := x.scorch.Reader()
+	if err != nil {
+		return fmt.Errorf("release the index's mapped pages: %w", err)
+	}
+	defer r.Close()
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if !ok {
+		return nil
+	}
+	var first error
+	for _, ss := range snap.Segments() {
+		// A segment on disk (zap's Segment) gives its mapping; one still
+		// in memory has none.
+		if seg, ok := ss.Segment().(interface{ Data() []byte }); ok {
+			if err := releasePages(seg.Data()); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
 // Close flushes and closes the index.
 func (x *Index) Close() error {
-	x.stopOnce.Do(func() { close(x.stop) })
+	x.stopOnce.Do(func() {
+		close(x.stop)
+		if x.scorch != nil {
+			openIndexes.Delete(x.scorch)
+		}
+	})
 	<-x.done
 	return x.bi.Close()
 }

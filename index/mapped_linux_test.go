@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -42,14 +43,23 @@ func resident(t *testing.T, m []byte) int {
 
 var sink byte
 
-// mapRead maps the file at path, 1 MiB of zeros, read-only and reads every
-// page of it.
+// pattern is 1 MiB of bytes none of which is zero.
+func pattern() []byte {
+	b := make([]byte, 1<<20)
+	for i := range b {
+		b[i] = byte(i%251 + 1)
+	}
+	return b
+}
+
+// mapRead writes the file at path (pattern), maps it read-only and reads
+// every page of it.
 func mapRead(t *testing.T, path string) []byte {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, make([]byte, 1<<20), 0o600); err != nil {
+	if err := os.WriteFile(path, pattern(), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(path)
@@ -67,34 +77,10 @@ func mapRead(t *testing.T, path string) []byte {
 	return m
 }
 
-// TestReleaseClosedSegment: a segment closed (unmapped) between the listing
-// of the mappings and their release does not keep the others mapped, nor
-// fail the release: the index's release once stopped for good at the first
-// such race, and its pages stayed mapped from then on.
-func TestReleaseClosedSegment(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	closed := mapRead(t, filepath.Join(dir, "1.zap"))
-	open := mapRead(t, filepath.Join(dir, "2.zap"))
-	defer syscall.Munmap(open)
-	ranges, err := mappingsUnder(dir)
-	if err != nil || len(ranges) != 2 {
-		t.Fatalf("mappings %v (%v), want 2", ranges, err)
-	}
-	if err := syscall.Munmap(closed); err != nil {
-		t.Fatal(err)
-	}
-	if err := releaseRanges(ranges); err != nil {
-		t.Errorf("release with a segment closed meanwhile: %v", err)
-	}
-	if got := resident(t, open); got != 0 {
-		t.Errorf("%d pages of the open segment still mapped, want none", got)
-	}
-}
-
-// TestReleaseMapped: the pages of the files under the index's directory
-// leave the process's memory when released; those of other files stay.
-func TestReleaseMapped(t *testing.T) {
+// TestReleasePages: the pages of a mapped file leave the process's memory
+// when released, those of another file stay, and what is read again is all
+// there.
+func TestReleasePages(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	mapFile := func(path string) []byte {
@@ -104,25 +90,22 @@ func TestReleaseMapped(t *testing.T) {
 		return m
 	}
 	segment := mapFile(filepath.Join(dir, "index", "store", "000001.zap"))
-	other := mapFile(filepath.Join(dir, "index.other", "000001.zap")) // a sibling with the same prefix
+	other := mapFile(filepath.Join(dir, "other.zap"))
 	pages := (1 << 20) / os.Getpagesize()
 	if got := resident(t, segment); got != pages {
 		t.Fatalf("%d of %d pages of the segment mapped after reading it all", got, pages)
 	}
-	if err := releaseMapped(filepath.Join(dir, "index")); err != nil {
+	if err := releasePages(segment); err != nil {
 		t.Fatal(err)
 	}
 	if got := resident(t, segment); got != 0 {
 		t.Errorf("%d pages of the segment still mapped after the release, want none", got)
 	}
 	if got := resident(t, other); got != pages {
-		t.Errorf("%d of %d pages of a file outside the index mapped after the release, want all", got, pages)
+		t.Errorf("%d of %d pages of another file mapped after the release, want all", got, pages)
 	}
-	// Reading it again maps the pages again: the data is all there.
-	for i, b := range segment {
-		if b != 0 {
-			t.Fatalf("byte %d is %d after the release, want 0", i, b)
-		}
+	if !bytes.Equal(segment, pattern()) {
+		t.Error("the segment's bytes read after the release are not the file's")
 	}
 }
 
@@ -186,7 +169,7 @@ func TestBatchMapsLittle(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := releaseMapped(d.Path); err != nil {
+	if err := idx.releaseMapped(); err != nil {
 		t.Fatal(err)
 	}
 	if err := idx.Apply(ctx, batch(), nil, int64(n)); err != nil {
@@ -198,5 +181,64 @@ func TestBatchMapsLittle(t *testing.T) {
 	}
 	if kB > segs*256 {
 		t.Errorf("a batch mapped %d kB of %d segments, more than 256 kB each", kB, segs)
+	}
+}
+
+// TestReleaseAfterWork: the pages a batch, a write of new segments or a merge
+// read are released once that work is over, not only at the next periodic
+// release (an hour away here).
+func TestReleaseAfterWork(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := Dir{Path: filepath.Join(t.TempDir(), "index"), segmentDocs: 400, releaseEvery: time.Hour}
+	x, err := d.Build(ctx, func(drive.SearchIndex) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := x.(*Index)
+	defer idx.Close()
+	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	n := 0
+	batch := func() []drive.SearchDoc {
+		var docs []drive.SearchDoc
+		for range 100 {
+			docs = append(docs, drive.SearchDoc{ID: fmt.Sprintf("f%06d", n), OrgID: "o", OwnerID: "u", Name: fmt.Sprintf("note %d.txt", n),
+				Content: strings.Repeat(fmt.Sprintf("word%d and more words ", n%97), 50), CreatedAt: at, UpdatedAt: at})
+			n++
+		}
+		return docs
+	}
+	for range 4 {
+		if err := idx.Apply(ctx, batch(), nil, int64(n)); err != nil {
+			t.Fatal(err)
+		}
+		if err := idx.persisted(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Every document's stored text: a search maps pages of every segment,
+	// and no work of the index's own follows it.
+	for i := 0; i < n; i += 7 {
+		if _, _, ok, err := idx.Content(fmt.Sprintf("f%06d", i)); err != nil || !ok {
+			t.Fatalf("content of f%06d: %v %v", i, ok, err)
+		}
+	}
+	if _, kB := mappedSegments(t, d.Path); kB == 0 {
+		t.Fatal("nothing of the segments mapped after reading their stored text")
+	}
+	// A batch, then its write and the merges it brings: each releases.
+	if err := idx.Apply(ctx, batch(), nil, int64(n)); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		segs, kB := mappedSegments(t, d.Path)
+		if kB <= 4*segs { // a page of each at most: the release after the last work
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d kB of %d segments still mapped 5 s after a batch", kB, segs)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -2,5 +2,5 @@
 
 package index
 
-// releaseMapped does nothing off Linux.
-func releaseMapped(string) error { return nil }
+// releasePages does nothing off Linux.
+func releasePages([]byte) error { return nil }
