@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -26,6 +27,9 @@ func newReindexCmd() *cobra.Command {
 				return err
 			}
 			defer m.Close()
+			ctx, stop := context.WithCancel(cmd.Context())
+			defer stop()
+			go m.ReleaseExecutablePages(ctx)
 			var bar *progressbar.ProgressBar
 			progress := func(done, total int64) {
 				if quiet {

@@ -367,7 +367,7 @@ func (m *Main) Serve(ctx context.Context) error {
 	go m.Drive.Run(ctx, m.Config.Drive.MaintenanceInterval)
 	go m.Tus.Run(ctx, m.Config.Drive.MaintenanceInterval)
 	go app.RunMaintenance(ctx, m.Config.Drive.MaintenanceInterval, m.Log, "dav and audit", m.Housekeeping)
-	go m.releaseStartPagesLater(ctx)
+	go m.ReleaseExecutablePages(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- m.http.Serve(m.listener) }()
 	if m.metricsHTTP != nil {
@@ -405,9 +405,22 @@ func (m *Main) Serve(ctx context.Context) error {
 // start-up (the search index, the first maintenance round) is done by then.
 const startPagesDelay = time.Second
 
-// releaseStartPagesLater runs releaseStartPages once, startPagesDelay after
-// serving began.
-func (m *Main) releaseStartPagesLater(ctx context.Context) {
+// executableEvery is how often the pages of the executable that the process
+// touched are released after that (releaseExecutable): what it maps of its
+// binary at any moment is the code and data it ran in the last second. Busy
+// (a burst of uploads and the search index taking it in), the server touched
+// some 30-40 MB of its binary in all, much of it code run once or rarely
+// (error paths, the first request of a kind, the extraction of a file type),
+// which stayed counted in its resident set for as long as it ran; released
+// every second, what it maps of the binary under the same load is what that
+// second ran. The pages stay in the page cache: the ones run again come back
+// with a minor fault (a few hundred a second busy, a few idle).
+const executableEvery = time.Second
+
+// ReleaseExecutablePages releases the pages of the executable that start-up
+// touched startPagesDelay after it is called, and those touched since every
+// executableEvery after that, until ctx is done.
+func (m *Main) ReleaseExecutablePages(ctx context.Context) {
 	select {
 	case <-ctx.Done():
 		return
@@ -419,6 +432,19 @@ func (m *Main) releaseStartPagesLater(ctx context.Context) {
 		return
 	}
 	m.Log.Debug("released the start-up pages of the executable", "resident_kb_before", before, "resident_kb_after", after)
+	t := time.NewTicker(executableEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := releaseExecutable(); err != nil {
+				m.Log.Info("pages of the executable not released", "err", err)
+				return
+			}
+		}
+	}
 }
 
 // Close releases everything Open acquired.
