@@ -62,6 +62,9 @@ type Dir struct {
 	// releaseEvery is how often the index's mapped pages are released
 	// besides after its work: releaseEvery unless a test sets another.
 	releaseEvery time.Duration
+	// napMS is the persister's nap, ms: persisterNap unless a test sets
+	// another.
+	napMS int
 }
 
 func (d Dir) maxSegment() int64 {
@@ -79,16 +82,23 @@ var ErrMissing = errors.New("no search index")
 // What the index holds in memory is bounded by design (issue 47; see
 // docs/operations.md, "Memory and durable writes"): the indexer's batches
 // are bounded by the weight of their text (app/drive/indexer), a batch's new
-// segment waits in memory at most persisterNap before it is written, and no
-// merge makes a segment of more than maxSegmentDocs documents.
+// segment is written as soon as the persister is free (persisterNap), no
+// merge makes a segment of more than maxSegmentDocs documents, and the pages
+// of the segments' files that the process reads are released once the work
+// that read them is done (releaseMapped).
 const (
 	// persisterNap is how long the persister waits, between two writes of
 	// the index's new segments, for the next batches to merge with in
-	// memory: one write and fsync a second rather than a few per batch, on
-	// the disk the drive's writes wait for. What it holds meanwhile is the
-	// new segments of that second. With 3 s, those of a burst's backlog came
-	// to some 60 MB.
-	persisterNap = time.Second
+	// memory (Bleve's default, 0: none). What it holds meanwhile is the new
+	// segments of that wait: with 3 s those of a burst's backlog came to
+	// some 60 MB, and with 1 s the live heap while the index took in small
+	// files peaked at 36-38 MB against 25-26 MB with none (6,000 documents
+	// of 1 KiB of text in batches of 70, in process, two and three runs;
+	// 27-31 MB with 250 ms). The wait saved
+	// fsyncs, one a second rather than one or two a batch (a few a second),
+	// beside the drive's hundreds a second during a burst of uploads; the
+	// indexer waits out such a burst anyway (app/drive/indexer).
+	persisterNap = 0
 	// maxSegmentDocs is the most documents a merge makes a segment of. A
 	// merge reads the whole of the segments it merges, which are mapped
 	// into the process, so what a merge maps is what maxSegmentDocs documents
@@ -101,6 +111,11 @@ const (
 	// segments instead of a few, about a third longer (p50 10-11 ms against
 	// 7.7, index/bench_test.go).
 	maxSegmentDocs = 5000
+	// maxUnwritten is the most batches whose new segments are in memory
+	// only, not yet written (Apply waits for the oldest past it): the
+	// persister writes them as they come, but it may fall behind on a busy
+	// machine, and nothing in Bleve holds new batches back meanwhile.
+	maxUnwritten = 4
 )
 
 func init() {
@@ -128,10 +143,8 @@ func (d Dir) config() map[string]any {
 		t = 2 * time.Second
 	}
 	return map[string]any{"bolt_timeout": t.String(), "unsafe_batch": true,
-		// Nothing waits for the segments to reach the disk, so the persister
-		// may nap and let the segments of a busy moment merge in memory
-		// (persisterNap).
-		"scorchPersisterOptions": map[string]any{"PersisterNapTimeMSec": persisterNap.Milliseconds(), "PersisterNapUnderNumFiles": 1000},
+		// The persister writes new segments as they come (persisterNap).
+		"scorchPersisterOptions": map[string]any{"PersisterNapTimeMSec": max(d.napMS, persisterNap)},
 		// Bleve's defaults but for the largest segment a merge makes.
 		"scorchMergePlanOptions": map[string]any{"MaxSegmentSize": d.maxSegment()},
 		// The release of the mapped pages after a batch or a merge.
@@ -323,6 +336,10 @@ type Index struct {
 	release chan struct{}
 	// scorch is bi's index, the key of openIndexes (nil if bi is not one).
 	scorch *scorch.Scorch
+	// unwritten is told, for each batch applied whose new segment is not
+	// known to be on disk yet, when it is (oldest first; maxUnwritten).
+	unwrittenMu sync.Mutex
+	unwritten   []chan error
 	// segmentDocs is the most documents a merge makes a segment of.
 	segmentDocs int64
 }
@@ -452,8 +469,46 @@ func (x *Index) Apply(ctx context.Context, docs []drive.SearchDoc, deletes []str
 		}
 	}
 	b.SetInternal(cursorKey, []byte(strconv.FormatInt(cursor, 10)))
+	x.unwrittenMu.Lock()
+	defer x.unwrittenMu.Unlock()
+	if err := x.waitUnwritten(ctx, maxUnwritten-1); err != nil {
+		return fmt.Errorf("index batch: %w", err)
+	}
+	written := make(chan error, 1)
+	b.SetPersistedCallback(func(err error) { written <- err })
 	if err := x.bi.Batch(b); err != nil {
 		return fmt.Errorf("index batch: %w", err)
+	}
+	x.unwritten = append(x.unwritten, written)
+	return nil
+}
+
+// waitUnwritten forgets the batches that are on disk and waits until at
+// most n are not. The caller holds unwrittenMu.
+func (x *Index) waitUnwritten(ctx context.Context, n int) error {
+	for len(x.unwritten) > 0 {
+		if len(x.unwritten) > n {
+			select {
+			case err := <-x.unwritten[0]:
+				if err != nil {
+					return fmt.Errorf("write an earlier batch: %w", err)
+				}
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-x.stop:
+				return errors.New("index closed")
+			}
+		} else {
+			select {
+			case err := <-x.unwritten[0]:
+				if err != nil {
+					return fmt.Errorf("write an earlier batch: %w", err)
+				}
+			default:
+				return nil
+			}
+		}
+		x.unwritten = x.unwritten[1:]
 	}
 	return nil
 }

@@ -79,3 +79,49 @@ func TestBuildSegmentBound(t *testing.T) {
 		t.Errorf("%d segments %v, want at most %d: merged up to the bound", len(sizes), sizes, 2*docs/bound)
 	}
 }
+
+// TestUnwrittenBound: batches applied faster than the persister writes them
+// (it naps here) wait once maxUnwritten of them are in memory only, rather
+// than pile up there.
+func TestUnwrittenBound(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := Dir{Path: filepath.Join(t.TempDir(), "index"), napMS: 200}
+	x, err := d.Build(ctx, func(drive.SearchIndex) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := x.(*Index)
+	defer idx.Close()
+	adv, err := idx.bi.Advanced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	most := 0
+	for i := range 20 {
+		doc := drive.SearchDoc{ID: fmt.Sprintf("f%04d", i), OrgID: "o", OwnerID: "u", Name: fmt.Sprintf("note %d.txt", i),
+			Content: "some words", CreatedAt: at, UpdatedAt: at}
+		if err := idx.Apply(ctx, []drive.SearchDoc{doc}, nil, int64(i)); err != nil {
+			t.Fatal(err)
+		}
+		r, err := adv.(*scorch.Scorch).Reader()
+		if err != nil {
+			t.Fatal(err)
+		}
+		inMemory := 0
+		for _, s := range r.(*scorch.IndexSnapshot).Segments() {
+			if _, onDisk := s.Segment().(interface{ Data() []byte }); !onDisk {
+				inMemory++
+			}
+		}
+		r.Close()
+		most = max(most, inMemory)
+	}
+	if most > maxUnwritten {
+		t.Errorf("%d segments in memory only at once, want at most %d", most, maxUnwritten)
+	}
+	if n, err := idx.Count(); err != nil || n != 20 {
+		t.Errorf("%d documents (%v), want 20", n, err)
+	}
+}
