@@ -71,6 +71,10 @@ type server struct {
 	// heapInuse and goSys are the largest Go heap in use and Go runtime
 	// memory (of the OS) /metrics showed, bytes.
 	heapInuse, goSys float64
+	// goHeld is the largest Go runtime memory not returned to the OS
+	// (sys less the heap's released pages), bytes: at most what of the
+	// process's own memory is Go's.
+	goHeld float64
 }
 
 func burst(mode string, args []string) error {
@@ -157,7 +161,7 @@ func burst(mode string, args []string) error {
 	fmt.Printf("rss: peak %.1f MiB (high-water mark; %.1f MiB during the burst itself), %.1f MiB at the end (%.0f s after the burst); sampled peaks: own memory (RssAnon) %.1f MiB, mapped files (RssFile) %.1f MiB\n",
 		mib(smp.hwm), mib(burstPeak), mib(rss), time.Since(t1).Seconds(), mib(smp.anon), mib(smp.file))
 	fmt.Printf("smaps: at the largest sample (%.1f MiB): %s\n", mib(smp.splitAtRSS), smp.split)
-	fmt.Printf("go: peak heap in use %.1f MiB, peak runtime memory %.1f MiB (/metrics, sampled)\n", s.heapInuse/(1<<20), s.goSys/(1<<20))
+	fmt.Printf("go: peak heap in use %.1f MiB, peak runtime memory %.1f MiB, of it not released to the OS %.1f MiB (/metrics, sampled)\n", s.heapInuse/(1<<20), s.goSys/(1<<20), s.goHeld/(1<<20))
 	return nil
 }
 
@@ -291,6 +295,7 @@ func (s *server) documents() (float64, error) {
 		return 0, fmt.Errorf("metrics: %s %v", resp.Status, err)
 	}
 	docs := math.Inf(-1)
+	var sys, released float64
 	for line := range strings.SplitSeq(string(b), "\n") {
 		name, v, ok := strings.Cut(line, " ")
 		if !ok {
@@ -307,8 +312,12 @@ func (s *server) documents() (float64, error) {
 			s.heapInuse = max(s.heapInuse, f)
 		case "go_memstats_sys_bytes":
 			s.goSys = max(s.goSys, f)
+			sys = f
+		case "go_memstats_heap_released_bytes":
+			released = f
 		}
 	}
+	s.goHeld = max(s.goHeld, sys-released)
 	if math.IsInf(docs, -1) {
 		return 0, errors.New("metrics: no atrium_search_documents")
 	}
