@@ -94,17 +94,19 @@ const (
 	// some 60 MB, and with 1 s the live heap while the index took in small
 	// files peaked at 36-38 MB against 25-26 MB with none (6,000 documents
 	// of 1 KiB of text in batches of 70, in process, two and three runs;
-	// 27-31 MB with 250 ms). The wait saved
-	// fsyncs, one a second rather than one or two a batch (a few a second),
-	// beside the drive's hundreds a second during a burst of uploads; the
-	// indexer waits out such a burst anyway (app/drive/indexer).
+	// 27-31 MB with 250 ms). The wait saved fsyncs, one a second rather
+	// than one or two a batch (a few a second), beside the drive's hundreds
+	// a second during a burst of uploads; the indexer waits out such a
+	// burst anyway (app/drive/indexer).
 	persisterNap = 0
 	// maxSegmentDocs is the most documents a merge makes a segment of. A
 	// merge reads the whole of the segments it merges, which are mapped
-	// into the process, so what a merge maps is what maxSegmentDocs documents
-	// take on disk (some 27 MB of small text files) rather than a good part
-	// of the index: with Bleve's default (5 million) the merges of a burst of
-	// 100,000 small files mapped 250-280 MB. Not fewer: every batch reads a
+	// into the process (and released as it goes, releaseEvery), and builds
+	// the new one's dictionaries in memory, so a merge's work is what
+	// maxSegmentDocs documents take (some 20-27 MB on disk of small text
+	// files) rather than a good part of the index: with Bleve's default (5
+	// million) the merges of a burst of 100,000 small files mapped 250-280
+	// MB, before the releases. Not fewer: every batch reads a
 	// little of every segment (its ids), which maps a page-cache folio of
 	// each (some 64 KB, see init), so the segments' count costs memory too,
 	// and searches time: a search of 100,000 documents reads some 20-30
