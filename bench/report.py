@@ -168,9 +168,9 @@ NOTES = {
                 "the 1,000 series with rrule-go (about 55%).",
     "foundation": "The in-process ratio compares a handler that reads the database (PAT lookup, scope check) with one that "
         "returns constant bytes: it cannot reach 0.5 by design. The loopback figures (wrk) are the meaningful ones. "
-        "Idle RSS is measured 2 s after ready: one second after it starts serving, the server unmaps the pages of "
-        "its binary that start-up touched (MADV_DONTNEED; they stay in the page cache), so what remains is its own "
-        "memory (the anonymous part, shown beside it) and the pages of the binary it uses idle.",
+        "Idle RSS is measured 2 s after ready: as it starts serving and every second after, the server unmaps the "
+        "pages of its binary that it touched (MADV_DONTNEED; they stay in the page cache), so what remains is its own "
+        "memory (the anonymous part, shown beside it) and the pages of the binary it used in the last second.",
     "radicale": "The same client (bench/davsync: sync-collection, then multiget in batches) against both servers, one request "
                 "at a time, on loopback, each server on its own temporary storage. Radicale writes one file per item and "
                 "fsyncs it, and answers a sync-collection by walking its whole collection; Atrium keeps a change sequence "
