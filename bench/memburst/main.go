@@ -160,7 +160,7 @@ func burst(mode string, args []string) error {
 		caughtUp.Sub(t0).Seconds(), max(0, caughtUp.Sub(t1).Seconds()), added, busy.Seconds(), added/max(busy.Seconds(), 0.1))
 	fmt.Printf("rss: peak %.1f MiB (high-water mark; %.1f MiB during the burst itself), %.1f MiB at the end (%.0f s after the burst); sampled peaks: own memory (RssAnon) %.1f MiB, mapped files (RssFile) %.1f MiB\n",
 		mib(smp.hwm), mib(burstPeak), mib(rss), time.Since(t1).Seconds(), mib(smp.anon), mib(smp.file))
-	fmt.Printf("smaps: at the largest sample (%.1f MiB): %s\n", mib(smp.splitAtRSS), smp.split)
+	fmt.Printf("smaps: read after the largest sample (%.1f MiB), %s\n", mib(smp.splitAtRSS), smp.split)
 	fmt.Printf("go: peak heap in use %.1f MiB, peak runtime memory %.1f MiB, of it not released to the OS %.1f MiB (/metrics, sampled)\n", s.heapInuse/(1<<20), s.goSys/(1<<20), s.goHeld/(1<<20))
 	return nil
 }
@@ -417,8 +417,8 @@ type smapsSplit struct {
 }
 
 func (sp smapsSplit) String() string {
-	return fmt.Sprintf("%.1f MiB own (anonymous), %.1f MiB the binary, %.1f MiB the search index's %d mapped files, %.1f MiB other files",
-		mib(sp.anon), mib(sp.binary), mib(sp.segments), sp.nSegs, mib(sp.other))
+	return fmt.Sprintf("%.1f MiB in all: %.1f MiB own (anonymous), %.1f MiB the binary, %.1f MiB the search index's %d mapped files, %.1f MiB other files",
+		mib(sp.anon+sp.binary+sp.segments+sp.other), mib(sp.anon), mib(sp.binary), mib(sp.segments), sp.nSegs, mib(sp.other))
 }
 
 // readSmaps sums the resident memory of each mapping of a process's smaps
@@ -512,6 +512,6 @@ func run(args []string) error {
 	}
 	fmt.Printf("exec: %.2f s; peak RSS %.1f MiB\n", time.Since(t0).Seconds(), mib(ru.Maxrss))
 	fmt.Printf("rss: sampled peaks: own memory (RssAnon) %.1f MiB, mapped files (RssFile) %.1f MiB\n", mib(smp.anon), mib(smp.file))
-	fmt.Printf("smaps: at the largest sample (%.1f MiB): %s\n", mib(smp.splitAtRSS), smp.split)
+	fmt.Printf("smaps: read after the largest sample (%.1f MiB), %s\n", mib(smp.splitAtRSS), smp.split)
 	return nil
 }
