@@ -183,5 +183,6 @@ fi
 if want_scenario reindex; then
   secs=$(awk '/^exec:/ { print $2 }' "$TMP/reindex.out")
   fig_peak "peak RSS, reindex of $N_BIG files" "$(awk '/^exec:/ { print $6 }' "$TMP/reindex.out")" " ($secs s, $(awk -v n="$N_BIG" -v s="$secs" 'BEGIN { printf "%.0f", n / s }') files/s)"
+  fig "the reindex: sampled peaks" "$(split_of reindex)"
 fi
 true
