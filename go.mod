@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/MicahParks/keyfunc/v3 v3.9.0
 	github.com/blevesearch/bleve/v2 v2.6.1
+	github.com/blevesearch/zapx/v17 v17.2.3
 	github.com/boombuler/barcode v1.0.1-0.20190219062509-6c824513bacc
 	github.com/danielgtaylor/huma/v2 v2.37.2
 	github.com/deepteams/webp v1.2.5
@@ -70,7 +71,6 @@ require (
 	github.com/blevesearch/zapx/v14 v14.4.3 // indirect
 	github.com/blevesearch/zapx/v15 v15.4.3 // indirect
 	github.com/blevesearch/zapx/v16 v16.3.4 // indirect
-	github.com/blevesearch/zapx/v17 v17.2.3 // indirect
 	github.com/bytedance/gopkg v0.1.3 // indirect
 	github.com/bytedance/sonic v1.15.0 // indirect
 	github.com/bytedance/sonic/loader v0.5.0 // indirect

@@ -120,9 +120,17 @@ burst() {
 }
 peak_of() { awk '/^rss:/ { print $3 }' "$TMP/$1.out"; }
 rate_of() { awk '/^index:/ { for (i = 1; i <= NF; i++) if ($i == "items/s") print $(i - 1) }' "$TMP/$1.out"; }
+# split_of NAME: the sampled peaks of the process's own memory and of its mapped files.
+split_of() { awk '/^rss:/ { for (i = 1; i <= NF; i++) { if ($i == "(RssAnon)") a = $(i + 1); if ($i == "(RssFile)") f = $(i + 1) } print a " MiB own, " f " MiB mapped files" }' "$TMP/$1.out"; }
+lag_of() { awk '/^index:/ { for (i = 1; i <= NF; i++) if ($i == "ended);") { v = $(i - 4); sub(/^\(/, "", v); print v } }' "$TMP/$1.out"; }
 fig_peak() {
   local v=$2
   fig "$1" "$v MiB$3" "<= 128 MiB" "$(awk -v v="$v" 'BEGIN { print (v <= 128) ? 1 : 0 }')"
+}
+# fig_more NAME LABEL: the figures beside a burst's peak.
+fig_more() {
+  fig "$2: sampled peaks" "$(split_of "$1")"
+  fig "$2: the index caught up" "$(lag_of "$1") s after the burst ended"
 }
 
 want_scenario() { [[ " $SCENARIOS " == *" $1 "* ]]; }
@@ -160,11 +168,21 @@ if want_scenario reindex; then
 fi
 
 echo
-want_scenario small && fig_peak "peak RSS, $N_SMALL small PUTs and indexing" "$(peak_of small)" " (indexed $(rate_of small) files/s)"
-want_scenario big && fig_peak "peak RSS, $N_BIG small PUTs and indexing" "$(peak_of big)" " (indexed $(rate_of big) files/s)"
-want_scenario copy && fig_peak "peak RSS, COPY of a $N_COPY-file folder" "$(peak_of copy)" " (indexed $(rate_of copy) items/s)"
+if want_scenario small; then
+  fig_peak "peak RSS, $N_SMALL small PUTs and indexing" "$(peak_of small)" " (indexed $(rate_of small) files/s)"
+  fig_more small "$N_SMALL PUTs"
+fi
+if want_scenario big; then
+  fig_peak "peak RSS, $N_BIG small PUTs and indexing" "$(peak_of big)" " (indexed $(rate_of big) files/s)"
+  fig_more big "$N_BIG PUTs"
+fi
+if want_scenario copy; then
+  fig_peak "peak RSS, COPY of a $N_COPY-file folder" "$(peak_of copy)" " (indexed $(rate_of copy) items/s)"
+  fig_more copy "the COPY"
+fi
 if want_scenario reindex; then
   secs=$(awk '/^exec:/ { print $2 }' "$TMP/reindex.out")
   fig_peak "peak RSS, reindex of $N_BIG files" "$(awk '/^exec:/ { print $6 }' "$TMP/reindex.out")" " ($secs s, $(awk -v n="$N_BIG" -v s="$secs" 'BEGIN { printf "%.0f", n / s }') files/s)"
+  fig "the reindex: sampled peaks" "$(split_of reindex)"
 fi
 true

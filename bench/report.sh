@@ -5,9 +5,9 @@
 # machine, and per area the target, the figure and PASS/MISS, parsed from the
 # outputs.
 #
-#   bash bench/report.sh                    # the full run (about 40-60 minutes on 2 cores)
+#   bash bench/report.sh                    # the full run (about 70-90 minutes on 2 cores)
 #   bash bench/report.sh --quick            # a trial: short benchtimes, smaller files, 2,000-document
-#                                           # index, 1-minute soak (about 10-15 minutes)
+#                                           # index, 1-minute soak (about 15-20 minutes)
 #   bash bench/report.sh --soak-duration 20m
 #   bash bench/report.sh --only radicale,soak   # some steps (names: see STEPS below); the other
 #                                           # sections of docs/benchmarks.md are kept as they are
@@ -43,19 +43,21 @@ if [ "$QUICK" = 1 ]; then
   export WRK_DURATION=5s STARTS=3 BENCHTIME=1s
   TRANSFER_MIB=256 DAV_ITEMS=2000 DAV_GET=256 DAV_PUT=128 DAV_RUNS=1 RAD_N=1000 RAD_RUNS=1
   WEB_ITEMS=1000 WEB_BIG=2000 WEB_RUNS=3
+  BURST_SMALL=2000 BURST_BIG=10000 BURST_COPY=5000 BURST_AFTER=10
 else
   SOAK_DURATION="${SOAK_DURATION:-10m}"
   BT_FAST=1s; BT_SLOW=1s; BT_ONE=1x; BT_THUMB=10x; BT_INDEX=300x; BT_HOOKS=20000x
   INDEX_DOCS=100000
   TRANSFER_MIB=1024 DAV_ITEMS=10000 DAV_GET=1024 DAV_PUT=512 DAV_RUNS=3 RAD_N=1000 RAD_RUNS=3
   WEB_ITEMS=1000 WEB_BIG=10000 WEB_RUNS=5
+  BURST_SMALL=10000 BURST_BIG=100000 BURST_COPY=30000 BURST_AFTER=30
 fi
 # Soak windows: a minute, or a sixth of a short soak.
 soak_secs=$(python3 -c "import re,sys; m=re.fullmatch(r'(\d+)(s|m|h)','$SOAK_DURATION'); sys.exit(1) if not m else print(int(m[1])*{'s':1,'m':60,'h':3600}[m[2]])") ||
   { echo "--soak-duration: use e.g. 90s, 10m, 1h" >&2; exit 2; }
 if [ "$soak_secs" -ge 300 ]; then SOAK_WINDOW=1m; else SOAK_WINDOW="$((soak_secs / 6))s"; fi
 
-STEPS="foundation partner webhooks contacts calendar drive thumbnail index blob transfer tus webdav smallfiles smalluploads requestpath memory radicale webapp soak"
+STEPS="foundation partner webhooks contacts calendar drive thumbnail index blob transfer tus webdav smallfiles smalluploads requestpath memory memburst radicale webapp soak"
 want() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
 
 machine() {
@@ -107,6 +109,7 @@ step smallfiles env N="$DAV_ITEMS" RUNS="$DAV_RUNS" bash bench/smallfiles.sh
 step smalluploads env RUNS="$DAV_RUNS" bash bench/smalluploads.sh
 step requestpath env RUNS="$DAV_RUNS" bash bench/requestpath.sh
 step memory env GET_MB="$DAV_GET" bash bench/memory.sh
+step memburst env N_SMALL="$BURST_SMALL" N_BIG="$BURST_BIG" N_COPY="$BURST_COPY" AFTER="$BURST_AFTER" bash bench/memory-burst.sh
 step radicale env N="$RAD_N" RUNS="$RAD_RUNS" bash bench/radicale.sh
 step webapp env ITEMS="$WEB_ITEMS" BIG_ITEMS="$WEB_BIG" RUNS="$WEB_RUNS" bash bench/webapp.sh
 step soak bash bench/soak.sh --duration "$SOAK_DURATION" --window "$SOAK_WINDOW"

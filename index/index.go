@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -27,6 +28,7 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/highlight/highlighter/html"
 	"github.com/blevesearch/bleve/v2/search/query"
+	zapv17 "github.com/blevesearch/zapx/v17"
 	bbolt "go.etcd.io/bbolt"
 
 	"atrium/app/drive"
@@ -54,6 +56,22 @@ type Dir struct {
 	// OpenTimeout bounds the wait for the index's file lock (another process
 	// holding it); default 2 s.
 	OpenTimeout time.Duration
+	// segmentDocs is the most documents a merge makes a segment of:
+	// maxSegmentDocs unless a test sets another.
+	segmentDocs int64
+	// releaseEvery is how often the index's mapped pages are released
+	// besides after its work: releaseEvery unless a test sets another.
+	releaseEvery time.Duration
+	// napMS is the persister's nap, ms: persisterNap unless a test sets
+	// another.
+	napMS int
+}
+
+func (d Dir) maxSegment() int64 {
+	if d.segmentDocs > 0 {
+		return d.segmentDocs
+	}
+	return maxSegmentDocs
 }
 
 var _ drive.SearchIndexes = Dir{}
@@ -61,27 +79,78 @@ var _ drive.SearchIndexes = Dir{}
 // ErrMissing is returned by Open when there is no index yet.
 var ErrMissing = errors.New("no search index")
 
-// config is the index's configuration. live is for the index that follows
-// the drive: a batch returns once it is searchable, without waiting for its
-// segment to reach the disk (a search applies the pending changes first, and
-// would otherwise wait for an fsync). What a crash or a stop loses of it is
-// lost consistently — the cursor is stored with the documents — and applied
-// again from the outbox at the next start. A rebuild waits for every batch:
-// its cursor is the same in all of them.
-func (d Dir) config(live bool) map[string]any {
+// What the index holds in memory is bounded by design (issue 47; see
+// docs/operations.md, "Memory and durable writes"): the indexer's batches
+// are bounded by the weight of their text (app/drive/indexer), a batch's new
+// segment is written as soon as the persister is free (persisterNap), no
+// merge makes a segment of more than maxSegmentDocs documents, and the pages
+// of the segments' files that the process reads are released once the work
+// that read them is done (releaseMapped).
+const (
+	// persisterNap is how long the persister waits, between two writes of
+	// the index's new segments, for the next batches to merge with in
+	// memory (Bleve's default, 0: none). What it holds meanwhile is the new
+	// segments of that wait: with 3 s those of a burst's backlog came to
+	// some 60 MB, and with 1 s the live heap while the index took in small
+	// files peaked at 36-38 MB against 25-26 MB with none (6,000 documents
+	// of 1 KiB of text in batches of 70, in process, two and three runs;
+	// 27-31 MB with 250 ms). The wait saved fsyncs, one a second rather
+	// than one or two a batch (a few a second), beside the drive's hundreds
+	// a second during a burst of uploads; the indexer waits out such a
+	// burst anyway (app/drive/indexer).
+	persisterNap = 0
+	// maxSegmentDocs is the most documents a merge makes a segment of. A
+	// merge reads the whole of the segments it merges, which are mapped
+	// into the process (and released as it goes, releaseEvery), and builds
+	// the new one's dictionaries in memory, so a merge's work is what
+	// maxSegmentDocs documents take (some 20-27 MB on disk of small text
+	// files) rather than a good part of the index: with Bleve's default (5
+	// million) the merges of a burst of 100,000 small files mapped 250-280
+	// MB, before the releases. Not fewer: every batch reads a
+	// little of every segment (its ids), which maps a page-cache folio of
+	// each (some 64 KB, see init), so the segments' count costs memory too,
+	// and searches time: a search of 100,000 documents reads some 20-30
+	// segments instead of a few, about a third longer (p50 10-11 ms against
+	// 7.7, index/bench_test.go).
+	maxSegmentDocs = 5000
+	// maxUnwritten is the most batches whose new segments are in memory
+	// only, not yet written (Apply waits for the oldest past it): the
+	// persister writes them as they come, but it may fall behind on a busy
+	// machine, and nothing in Bleve holds new batches back meanwhile.
+	maxUnwritten = 4
+)
+
+func init() {
+	// Bleve's segment format (zap) writes a merged segment in writes of this
+	// size (1 MiB by default), and Linux's page cache holds a file in folios
+	// as large as the writes that made it (up to 1 MiB on the benchmark
+	// machine's 6.18): a read of a few bytes of a segment then maps its whole
+	// folio into the process, and every batch reads a little of every
+	// segment (the ids it replaces). A batch mapped some 1 MiB of each
+	// segment, 35 MB of a 100,000-file index; with 64 KiB writes it maps
+	// some 64 KB of each.
+	zapv17.DefaultFileMergerBufferSize = 64 << 10
+}
+
+// config is the index's configuration. A batch returns once it is
+// searchable, without waiting for its segment to reach the disk (a search
+// applies the pending changes first, and would otherwise wait for an fsync).
+// What a crash or a stop loses of the index that follows the drive is lost
+// consistently — the cursor is stored with the documents — and applied again
+// from the outbox at the next start; a rebuild waits for its batches to
+// reach the disk once, at the end (Build).
+func (d Dir) config() map[string]any {
 	t := d.OpenTimeout
 	if t <= 0 {
 		t = 2 * time.Second
 	}
-	c := map[string]any{"bolt_timeout": t.String(), "unsafe_batch": live}
-	if live {
-		// Nothing waits for the live index's segments to reach the disk, so
-		// the persister may nap and let the segments of a busy moment merge
-		// in memory: one write and fsync of the index every few seconds
-		// rather than a few per batch, on the disk the drive's writes wait for.
-		c["scorchPersisterOptions"] = map[string]any{"PersisterNapTimeMSec": 3000, "PersisterNapUnderNumFiles": 1000}
-	}
-	return c
+	return map[string]any{"bolt_timeout": t.String(), "unsafe_batch": true,
+		// The persister writes new segments as they come (persisterNap).
+		"scorchPersisterOptions": map[string]any{"PersisterNapTimeMSec": max(d.napMS, persisterNap)},
+		// Bleve's defaults but for the largest segment a merge makes.
+		"scorchMergePlanOptions": map[string]any{"MaxSegmentSize": d.maxSegment()},
+		// The release of the mapped pages after a batch or a merge.
+		"eventCallbackName": releaseEvents}
 }
 
 // Open opens the existing index.
@@ -89,7 +158,7 @@ func (d Dir) Open() (drive.SearchIndex, error) {
 	if _, err := os.Stat(d.Path); errors.Is(err, fs.ErrNotExist) {
 		return nil, ErrMissing
 	}
-	bi, err := bleve.OpenUsing(d.Path, d.config(true))
+	bi, err := bleve.OpenUsing(d.Path, d.config())
 	if errors.Is(err, bbolt.ErrTimeout) {
 		return nil, fmt.Errorf("open search index %s: %w", d.Path, drive.ErrSearchIndexBusy)
 	}
@@ -101,7 +170,7 @@ func (d Dir) Open() (drive.SearchIndex, error) {
 		bi.Close()
 		return nil, fmt.Errorf("open search index %s: schema %q, want %q", d.Path, v, schemaVersion)
 	}
-	return &Index{bi: bi}, nil
+	return newIndex(bi, d), nil
 }
 
 // Build fills a new index in Path.new and, when fill succeeds, replaces the
@@ -114,7 +183,7 @@ func (d Dir) Build(ctx context.Context, fill func(drive.SearchIndex) error) (dri
 	if err := os.MkdirAll(filepath.Dir(tmp), 0o700); err != nil {
 		return nil, fmt.Errorf("build search index: %w", err)
 	}
-	bi, err := bleve.NewUsing(tmp, newMapping(), bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, d.config(false))
+	bi, err := bleve.NewUsing(tmp, newMapping(), bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, d.config())
 	if err != nil {
 		return nil, fmt.Errorf("build search index: %w", err)
 	}
@@ -122,19 +191,22 @@ func (d Dir) Build(ctx context.Context, fill func(drive.SearchIndex) error) (dri
 		bi.Close()
 		return nil, fmt.Errorf("build search index: %w", err)
 	}
-	idx := &Index{bi: bi}
+	idx := newIndex(bi, d)
 	if err := fill(idx); err != nil {
-		bi.Close()
+		idx.Close()
 		os.RemoveAll(tmp)
 		return nil, err
 	}
-	// Merge the segments of the bulk load now, not while serving searches.
-	if err := forceMerge(ctx, bi); err != nil {
-		bi.Close()
-		os.RemoveAll(tmp)
-		return nil, err
+	// Merge the segments of the bulk load now, not while serving searches,
+	// once they are all on disk, and wait for the merged index to be too.
+	for _, step := range []func(context.Context) error{idx.persisted, idx.merge, idx.persisted} {
+		if err := step(ctx); err != nil {
+			idx.Close()
+			os.RemoveAll(tmp)
+			return nil, fmt.Errorf("build search index: %w", err)
+		}
 	}
-	if err := bi.Close(); err != nil {
+	if err := idx.Close(); err != nil {
 		return nil, fmt.Errorf("build search index: close: %w", err)
 	}
 	old := d.Path + ".old"
@@ -149,18 +221,41 @@ func (d Dir) Build(ctx context.Context, fill func(drive.SearchIndex) error) (dri
 	return d.Open()
 }
 
-// forceMerge merges the index into as few segments as its merge policy allows.
-func forceMerge(ctx context.Context, bi bleve.Index) error {
-	adv, err := bi.Advanced()
+// merge merges the index into as few segments of at most its segmentDocs
+// documents as it can (Bleve's single-segment plan, capped).
+func (x *Index) merge(ctx context.Context) error {
+	adv, err := x.bi.Advanced()
 	if err != nil {
-		return fmt.Errorf("merge search index: %w", err)
+		return fmt.Errorf("merge: %w", err)
 	}
 	if s, ok := adv.(*scorch.Scorch); ok {
-		if err := s.ForceMerge(ctx, &mergeplan.SingleSegmentMergePlanOptions); err != nil {
-			return fmt.Errorf("merge search index: %w", err)
+		plan := mergeplan.SingleSegmentMergePlanOptions
+		plan.MaxSegmentSize = x.segmentDocs
+		if err := s.ForceMerge(ctx, &plan); err != nil {
+			return fmt.Errorf("merge: %w", err)
 		}
 	}
 	return nil
+}
+
+// persisted returns once every batch applied so far is on disk: it applies
+// an empty one and waits for it, the batches being written in order.
+func (x *Index) persisted(ctx context.Context) error {
+	b := x.bi.NewBatch()
+	done := make(chan error, 1)
+	b.SetPersistedCallback(func(err error) { done <- err })
+	if err := x.bi.Batch(b); err != nil {
+		return fmt.Errorf("write to disk: %w", err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("write to disk: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func newMapping() mapping.IndexMapping {
@@ -235,6 +330,91 @@ func newMapping() mapping.IndexMapping {
 // Index is an open index.
 type Index struct {
 	bi bleve.Index
+	// stop ends the release of the index's mapped pages; done is closed
+	// when it has ended.
+	stop, done chan struct{}
+	stopOnce   sync.Once
+	// release asks for a release of the mapped pages now (releaseAfter).
+	release chan struct{}
+	// scorch is bi's index, the key of openIndexes (nil if bi is not one).
+	scorch *scorch.Scorch
+	// unwritten is told, for each batch applied whose new segment is not
+	// known to be on disk yet, when it is (oldest first; maxUnwritten).
+	unwrittenMu sync.Mutex
+	unwritten   []chan error
+	// segmentDocs is the most documents a merge makes a segment of.
+	segmentDocs int64
+}
+
+// The pages of the index's files that it read are released from the
+// process's memory (releaseMapped) as soon as the work that read them is
+// done, and every releaseEvery besides: what the process maps of the index at
+// any moment is what the work under way read (a merge: its segments, at most
+// maxSegmentDocs documents; a batch: a folio of each segment, the ids it
+// replaces) and what searches read since the last release.
+const releaseEvery = 250 * time.Millisecond
+
+// releaseEvents is the name of the Bleve event callback (releaseAfter) that
+// tells an open index that a batch, a merge or a write of its new segments
+// has ended.
+const releaseEvents = "atrium-release-mapped"
+
+// openIndexes is the open indexes by their Bleve index (*scorch.Scorch), for
+// releaseAfter.
+var openIndexes sync.Map
+
+func init() {
+	scorch.RegistryEventCallbacks[releaseEvents] = releaseAfter
+}
+
+// releaseAfter asks the index of e to release its mapped pages once e's work
+// is over: a batch applied (it read the ids it replaces in every segment), a
+// merge introduced (it read the whole of its segments) or new segments
+// written. Other events go on as Bleve would without a callback.
+func releaseAfter(e scorch.Event) bool {
+	switch e.Kind {
+	case scorch.EventKindBatchIntroduction, scorch.EventKindMergeTaskIntroduction, scorch.EventKindPersisterProgress:
+		if x, ok := openIndexes.Load(e.Scorch); ok {
+			select {
+			case x.(*Index).release <- struct{}{}:
+			default: // a release is already due
+			}
+		}
+	}
+	return true
+}
+
+// newIndex returns the open index bi of d and starts the release of its
+// mapped pages.
+func newIndex(bi bleve.Index, d Dir) *Index {
+	x := &Index{bi: bi, stop: make(chan struct{}), done: make(chan struct{}), release: make(chan struct{}, 1), segmentDocs: d.maxSegment()}
+	every := d.releaseEvery
+	if every <= 0 {
+		every = releaseEvery
+	}
+	if adv, err := bi.Advanced(); err == nil {
+		if s, ok := adv.(*scorch.Scorch); ok {
+			x.scorch = s
+			openIndexes.Store(s, x)
+		}
+	}
+	go func() {
+		defer close(x.done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-x.stop:
+				return
+			case <-t.C:
+			case <-x.release:
+			}
+			// An error is a mapping the kernel would not release (none is
+			// expected): the next round tries again.
+			_ = x.releaseMapped()
+		}
+	}()
+	return x
 }
 
 var _ drive.SearchIndex = (*Index)(nil)
@@ -291,8 +471,46 @@ func (x *Index) Apply(ctx context.Context, docs []drive.SearchDoc, deletes []str
 		}
 	}
 	b.SetInternal(cursorKey, []byte(strconv.FormatInt(cursor, 10)))
+	x.unwrittenMu.Lock()
+	defer x.unwrittenMu.Unlock()
+	if err := x.waitUnwritten(ctx, maxUnwritten-1); err != nil {
+		return fmt.Errorf("index batch: %w", err)
+	}
+	written := make(chan error, 1)
+	b.SetPersistedCallback(func(err error) { written <- err })
 	if err := x.bi.Batch(b); err != nil {
 		return fmt.Errorf("index batch: %w", err)
+	}
+	x.unwritten = append(x.unwritten, written)
+	return nil
+}
+
+// waitUnwritten forgets the batches that are on disk and waits until at
+// most n are not. The caller holds unwrittenMu.
+func (x *Index) waitUnwritten(ctx context.Context, n int) error {
+	for len(x.unwritten) > 0 {
+		if len(x.unwritten) > n {
+			select {
+			case err := <-x.unwritten[0]:
+				if err != nil {
+					return fmt.Errorf("write an earlier batch: %w", err)
+				}
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-x.stop:
+				return errors.New("index closed")
+			}
+		} else {
+			select {
+			case err := <-x.unwritten[0]:
+				if err != nil {
+					return fmt.Errorf("write an earlier batch: %w", err)
+				}
+			default:
+				return nil
+			}
+		}
+		x.unwritten = x.unwritten[1:]
 	}
 	return nil
 }
@@ -348,8 +566,48 @@ func (x *Index) OwnedBy(ctx context.Context, ownerID string, limit int) ([]strin
 	return ids, nil
 }
 
+// releaseMapped releases the mapped pages (releasePages) of the segments of
+// the index's current snapshot, which it holds open meanwhile, so that none
+// of them is closed and unmapped under the release. The segments a merge is
+// reading are among them until the merge's result replaces them; a search
+// may still hold older ones, which it closes when it ends.
+func (x *Index) releaseMapped() error {
+	if x.scorch == nil {
+		return nil
+	}
+	r, err := x.scorch.Reader()
+	if err != nil {
+		return fmt.Errorf("release the index's mapped pages: %w", err)
+	}
+	defer r.Close()
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if !ok {
+		return nil
+	}
+	var first error
+	for _, ss := range snap.Segments() {
+		// A segment on disk (zap's Segment) gives its mapping; one still
+		// in memory has none.
+		if seg, ok := ss.Segment().(interface{ Data() []byte }); ok {
+			if err := releasePages(seg.Data()); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
 // Close flushes and closes the index.
-func (x *Index) Close() error { return x.bi.Close() }
+func (x *Index) Close() error {
+	x.stopOnce.Do(func() {
+		close(x.stop)
+		if x.scorch != nil {
+			openIndexes.Delete(x.scorch)
+		}
+	})
+	<-x.done
+	return x.bi.Close()
+}
 
 func term(field, v string) query.Query {
 	q := query.NewTermQuery(v)

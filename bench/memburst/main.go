@@ -71,6 +71,10 @@ type server struct {
 	// heapInuse and goSys are the largest Go heap in use and Go runtime
 	// memory (of the OS) /metrics showed, bytes.
 	heapInuse, goSys float64
+	// goHeld is the largest Go runtime memory not returned to the OS
+	// (sys less the heap's released pages), bytes: at most what of the
+	// process's own memory is Go's.
+	goHeld float64
 }
 
 func burst(mode string, args []string) error {
@@ -156,7 +160,8 @@ func burst(mode string, args []string) error {
 		caughtUp.Sub(t0).Seconds(), max(0, caughtUp.Sub(t1).Seconds()), added, busy.Seconds(), added/max(busy.Seconds(), 0.1))
 	fmt.Printf("rss: peak %.1f MiB (high-water mark; %.1f MiB during the burst itself), %.1f MiB at the end (%.0f s after the burst); sampled peaks: own memory (RssAnon) %.1f MiB, mapped files (RssFile) %.1f MiB\n",
 		mib(smp.hwm), mib(burstPeak), mib(rss), time.Since(t1).Seconds(), mib(smp.anon), mib(smp.file))
-	fmt.Printf("go: peak heap in use %.1f MiB, peak runtime memory %.1f MiB (/metrics, sampled)\n", s.heapInuse/(1<<20), s.goSys/(1<<20))
+	fmt.Printf("smaps: read after the largest sample (%.1f MiB), %s\n", mib(smp.splitAtRSS), smp.split)
+	fmt.Printf("go: peak heap in use %.1f MiB, peak runtime memory %.1f MiB, of it not released to the OS %.1f MiB (/metrics, sampled)\n", s.heapInuse/(1<<20), s.goSys/(1<<20), s.goHeld/(1<<20))
 	return nil
 }
 
@@ -290,6 +295,7 @@ func (s *server) documents() (float64, error) {
 		return 0, fmt.Errorf("metrics: %s %v", resp.Status, err)
 	}
 	docs := math.Inf(-1)
+	var sys, released float64
 	for line := range strings.SplitSeq(string(b), "\n") {
 		name, v, ok := strings.Cut(line, " ")
 		if !ok {
@@ -306,8 +312,12 @@ func (s *server) documents() (float64, error) {
 			s.heapInuse = max(s.heapInuse, f)
 		case "go_memstats_sys_bytes":
 			s.goSys = max(s.goSys, f)
+			sys = f
+		case "go_memstats_heap_released_bytes":
+			released = f
 		}
 	}
+	s.goHeld = max(s.goHeld, sys-released)
 	if math.IsInf(docs, -1) {
 		return 0, errors.New("metrics: no atrium_search_documents")
 	}
@@ -335,19 +345,25 @@ func (s *server) settledDocuments(limit time.Duration) (float64, error) {
 
 // sampler reads a process's VmRSS and VmHWM every interval.
 type sampler struct {
-	mu      sync.Mutex
-	max     int64 // the largest VmRSS sampled, KiB
-	anon    int64 // the largest RssAnon sampled (the process's own memory), KiB
-	file    int64 // the largest RssFile sampled (mapped files: the binary, the index's segments), KiB
-	hwm     int64 // the last VmHWM read, KiB
-	last    int64 // the last VmRSS read, KiB
-	done    chan struct{}
-	stopped chan struct{}
+	mu   sync.Mutex
+	max  int64 // the largest VmRSS sampled, KiB
+	anon int64 // the largest RssAnon sampled (the process's own memory), KiB
+	file int64 // the largest RssFile sampled (mapped files: the binary, the index's segments), KiB
+	hwm  int64 // the last VmHWM read, KiB
+	last int64 // the last VmRSS read, KiB
+	// split is what /proc/PID/smaps showed at the largest VmRSS sampled
+	// (read again whenever a sample tops the last read by a MiB or more).
+	split      smapsSplit
+	splitAtRSS int64
+	smaps      string
+	done       chan struct{}
+	stopped    chan struct{}
 }
 
 func startSampler(pid int, every time.Duration) *sampler {
 	s := &sampler{done: make(chan struct{}), stopped: make(chan struct{})}
 	path := fmt.Sprintf("/proc/%d/status", pid)
+	s.smaps = fmt.Sprintf("/proc/%d/smaps", pid)
 	read := func() {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -359,6 +375,11 @@ func startSampler(pid int, every time.Duration) *sampler {
 			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
 				s.last = kib(v)
 				s.max = max(s.max, s.last)
+				if s.last >= s.splitAtRSS+1024 {
+					if sp, err := readSmaps(s.smaps); err == nil {
+						s.split, s.splitAtRSS = sp, s.last
+					}
+				}
 			} else if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
 				s.hwm = kib(v)
 			} else if v, ok := strings.CutPrefix(line, "RssAnon:"); ok {
@@ -384,6 +405,64 @@ func startSampler(pid int, every time.Duration) *sampler {
 		}
 	}()
 	return s
+}
+
+// smapsSplit is a process's resident memory by what it maps, KiB.
+type smapsSplit struct {
+	anon     int64 // anonymous: the Go heap and runtime, whatever else the process allocated
+	binary   int64 // the executable's pages
+	segments int64 // the search index's files (under a directory named index or index.new)
+	nSegs    int   // how many of those files are mapped
+	other    int64 // other mapped files
+}
+
+func (sp smapsSplit) String() string {
+	return fmt.Sprintf("%.1f MiB in all: %.1f MiB own (anonymous), %.1f MiB the binary, %.1f MiB the search index's %d mapped files, %.1f MiB other files",
+		mib(sp.anon+sp.binary+sp.segments+sp.other), mib(sp.anon), mib(sp.binary), mib(sp.segments), sp.nSegs, mib(sp.other))
+}
+
+// readSmaps sums the resident memory of each mapping of a process's smaps
+// file by what it maps.
+func readSmaps(path string) (smapsSplit, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return smapsSplit{}, err
+	}
+	exe, _ := os.Readlink(strings.TrimSuffix(path, "smaps") + "exe")
+	var sp smapsSplit
+	var file string
+	var into *int64
+	segs := map[string]bool{}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 5 && strings.Contains(f[0], "-") && len(f[1]) == 4 {
+			// A mapping's header: start-end perms offset dev inode [path].
+			file = ""
+			if len(f) >= 6 {
+				file = f[5]
+			}
+			switch {
+			case !strings.HasPrefix(file, "/"):
+				into = &sp.anon
+			case file == exe:
+				into = &sp.binary
+			case strings.Contains(file, "/index/") || strings.Contains(file, "/index.new/"):
+				into = &sp.segments
+			default:
+				into = &sp.other
+			}
+			continue
+		}
+		if len(f) >= 2 && f[0] == "Rss:" && into != nil {
+			v, _ := strconv.ParseInt(f[1], 10, 64)
+			*into += v
+			if into == &sp.segments && v > 0 {
+				segs[file] = true
+			}
+		}
+	}
+	sp.nSegs = len(segs)
+	return sp, nil
 }
 
 // peak returns the largest VmRSS sampled so far, KiB.
@@ -418,7 +497,13 @@ func run(args []string) error {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	t0 := time.Now()
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("%s: %w", args[0], err)
+	}
+	smp := startSampler(cmd.Process.Pid, 100*time.Millisecond)
+	err := cmd.Wait()
+	smp.stop()
+	if err != nil {
 		return fmt.Errorf("%s: %w", args[0], err)
 	}
 	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
@@ -426,5 +511,7 @@ func run(args []string) error {
 		return errors.New("no resource usage on this system")
 	}
 	fmt.Printf("exec: %.2f s; peak RSS %.1f MiB\n", time.Since(t0).Seconds(), mib(ru.Maxrss))
+	fmt.Printf("rss: sampled peaks: own memory (RssAnon) %.1f MiB, mapped files (RssFile) %.1f MiB\n", mib(smp.anon), mib(smp.file))
+	fmt.Printf("smaps: read after the largest sample (%.1f MiB), %s\n", mib(smp.splitAtRSS), smp.split)
 	return nil
 }

@@ -23,41 +23,51 @@ import (
 	"atrium/web"
 )
 
-// serveMemoryLimit is serve's soft limit of the Go runtime's memory unless
-// GOMEMLIMIT sets one (see docs/operations.md). A burst of small uploads
-// holds some 35 MB of live heap (the search index's new segments among it);
-// under a limit of 48 MiB the collector then ran back to back, up to half the
-// CPU: 1,000 small TUS uploads took a median 1.9 s (1.3-2.4 s) and 2.2 s of
-// the server's CPU, against 1.5 s (1.3-1.7 s) and 1.4 s under this one (peak
-// RSS 101-109 MiB against 122-148 MiB); streaming transfers and an idle
-// server stay as small either way (bench/memory.sh).
-const serveMemoryLimit = 128 << 20
+// memoryLimit is the soft limit of the Go runtime's memory of serve and
+// reindex unless GOMEMLIMIT sets one (see docs/operations.md, "Memory and
+// durable writes"). It is the Go heap's share of a resident set of 128 MiB
+// under load: the rest is the pages of the binary the server runs (some 30-40
+// MB), SQLite's page caches (up to 2 MB for the writer and 8 MB for each of
+// the readers) and the pages of the search index's files that it read
+// lately. The search index's live heap while it takes in a burst of files is
+// bounded by design (index, app/drive/indexer): some 15-35 MB over the
+// server's 10 MB at rest. The collector then runs often, not back to back: a
+// burst of 10,000 small files (bench/memory-burst.sh) peaked at 115-120 MiB
+// resident and was indexed at 555-730 files a second, against 192-196 MiB and
+// 1,020-1,390 files a second under 128 MiB (three alternating pairs; the
+// 10,000 PUTs themselves took as long either way, 3.4-4.5 s against
+// 3.3-3.6 s). Under 48 MiB the collector once ran back to back while small
+// uploads came in (the search index then held some 35 MB of new segments
+// during a burst; it waits out a burst since): 1,000 small TUS uploads now
+// take as long under either limit (0.54-0.59 s against 0.56-0.65 s, the
+// third round of bench/smalluploads' tus-app, three alternating pairs).
+const memoryLimit = 48 << 20
 
-// serveGCPercent is serve's GOGC unless the environment sets one: the heap may
-// grow to three times what is live (Go's default is twice) before the
-// collector runs, within serveMemoryLimit, which bounds it when the live heap
-// is large. A request allocates a few KB that die with it; with the default
-// the collector ran some 20 times a second under load and took about a fifth
-// of the CPU of REST requests. With wrk -t2 -c64 on GET /api/v1/me (2 cores,
-// server and wrk sharing them): 39.0k req/s at 200 against 33.6k at 100
-// (medians of four alternating runs); 400 served no more (45.6k against 44.9k
-// in three later pairs, with the JSON encoder of web/jsonformat.go) and held
-// more: peak RSS under that load 75-78 MB at 200, 92-97 at 400, 66-68 at 100,
-// and in the 10-minute soak (bench/soak.sh) 142-176 MiB at 400 against 87.6
-// and 92.3 (its second and last minutes) at 100.
-const serveGCPercent = 200
+// gcPercent is serve's and reindex's GOGC unless the environment sets one:
+// the heap may grow to three times what is live (Go's default is twice)
+// before the collector runs, within memoryLimit, which bounds it when the
+// live heap is large. A request allocates a few KB that die with it; with the
+// default the collector ran some 20 times a second under load and took about
+// a fifth of the CPU of REST requests. With wrk -t2 -c64 on GET /api/v1/me (2
+// cores, server and wrk sharing them): 39.0k req/s at 200 against 33.6k at
+// 100 (medians of four alternating runs); 400 served no more (45.6k against
+// 44.9k in three later pairs, with the JSON encoder of web/jsonformat.go) and
+// held more: peak RSS under that load 75-78 MB at 200, 92-97 at 400, 66-68 at
+// 100, and in the 10-minute soak (bench/soak.sh) 142-176 MiB at 400 against
+// 87.6 and 92.3 (its second and last minutes) at 100.
+const gcPercent = 200
 
-// limitServeMemory sets serve's soft memory limit unless GOMEMLIMIT set one,
-// and its GC percent unless GOGC set one (the runtime read both at start). A
-// soft limit: the collector works harder as the Go heap nears it (it never
-// refuses memory), so a small machine's server gives back what a burst took
-// instead of growing to twice its peak.
-func limitServeMemory() {
+// limitMemory sets the soft memory limit unless GOMEMLIMIT set one, and the
+// GC percent unless GOGC set one (the runtime read both at start). A soft
+// limit: the collector works harder as the Go heap nears it (it never refuses
+// memory), so a small machine's server gives back what a burst took instead
+// of growing to twice its peak.
+func limitMemory() {
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(serveMemoryLimit)
+		debug.SetMemoryLimit(memoryLimit)
 	}
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(serveGCPercent)
+		debug.SetGCPercent(gcPercent)
 	}
 }
 
@@ -121,7 +131,7 @@ func newServeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			limitServeMemory()
+			limitMemory()
 			log, flushLog := wire.NewServeLogger(cfg, cmd.ErrOrStderr())
 			defer flushLog()
 			for _, w := range cfg.Warnings {

@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// serve runs under a soft memory limit of 128 MiB (serveMemoryLimit), unless
-// the operator's GOMEMLIMIT set one, which it leaves as it is.
-func TestServeMemoryLimit(t *testing.T) {
+// serve and reindex run under a soft memory limit of 48 MiB (memoryLimit),
+// unless the operator's GOMEMLIMIT set one, which they leave as it is.
+func TestMemoryLimit(t *testing.T) {
 	t.Setenv("GOGC", "100") // this test is about the limit alone
 	// Not parallel: the limit is the process's.
 	before := debug.SetMemoryLimit(-1)
@@ -20,14 +20,14 @@ func TestServeMemoryLimit(t *testing.T) {
 		start      int64
 		want       int64
 	}{
-		{"no GOMEMLIMIT: 128 MiB", "", math.MaxInt64, 128 << 20},
+		{"no GOMEMLIMIT: 48 MiB", "", math.MaxInt64, 48 << 20},
 		{"GOMEMLIMIT set: the runtime's limit stays", "1GiB", 1 << 30, 1 << 30},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv("GOMEMLIMIT", c.gomemlimit)
 			debug.SetMemoryLimit(c.start) // what the runtime read at start
-			limitServeMemory()
+			limitMemory()
 			if got := debug.SetMemoryLimit(-1); got != c.want {
 				t.Errorf("memory limit %d, want %d", got, c.want)
 			}
@@ -35,9 +35,9 @@ func TestServeMemoryLimit(t *testing.T) {
 	}
 }
 
-// serve runs with GOGC 200 (serveGCPercent), unless the operator's GOGC set
-// one (off included), which it leaves as it is.
-func TestServeGCPercent(t *testing.T) {
+// serve and reindex run with GOGC 200 (gcPercent), unless the operator's
+// GOGC set one (off included), which they leave as it is.
+func TestGCPercent(t *testing.T) {
 	// Not parallel: the GC percent is the process's.
 	before := debug.SetGCPercent(100)
 	t.Cleanup(func() { debug.SetGCPercent(before) })
@@ -59,7 +59,7 @@ func TestServeGCPercent(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv("GOGC", c.gogc)
 			debug.SetGCPercent(c.start)
-			limitServeMemory()
+			limitMemory()
 			if got := debug.SetGCPercent(100); got != c.want {
 				t.Errorf("GC percent %d, want %d", got, c.want)
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -20,11 +21,15 @@ func newReindexCmd() *cobra.Command {
 			"Run it with the server stopped; a running server rebuilds a missing or damaged index by itself.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			limitMemory() // the index is built with the server's bounds
 			m, err := openFor(cmd)
 			if err != nil {
 				return err
 			}
 			defer m.Close()
+			ctx, stop := context.WithCancel(cmd.Context())
+			defer stop()
+			go m.ReleaseExecutablePages(ctx)
 			var bar *progressbar.ProgressBar
 			progress := func(done, total int64) {
 				if quiet {

@@ -41,9 +41,9 @@ const (
 	// index holds a whole batch's analysis while it builds the batch's
 	// segment, in memory, some 50-100 bytes for each byte of text (the words,
 	// their positions for the highlights, the composite field again), and the
-	// documents are all held until the batch is applied. 256 KiB is some
-	// 15-25 MiB at a time; a folder's worth of files in one batch took the
-	// server past a gigabyte.
+	// documents are all held until the batch is applied. 128 KiB is some
+	// 8-12 MB at a time (about 70 small text files); a folder's worth of
+	// files in one batch took the server past a gigabyte.
 	batchBytes = 128 << 10
 	// docOverhead is what a document weighs besides its text: its keyword
 	// and number fields (each number 16 terms), some 40 KB in the index's

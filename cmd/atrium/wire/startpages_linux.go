@@ -40,6 +40,43 @@ func releaseStartPages() (before, after int64, err error) {
 	return before, after, err
 }
 
+// releaseExecutable unmaps the pages of the executable's code and read-only
+// data that this process touched since the last release, as
+// releaseStartPages does, without counting them (/proc/self/maps rather than
+// smaps, which walks every page table).
+func releaseExecutable() error {
+	fi, err := os.Stat("/proc/self/exe")
+	if err != nil {
+		return err
+	}
+	ino := fi.Sys().(*syscall.Stat_t).Ino
+	b, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		// start-end perms offset dev inode path
+		f := strings.Fields(sc.Text())
+		if len(f) < 5 || len(f[1]) != 4 || f[1][1] == 'w' {
+			continue
+		}
+		if n, _ := strconv.ParseUint(f[4], 10, 64); n != ino {
+			continue
+		}
+		lo, hi, _ := strings.Cut(f[0], "-")
+		start, err1 := strconv.ParseUint(lo, 16, 64)
+		end, err2 := strconv.ParseUint(hi, 16, 64)
+		if err1 != nil || err2 != nil {
+			return fmt.Errorf("maps: %q", sc.Text())
+		}
+		if _, _, e := syscall.Syscall(syscall.SYS_MADVISE, uintptr(start), uintptr(end-start), syscall.MADV_DONTNEED); e != 0 {
+			return fmt.Errorf("madvise: %w", e)
+		}
+	}
+	return sc.Err()
+}
+
 // exeMappings returns the read-only and executable mappings of file inode ino
 // in this process (start, end) and their resident kilobytes.
 func exeMappings(ino uint64) (ranges [][2]uintptr, rssKB int64, err error) {

@@ -31,3 +31,28 @@ func TestReleaseStartPages(t *testing.T) {
 		t.Errorf("resident pages of the executable: %d kB before, %d kB after; want at most half left", before, after)
 	}
 }
+
+// The periodic release (releaseExecutable) unmaps the executable's pages too,
+// without counting them. Not parallel, as above.
+func TestReleaseExecutable(t *testing.T) {
+	fi, err := os.Stat("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ino := fi.Sys().(*syscall.Stat_t).Ino
+	_, before, err := exeMappings(ino)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := releaseExecutable(); err != nil {
+		t.Skipf("this kernel does not release pages on request: %v", err)
+	}
+	_, after, err := exeMappings(ino)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("resident: %d kB before, %d kB after", before, after)
+	if before < 1024 || after > before/2 {
+		t.Errorf("resident pages of the executable: %d kB before, %d kB after; want at most half left", before, after)
+	}
+}
