@@ -125,4 +125,28 @@ func TestRaceForTheLast(t *testing.T) {
 			t.Fatalf("%d folders named Reports (%v), want 1", n, err)
 		}
 	})
+
+	t.Run("last admin", func(t *testing.T) {
+		t.Parallel()
+		w := newAdminWorld(t)
+		c := driveClient{t: t, s: w.s, tok: w.admin}
+		var sp, tok map[string]any
+		c.ok(201, "POST", "/api/v1/developer/service-principals", map[string]any{"name": "robot", "scopes": []string{"admin:access"}}, &sp)
+		c.ok(201, "POST", "/api/v1/developer/service-principals/"+sp["id"].(string)+"/tokens", map[string]any{}, &tok)
+		robot := tok["token"].(string)
+		webtest.Check(t, w.s.Do(w.req("POST", "/users/"+w.memberID+"/change-role", w.admin, map[string]any{"role_slug": "admin"})), webtest.Scenario{Status: 200})
+		// Two active admins, each suspended at once: one of them stays.
+		got := counts(race(w.s, []webtest.Request{
+			w.req("POST", "/users/"+w.adminID+"/suspend", robot, nil),
+			w.req("POST", "/users/"+w.memberID+"/suspend", robot, nil),
+		}))
+		if got[200] != 1 || got[409] != 1 {
+			t.Fatalf("statuses %v, want one 200 and one 409 (the last active admin)", got)
+		}
+		var active int
+		if err := w.s.Main.DB.QueryRow(context.Background(), `SELECT count(*) FROM users WHERE organization_id = ? AND role_slug = 'admin' AND status = 'active'`,
+			w.org).Scan(&active); err != nil || active != 1 {
+			t.Fatalf("%d active admins (%v), want 1", active, err)
+		}
+	})
 }
