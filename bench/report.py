@@ -364,7 +364,7 @@ NOTES = {
         "100 ms; the split by mapping is /proc/PID/smaps read right after the largest sample. This run shared the machine with "
         "other sessions' work (load 8-13 on the 2 cores: the 100,000 PUTs took 483 s, the index took files in at 84-183 a second); "
         "the peaks depend on how fast the index takes a burst in: with the code before this run's changes a quiet machine's were "
-        "higher (below), and this code has not been measured on a quiet machine yet. "
+        "higher (below); measured again at 8fecdc8 on a quieter machine (load 3-5, the index taking in 406-589 files a second, as on a quiet one): 100.4, 110.3, 102.9 and 116.0 MiB (own memory 65-75 MiB, the binary 20-24 MB, the index 7-13 MB in smaps). "
         "Before issue 47's work (6221f81; the first run under another session's load): the 10,000 PUTs peaked at "
         "1,160 MiB (1,196 and 1,205 MiB in two later runs on a quiet machine, indexed at 373-415 files a second), the 100,000 at "
         "2,144 MiB, the COPY at 3,476 MiB (indexed at 56 items a second: the new folder's whole subtree went into one batch, each "
