@@ -59,6 +59,7 @@ var (
 	bruns  = flag.Int("browse-runs", 5, "browses of a full folder")
 	druns  = flag.Int("delta-runs", 3, "delta snapshots")
 	nsrch  = flag.Int("searches", 50, "searches")
+	copyF  = flag.Bool("fill-copy", false, "fill the drive with WebDAV COPYs of the first folder (full after the timed PUTs) instead of PUTs")
 	prefix = flag.String("prefix", "d", "folder names' prefix")
 	wait   = flag.Duration("index-wait", 15*time.Minute, "longest wait for the search index")
 )
@@ -85,12 +86,48 @@ func main() {
 	// 2. the timed PUTs, then 3. the rest of the drive, untimed.
 	*files = max(*files, *puts)
 	nf := (*files + *folder - 1) / *folder
-	for i := range nf {
+	// With -fill-copy, the folders after the timed PUTs' are copies of the
+	// first one (made by COPY), all but a last partial one.
+	made := nf
+	if *copyF {
+		made = max((*puts+*folder-1) / *folder, 1)
+	}
+	for i := range made {
 		must(dav("MKCOL", fmt.Sprintf("%s%03d/", *prefix, i), nil, http.StatusCreated))
 	}
 	wall, p99 := putRange(0, *puts, *c, words)
 	fmt.Printf("puts_s %.3f\nputs_p99_ms %.2f\nputs_per_s %.1f\n", wall.Seconds(), p99, float64(*puts)/wall.Seconds())
-	if *files > *puts {
+	if *copyF && *files > *puts && *puts >= *folder {
+		t := time.Now()
+		done := made * *folder
+		for i := made; done+*folder <= *files; i++ {
+			req, err := http.NewRequest("COPY", fmt.Sprintf("%s/api/v1/webdav/%s000/", *base, *prefix), nil)
+			must(err)
+			req.SetBasicAuth(*user, *pass)
+			req.Header.Set("Destination", fmt.Sprintf("%s/api/v1/webdav/%s%03d/", *base, *prefix, i))
+			req.Header.Set("Depth", "infinity")
+			req.Header.Set("Overwrite", "F")
+			resp, err := client.Do(req)
+			must(err)
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusCreated {
+				must(fmt.Errorf("COPY into folder %d: %s %.300s", i, resp.Status, b))
+			}
+			done += *folder
+			made = i + 1
+		}
+		fmt.Fprintf(os.Stderr, "copied %d files in %.1f s\n", done-*puts, time.Since(t).Seconds())
+		fmt.Printf("copy_s %.1f\n", time.Since(t).Seconds())
+		if done < *files { // a last folder, partial: PUTs
+			must(dav("MKCOL", fmt.Sprintf("%s%03d/", *prefix, made), nil, http.StatusCreated))
+			w, _ := putRange(made**folder, made**folder+*files-done, *fillC, words)
+			fmt.Printf("fill_s %.1f\n", w.Seconds())
+		}
+	} else if *files > *puts {
+		for i := made; i < nf; i++ {
+			must(dav("MKCOL", fmt.Sprintf("%s%03d/", *prefix, i), nil, http.StatusCreated))
+		}
 		w, _ := putRange(*puts, *files, *fillC, words)
 		fmt.Fprintf(os.Stderr, "filled %d more files in %.1f s\n", *files-*puts, w.Seconds())
 		fmt.Printf("fill_s %.1f\n", w.Seconds())
