@@ -184,7 +184,12 @@ NOTES = {
                 "every file (/metrics atrium_search_documents). On PostgreSQL, write transactions are SERIALIZABLE and one "
                 "owner's concurrent writes all update the drive's change sequence row: they conflict, fail and run again "
                 "after a random pause of up to 16 ms (storage/sqldb/postgres.go pgInTx), so that 4 clients PUT more slowly "
-                "than one and their p99 is the retries'.",
+                "than one and their p99 is the retries' (their count, from PostgreSQL's log, is among the other figures). "
+                "GET /me is answered from the credential cache, without the database, on either engine; GET /contacts/books "
+                "runs two queries (the default book, then the books), each a round trip over loopback TCP to a process on the "
+                "same two cores, where SQLite answers in process. The PostgreSQL search ranks every match (ts_rank over the "
+                "GIN index's hits, with count(*) OVER ()) before it takes the page, so its time grows with the number of "
+                "matches (storage/sqldb/search_pg.go).",
     "webapp": "Chromium (Debian's, headless) on the same two cores as the server, on loopback. \"List shown\" is the first "
               "contentful paint of the navigation (the list is in the HTML), from the navigation's start: the load of the page, "
               "or the click on a sort header or on Next; the click-to-last-row wall time is among the other figures. Asset "
