@@ -148,6 +148,7 @@ AREAS = [
     ("memburst", "Memory through bursts of small files and a reindex (issue 47): bench/memory-burst.sh"),
     ("radicale", "CardDAV/CalDAV against Radicale (issue 10): bench/radicale.sh"),
     ("webapp", "Web app, the drive page: bench/webapp.sh"),
+    ("postgres", "PostgreSQL against SQLite (issue 49): bench/postgres.sh"),
     ("soak", "Soak (issue 10): bench/soak.sh"),
 ]
 
@@ -175,6 +176,20 @@ NOTES = {
                 "at a time, on loopback, each server on its own temporary storage. Radicale writes one file per item and "
                 "fsyncs it, and answers a sync-collection by walking its whole collection; Atrium keeps a change sequence "
                 "per collection in SQLite.",
+    "postgres": "One Atrium server at a time, the same binary and the same Go client (bench/pgcompare), first on SQLite (a fresh "
+                "data directory), then on a throwaway PostgreSQL 15 cluster on the same two cores (scripts/pg-cluster.sh: fsync "
+                "and synchronous_commit on, shared_buffers 128 MB; a fresh database). The drive is filled with WebDAV PUTs of "
+                "1 KiB of text from a 2,000-word vocabulary, in folders of 5,000; the first ones are the timed PUTs, the rest "
+                "untimed (8 clients on SQLite, 1 on PostgreSQL, each engine's fastest). Searches start once the index holds "
+                "every file (/metrics atrium_search_documents). On PostgreSQL, write transactions are SERIALIZABLE and one "
+                "owner's concurrent writes all update the drive's change sequence row: they conflict, fail and run again "
+                "after a random pause of up to 16 ms (storage/sqldb/postgres.go pgInTx), so that 4 clients PUT more slowly "
+                "than one and their p99 is the retries' (their count, from PostgreSQL's log, is among the other figures). "
+                "GET /me is answered from the credential cache, without the database, on either engine; GET /contacts/books "
+                "runs two queries (the default book, then the books), each a round trip over loopback TCP to a process on the "
+                "same two cores, where SQLite answers in process. The PostgreSQL search ranks every match (ts_rank over the "
+                "GIN index's hits, with count(*) OVER ()) before it takes the page, so its time grows with the number of "
+                "matches (storage/sqldb/search_pg.go).",
     "webapp": "Chromium (Debian's, headless) on the same two cores as the server, on loopback. \"List shown\" is the first "
               "contentful paint of the navigation (the list is in the HTML), from the navigation's start: the load of the page, "
               "or the click on a sort header or on Next; the click-to-last-row wall time is among the other figures. Asset "
@@ -429,6 +444,11 @@ def script_rows(step):
         if m:  # davsync
             rows.append((m[1].strip(), f"≤ 1.0× {m[3]}", f"atrium {m[2]} ms, {m[3]} {m[4]} ms: **{m[5]}×**", m[6]))
             continue
+        m = re.match(r"^(.*?): sqlite (.*?), postgres (.*?), ratio ([\d.]+)x \(goal (\S+) ([\d.]+)x\) (PASS|MISS)$", line)
+        if m:  # bench/postgres.sh: a ratio PostgreSQL/SQLite
+            op = {"<=": "≤", ">=": "≥"}.get(m[5], m[5])
+            rows.append((m[1], f"PostgreSQL/SQLite {op} {m[6]}×", f"SQLite {m[2]}, PostgreSQL {m[3]}: **{m[4]}×**", m[7]))
+            continue
         m = re.match(r"^webhooks: (\d+) subscriptions, median of (\d+) runs: (\d+) deliveries/s healthy \(target >= 1000: (PASS|MISS)\); "
                      r"with a dead receiver (\d+) deliveries/s, drop (-?[\d.]+)% \(target < 10%: (PASS|MISS)\)", line)
         if m:
@@ -480,10 +500,15 @@ def other_lines(step):
     text = read(step + ".txt") or ""
     keep = []
     for line in text.splitlines():
+        if step == "postgres" and re.match(r"^== (machine|load at|PostgreSQL: |\d+ files)", line):
+            keep.append(line[3:])
+            continue
         if re.search(r"\s(PASS|MISS)$", line) or line.startswith("==") or not line.strip():
             continue
         if step in ("foundation", "transfer", "tus", "radicale", "webapp", "smallfiles", "smalluploads", "requestpath", "memory", "memburst") and re.match(r"^\S.*\s{2,}\S", line):
             keep.append(re.sub(r"\s{2,}", ": ", line.strip(), count=1))
+        elif step == "postgres" and line.startswith("other: "):
+            keep.append(line[len("other: "):])
         elif step == "soak" and re.match(r"^(soak achieved|server )", line):
             keep.append(re.sub(r"\s{2,}", ": ", line.strip(), count=1))
     return keep
