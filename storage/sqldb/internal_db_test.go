@@ -2,7 +2,6 @@ package sqldb
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 )
 
@@ -11,30 +10,15 @@ import (
 // ATRIUM_TEST_DATABASE_URL when it is set, else a SQLite file.
 func openTest(t testing.TB) *DB {
 	t.Helper()
-	ctx := context.Background()
-	if admin := TestPostgresURL(); admin != "" {
-		url, drop, err := NewTestPostgres(ctx, admin)
-		if err != nil {
-			t.Fatal(err)
-		}
-		db, err := OpenPostgres(ctx, url, nil)
-		if err != nil {
-			drop()
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			db.Close()
-			if err := drop(); err != nil {
-				t.Errorf("drop test database: %v", err)
-			}
-		})
-		return db
-	}
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "atrium.db"), nil)
+	db, closeDB, err := OpenForTest(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
+	t.Cleanup(func() {
+		if err := closeDB(); err != nil {
+			t.Errorf("close the test database: %v", err)
+		}
+	})
 	return db
 }
 

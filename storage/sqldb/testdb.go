@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -25,6 +26,32 @@ const TestDatabaseEnv = "ATRIUM_TEST_DATABASE_URL"
 
 // TestPostgresURL is the URL of TestDatabaseEnv, "" when unset.
 func TestPostgresURL() string { return os.Getenv(TestDatabaseEnv) }
+
+// OpenForTest opens a fresh, migrated database for a test: a database of its
+// own on the PostgreSQL server of TestDatabaseEnv when that is set, else a
+// SQLite file in dir. closeDB closes it and, on PostgreSQL, drops it.
+func OpenForTest(ctx context.Context, dir string) (db *DB, closeDB func() error, err error) {
+	admin := TestPostgresURL()
+	if admin == "" {
+		db, err := Open(ctx, filepath.Join(dir, "atrium.db"), nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		return db, db.Close, nil
+	}
+	url, drop, err := NewTestPostgres(ctx, admin)
+	if err != nil {
+		return nil, nil, err
+	}
+	if db, err = OpenPostgres(ctx, url, nil); err != nil {
+		drop()
+		return nil, nil, err
+	}
+	return db, func() error {
+		db.Close()
+		return drop()
+	}, nil
+}
 
 // NewTestPostgres makes a database for one test on the server of admin (a
 // URL of any database there) as a copy of a migrated template, made once per

@@ -4,7 +4,6 @@ package sqldbtest
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"atrium/storage/sqldb"
@@ -16,29 +15,14 @@ import (
 // temporary directory.
 func Open(t testing.TB) *sqldb.DB {
 	t.Helper()
-	ctx := context.Background()
-	if admin := sqldb.TestPostgresURL(); admin != "" {
-		url, drop, err := sqldb.NewTestPostgres(ctx, admin)
-		if err != nil {
-			t.Fatal(err)
-		}
-		db, err := sqldb.OpenPostgres(ctx, url, nil)
-		if err != nil {
-			drop()
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			db.Close()
-			if err := drop(); err != nil {
-				t.Errorf("drop test database: %v", err)
-			}
-		})
-		return db
-	}
-	db, err := sqldb.Open(ctx, filepath.Join(t.TempDir(), "atrium.db"), nil)
+	db, closeDB, err := sqldb.OpenForTest(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
+	t.Cleanup(func() {
+		if err := closeDB(); err != nil {
+			t.Errorf("close the test database: %v", err)
+		}
+	})
 	return db
 }
