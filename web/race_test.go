@@ -42,14 +42,17 @@ func counts(statuses []int) map[int]int {
 // The rules that read, check and write hold when the writes come together:
 // on SQLite they take turns at the one writer; on PostgreSQL (with
 // ATRIUM_TEST_DATABASE_URL) they run side by side in SERIALIZABLE
-// transactions, and the losers of a conflict run again and find the rule's
-// answer. Exactly one wins the last of anything; nothing is counted twice.
+// transactions — with the organisation's write lane off, which would
+// otherwise queue them — and the losers of a conflict run again and find the
+// rule's answer. Exactly one wins the last of anything; nothing is counted
+// twice.
 func TestRaceForTheLast(t *testing.T) {
 	t.Parallel()
 
 	t.Run("quota byte", func(t *testing.T) {
 		t.Parallel()
 		s := webtest.New(t)
+		s.Main.DB.SetWriteLanes(false)
 		ann := newDavUser(t, s, "Quota Race", "ann@example.test", "admin")
 		ctx := context.Background()
 		if _, err := s.Main.DB.Exec(ctx, `UPDATE plans SET quota_bytes = 100 WHERE slug = 'enterprise'`); err != nil {
@@ -74,6 +77,7 @@ func TestRaceForTheLast(t *testing.T) {
 	t.Run("seat", func(t *testing.T) {
 		t.Parallel()
 		w := newPartnerWorld(t)
+		w.s.Main.DB.SetWriteLanes(false)
 		org := w.createOrg(t, w.tok, "Seat Race", "boss@seatrace.test") // 3 seats, 1 invited
 		var reqs []webtest.Request
 		for i := range 6 {
@@ -90,6 +94,7 @@ func TestRaceForTheLast(t *testing.T) {
 	t.Run("lock", func(t *testing.T) {
 		t.Parallel()
 		s := webtest.New(t)
+		s.Main.DB.SetWriteLanes(false)
 		ann := newDavUser(t, s, "Lock Race", "ann@example.test", "admin")
 		webtest.Check(t, s.Do(davReq(ann, "PUT", "/contended.txt", nil, "x")), webtest.Scenario{Status: 201})
 		lockBody := `<?xml version="1.0"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope>` +
@@ -108,6 +113,7 @@ func TestRaceForTheLast(t *testing.T) {
 	t.Run("name", func(t *testing.T) {
 		t.Parallel()
 		s := webtest.New(t)
+		s.Main.DB.SetWriteLanes(false)
 		ann := newDavUser(t, s, "Name Race", "ann@example.test", "admin")
 		// Six folders of one name at once: one is made, the others are
 		// refused (405 when the name is found taken before the write, 409
@@ -129,6 +135,7 @@ func TestRaceForTheLast(t *testing.T) {
 	t.Run("last admin", func(t *testing.T) {
 		t.Parallel()
 		w := newAdminWorld(t)
+		w.s.Main.DB.SetWriteLanes(false)
 		c := driveClient{t: t, s: w.s, tok: w.admin}
 		var sp, tok map[string]any
 		c.ok(201, "POST", "/api/v1/developer/service-principals", map[string]any{"name": "robot", "scopes": []string{"admin:access"}}, &sp)

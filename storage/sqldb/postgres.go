@@ -45,6 +45,9 @@ type pgEngine struct {
 	// retries counts the transactions run again after a serialization
 	// failure or a deadlock.
 	retries atomic.Uint64
+	// lanes queues this node's transactions of each organisation (pglanes.go).
+	lanes   laneLocks
+	noLanes atomic.Bool // SetWriteLanes(false)
 }
 
 // pgTx is the transaction a context carries on PostgreSQL.
@@ -223,19 +226,26 @@ func MigratePostgres(ctx context.Context, url string, log *slog.Logger) (int, er
 }
 
 // pgInTx runs fn in a transaction: a savepoint of the context's transaction
-// when it carries one, else a new SERIALIZABLE transaction, run again (a few
-// times, after a short random pause) when PostgreSQL fails it for a
+// when it carries one, else a new SERIALIZABLE transaction — in the write lane
+// of the principal's organisation when ctx has one (pglanes.go) — run again
+// (a few times, after a short random pause) when PostgreSQL fails it for a
 // serialization failure or a deadlock.
 func (db *DB) pgInTx(ctx context.Context, fn func(ctx context.Context) error) error {
 	if st, ok := ctx.Value(pgTxKey{}).(*pgTx); ok {
 		return db.pgSavepoint(ctx, st, fn)
 	}
-	// A drive's change sequence is one row per owner that each of its writes
-	// updates: concurrent writes of one owner take turns through failures,
-	// one winning each round.
+	if key, ok := db.writeLane(ctx); ok {
+		return db.pgInLane(ctx, key, func(conn beginner) error { return db.pgAttempts(ctx, conn, fn) })
+	}
+	return db.pgAttempts(ctx, db.pg.pool, fn)
+}
+
+// pgAttempts runs fn in transactions begun by begin until one commits, fails
+// for a reason of its own, or 100 attempts failed for conflicts.
+func (db *DB) pgAttempts(ctx context.Context, begin beginner, fn func(ctx context.Context) error) error {
 	const attempts = 100
 	for attempt := 1; ; attempt++ {
-		err := db.pgAttempt(ctx, fn)
+		err := db.pgAttempt(ctx, begin, fn)
 		if err == nil || !retryable(err) || attempt == attempts || ctx.Err() != nil {
 			return err
 		}
@@ -254,8 +264,8 @@ func (db *DB) pgInTx(ctx context.Context, fn func(ctx context.Context) error) er
 // attempt may not meet, whatever fn made of that statement's error.
 var errRetry = errors.New("transaction conflicted with another; run it again")
 
-func (db *DB) pgAttempt(ctx context.Context, fn func(ctx context.Context) error) (err error) {
-	tx, err := db.pg.pool.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelSerializable})
+func (db *DB) pgAttempt(ctx context.Context, begin beginner, fn func(ctx context.Context) error) (err error) {
+	tx, err := begin.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelSerializable})
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
