@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -22,6 +23,7 @@ import (
 
 	"atrium/app"
 	"atrium/cmd/atrium/wire"
+	"atrium/storage/s3blob"
 	"atrium/storage/sqldb"
 )
 
@@ -90,8 +92,36 @@ const testDatabaseFile = "test-database-url"
 
 // newData puts a copy of the migrated template database into the data
 // directory dir, or, with ATRIUM_TEST_DATABASE_URL set, makes a PostgreSQL
-// database for it and writes its URL there; drop removes that database.
+// database for it and writes its URL there; with ATRIUM_TEST_S3_ENDPOINT
+// set, it also makes a bucket of its own on that store and writes its name
+// there. drop removes the database and the bucket.
 func newData(dir string) (drop func() error, err error) {
+	dropDB, err := newDatabase(dir)
+	if err != nil {
+		return nil, err
+	}
+	sc, ok := s3blob.TestConfig()
+	if !ok {
+		return dropDB, nil
+	}
+	bucket, dropBucket, err := s3blob.NewTestBucket(context.Background(), sc)
+	if err != nil {
+		dropDB()
+		return nil, err
+	}
+	drop = func() error { return errors.Join(dropBucket(), dropDB()) }
+	if err := os.WriteFile(filepath.Join(dir, testBucketFile), []byte(bucket), 0o600); err != nil {
+		drop()
+		return nil, err
+	}
+	return drop, nil
+}
+
+// testBucketFile holds, in a test's data directory, the name of its bucket
+// on the store of ATRIUM_TEST_S3_ENDPOINT (New).
+const testBucketFile = "test-s3-bucket"
+
+func newDatabase(dir string) (drop func() error, err error) {
 	if admin := sqldb.TestPostgresURL(); admin != "" {
 		url, drop, err := sqldb.NewTestPostgres(context.Background(), admin)
 		if err != nil {
@@ -143,6 +173,7 @@ func start(dir string, logs io.Writer, report func(*http.Request, string), wrap 
 	if url, err := os.ReadFile(filepath.Join(dir, testDatabaseFile)); err == nil {
 		cfg.Database.URL = string(url)
 	}
+	cfg.Blob = Blob(dir)
 	cfg.Listen = ts.Listener.Addr().String()
 	cfg.PublicURL = "http://" + cfg.Listen
 	for _, o := range opts {
@@ -444,6 +475,37 @@ func OpenDatabase(t testing.TB, dir string) *sqldb.DB {
 		t.Fatal(err)
 	}
 	return db
+}
+
+// Blob is the [blob] configuration of the test data directory dir: its
+// bucket on the store of ATRIUM_TEST_S3_ENDPOINT (New with it set), else
+// empty (the local disk).
+func Blob(dir string) wire.BlobConfig {
+	bucket, err := os.ReadFile(filepath.Join(dir, testBucketFile))
+	sc, ok := s3blob.TestConfig()
+	if err != nil || !ok {
+		return wire.BlobConfig{}
+	}
+	return wire.BlobConfig{S3Endpoint: sc.Endpoint, S3Bucket: string(bucket), S3AccessKey: sc.AccessKey, S3SecretKey: sc.SecretKey}
+}
+
+// S3 reports whether the test data directory dir keeps its bytes in a
+// bucket rather than on the local disk.
+func S3(dir string) bool { return Blob(dir).S3() }
+
+// ConfigTOML is what a configuration file needs for a command to open the
+// test data directory dir as its server does: its [database] url on
+// PostgreSQL and its [blob] bucket on an object store; "" when neither.
+func ConfigTOML(dir string) string {
+	var b strings.Builder
+	if url := DatabaseURL(dir); url != "" {
+		fmt.Fprintf(&b, "[database]\nurl = %q\n", url)
+	}
+	if c := Blob(dir); c.S3() {
+		fmt.Fprintf(&b, "[blob]\ns3_endpoint = %q\ns3_bucket = %q\ns3_access_key = %q\ns3_secret_key = %q\n",
+			c.S3Endpoint, c.S3Bucket, c.S3AccessKey, c.S3SecretKey)
+	}
+	return b.String()
 }
 
 // DatabaseURL is the URL of the PostgreSQL database of the test data

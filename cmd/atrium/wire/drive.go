@@ -21,7 +21,7 @@ import (
 // look in the blob store first: a content may be in both (stored whole, then
 // again as a small one), and then it is the same bytes.
 type contents struct {
-	files *blob.Store
+	files blob.Objects
 	small sqldb.SmallBlobs
 }
 
@@ -41,7 +41,7 @@ func (c contents) PutSmall(ctx context.Context, hash string, data []byte) error 
 }
 
 func (c contents) Exists(ctx context.Context, hash string) bool {
-	if c.files.Exists(hash) {
+	if c.files.Exists(ctx, hash) {
 		return true
 	}
 	ok, err := c.small.Exists(ctx, hash)
@@ -50,7 +50,7 @@ func (c contents) Exists(ctx context.Context, hash string) bool {
 
 // Open opens hash; a content in neither tier is blob.ErrNotFound.
 func (c contents) Open(ctx context.Context, hash string) (io.ReadSeekCloser, error) {
-	f, err := c.files.Open(hash)
+	f, err := c.files.Open(ctx, hash)
 	if err == nil {
 		return f, nil
 	}
@@ -73,7 +73,7 @@ func (nopCloser) Close() error { return nil }
 
 // Delete removes hash from both tiers.
 func (c contents) Delete(ctx context.Context, hash string) error {
-	if err := c.files.Delete(hash); err != nil {
+	if err := c.files.Delete(ctx, hash); err != nil {
 		return err
 	}
 	return c.small.Delete(ctx, hash)
@@ -102,10 +102,16 @@ func (u driveURLs) Upload(ref string, ttl time.Duration) string {
 	return u.signer.URL("PUT", presign.UploadPath(ref), nil, ttl)
 }
 
-// tusBlobs is the blob store as the tus door needs it (tus.Blobs).
-type tusBlobs struct{ *blob.Store }
+// tusBlobs is the blob store as the tus door needs it (tus.Blobs): a
+// finished upload's file is moved into the disk store, or uploaded to the
+// bucket and removed.
+type tusBlobs struct{ objects blob.Objects }
 
 func (b tusBlobs) Adopt(path, hash string, size int64) error {
-	_, err := b.Store.Adopt(path, hash, size)
+	_, err := b.objects.Adopt(context.Background(), path, hash, size)
 	return err
+}
+
+func (b tusBlobs) Stat(hash string) (int64, error) {
+	return b.objects.Stat(context.Background(), hash)
 }
