@@ -1,6 +1,9 @@
 // Package webtest starts a fully wired Atrium on a real SQLite file in a temporary
 // directory behind a real HTTP server on loopback, and runs request scenarios
-// against it. Tests only.
+// against it. Tests only. The environment moves what it stores: with
+// ATRIUM_TEST_DATABASE_URL set, the metadata goes to a PostgreSQL database of
+// each test's own; with ATRIUM_TEST_S3_ENDPOINT set, the bytes go to a bucket
+// of each test's own on that S3-compatible store.
 package webtest
 
 import (
@@ -23,7 +26,6 @@ import (
 
 	"atrium/app"
 	"atrium/cmd/atrium/wire"
-	"atrium/storage/s3blob"
 	"atrium/storage/sqldb"
 )
 
@@ -70,7 +72,9 @@ type Option func(*wire.Config)
 // With ATRIUM_TEST_DATABASE_URL set, its database is instead a new database
 // on that PostgreSQL server (a copy of a migrated template there), dropped
 // when the test ends; its URL is kept in the data directory, so that Start
-// on the directory opens it again.
+// on the directory opens it again. With ATRIUM_TEST_S3_ENDPOINT set, its
+// bytes are in a new bucket on that store, removed when the test ends (its
+// name is kept in the data directory too: Blob).
 func New(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	dir := t.TempDir()
@@ -100,11 +104,10 @@ func newData(dir string) (drop func() error, err error) {
 	if err != nil {
 		return nil, err
 	}
-	sc, ok := s3blob.TestConfig()
-	if !ok {
+	if !wire.TestS3() {
 		return dropDB, nil
 	}
-	bucket, dropBucket, err := s3blob.NewTestBucket(context.Background(), sc)
+	bucket, dropBucket, err := wire.NewTestBucket(context.Background())
 	if err != nil {
 		dropDB()
 		return nil, err
@@ -482,11 +485,10 @@ func OpenDatabase(t testing.TB, dir string) *sqldb.DB {
 // empty (the local disk).
 func Blob(dir string) wire.BlobConfig {
 	bucket, err := os.ReadFile(filepath.Join(dir, testBucketFile))
-	sc, ok := s3blob.TestConfig()
-	if err != nil || !ok {
+	if err != nil {
 		return wire.BlobConfig{}
 	}
-	return wire.BlobConfig{S3Endpoint: sc.Endpoint, S3Bucket: string(bucket), S3AccessKey: sc.AccessKey, S3SecretKey: sc.SecretKey}
+	return wire.TestBlob(string(bucket))
 }
 
 // S3 reports whether the test data directory dir keeps its bytes in a
