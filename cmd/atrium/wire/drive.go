@@ -16,13 +16,18 @@ import (
 )
 
 // contents is the drive's byte store (drive.Blobs) of two tiers: objects of
-// the blob store, one file each, and small contents in the database
-// (sqldb.SmallBlobs), written in the transaction of their reference. Reads
-// look in the blob store first: a content may be in both (stored whole, then
-// again as a small one), and then it is the same bytes.
+// the blob store, one file (or key) each, and small contents in the database
+// (sqldb.SmallBlobs), written in the transaction of their reference. A
+// content may be in both (stored whole, then again as a small one), and then
+// it is the same bytes, so reads may look in either first: in the blob store
+// when it is the local disk (a stat is cheaper than a query), in the database
+// when it is a bucket (a query is cheaper than a request to the store, and
+// most contents are small).
 type contents struct {
 	files blob.Objects
 	small sqldb.SmallBlobs
+	// smallFirst: look in the database first (the blob store is remote).
+	smallFirst bool
 }
 
 func (c contents) Put(ctx context.Context, r io.Reader, limit int64) (string, int64, error) {
@@ -41,15 +46,24 @@ func (c contents) PutSmall(ctx context.Context, hash string, data []byte) error 
 }
 
 func (c contents) Exists(ctx context.Context, hash string) bool {
-	if c.files.Exists(ctx, hash) {
-		return true
+	small := func() bool {
+		ok, err := c.small.Exists(ctx, hash)
+		return err == nil && ok
 	}
-	ok, err := c.small.Exists(ctx, hash)
-	return err == nil && ok
+	if c.smallFirst {
+		return small() || c.files.Exists(ctx, hash)
+	}
+	return c.files.Exists(ctx, hash) || small()
 }
 
 // Open opens hash; a content in neither tier is blob.ErrNotFound.
 func (c contents) Open(ctx context.Context, hash string) (io.ReadSeekCloser, error) {
+	if c.smallFirst {
+		if r, err := c.openSmall(ctx, hash); err == nil || !errors.Is(err, sqldb.ErrNoSmallBlob) {
+			return r, err
+		}
+		return c.files.Open(ctx, hash)
+	}
 	f, err := c.files.Open(ctx, hash)
 	if err == nil {
 		return f, nil
@@ -57,12 +71,18 @@ func (c contents) Open(ctx context.Context, hash string) (io.ReadSeekCloser, err
 	if !errors.Is(err, blob.ErrNotFound) {
 		return nil, err
 	}
-	data, serr := c.small.Data(ctx, hash)
+	r, serr := c.openSmall(ctx, hash)
 	if errors.Is(serr, sqldb.ErrNoSmallBlob) {
 		return nil, err
 	}
-	if serr != nil {
-		return nil, serr
+	return r, serr
+}
+
+// openSmall opens the small content hash (sqldb.ErrNoSmallBlob: none).
+func (c contents) openSmall(ctx context.Context, hash string) (io.ReadSeekCloser, error) {
+	data, err := c.small.Data(ctx, hash)
+	if err != nil {
+		return nil, err
 	}
 	return nopCloser{bytes.NewReader(data)}, nil
 }
