@@ -262,6 +262,9 @@ func openBlobs(ctx context.Context, m *Main, cfg Config) (blob.Cold, error) {
 			return nil, err
 		}
 		m.Blobs = s
+		if m.Log != nil {
+			m.Log.Info("blob store: an S3-compatible bucket", "endpoint", cfg.Blob.S3Endpoint, "bucket", cfg.Blob.S3Bucket)
+		}
 		return s.Archive(), nil
 	}
 	s, err := blob.Open(filepath.Join(cfg.Data, "blobs"))
