@@ -150,3 +150,47 @@ func TestOpenRefusesStore(t *testing.T) {
 		})
 	}
 }
+
+// A server with its bytes in a bucket is ready while it can list the bucket,
+// and not once the bucket is gone.
+func TestReadyReachesTheBucket(t *testing.T) {
+	t.Parallel()
+	if !TestS3() {
+		t.Skip(s3blob.TestEndpointEnv + " not set (scripts/s3-server.sh starts a store)")
+	}
+	ctx := context.Background()
+	bucket, drop, err := NewTestBucket(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped := false
+	t.Cleanup(func() {
+		if !dropped {
+			drop()
+		}
+	})
+	cfg, err := LoadConfig("", func(string) string { return "" }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Data = t.TempDir()
+	cfg.Blob = TestBlob(bucket)
+	m, err := Open(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if err := m.ready(ctx); err != nil {
+		t.Fatalf("ready with the bucket there: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Data, "blobs")); err == nil {
+		t.Fatal("the data directory has blobs/ with the bytes in a bucket")
+	}
+	if err := drop(); err != nil {
+		t.Fatal(err)
+	}
+	dropped = true
+	if err := m.ready(ctx); err == nil {
+		t.Fatal("ready with the bucket gone")
+	}
+}
