@@ -58,8 +58,7 @@ func (a Archive) Put(hash string, r io.Reader) error {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return fmt.Errorf("s3 archive put: %w", err)
 	}
-	if _, err := a.s.client.PutObject(context.Background(), a.s.bucket, archiveKey(hash), f, size,
-		minio.PutObjectOptions{ContentType: "application/zstd"}); err != nil {
+	if _, err := a.s.client.PutObject(context.Background(), a.s.bucket, archiveKey(hash), f, size, putOptions(size, "application/zstd")); err != nil {
 		return fmt.Errorf("s3 archive put %s: %w", hash, err)
 	}
 	return nil

@@ -101,12 +101,19 @@ func (s *Store) upload(ctx context.Context, f *os.File, obj blob.Object) error {
 		return err
 	}
 	// Absent (or, should it have been damaged, of the wrong size: replaced).
-	_, err = s.client.PutObject(ctx, s.bucket, blobKey(obj.Hash), f, obj.Size,
-		minio.PutObjectOptions{ContentType: "application/octet-stream"})
+	_, err = s.client.PutObject(ctx, s.bucket, blobKey(obj.Hash), f, obj.Size, putOptions(obj.Size, "application/octet-stream"))
 	if err != nil {
 		return fmt.Errorf("upload %s: %w", obj.Hash, err)
 	}
 	return nil
+}
+
+// putOptions are the options of an upload of size bytes. An empty one goes
+// with an unsigned payload: over plain HTTP minio-go signs a body in chunks,
+// and a store may answer an empty one (a single closing chunk) before reading
+// it, leaving the chunk to be taken for the connection's next request.
+func putOptions(size int64, contentType string) minio.PutObjectOptions {
+	return minio.PutObjectOptions{ContentType: contentType, DisableContentSha256: size == 0}
 }
 
 // Adopt uploads the finished file at path as the object hash of size bytes
