@@ -29,7 +29,7 @@ start)
   if [ ! -x "$bin" ]; then
     mkdir -p "$tools"
     echo "installing versitygw $version into $tools" >&2
-    (cd "$tools" && GOBIN="$tools" CGO_ENABLED=0 GOFLAGS=-mod=mod go install "github.com/versity/versitygw/cmd/versitygw@$version") >&2
+    (cd "$tools" && GOBIN="$tools" CGO_ENABLED=0 go install "github.com/versity/versitygw/cmd/versitygw@$version") >&2
   fi
   mkdir -p "$dir/root"
   dir=$(cd "$dir" && pwd)
