@@ -17,13 +17,14 @@ suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(interop/suites/*.sh)
 for suite in "${suites[@]}"; do
   [ -f "$suite" ] || suite=interop/suites/${suite%.sh}.sh
-  # Backup, restore and Litestream copy the embedded SQLite database, and the
-  # crash suite's verifier reads it: with the metadata in PostgreSQL
-  # (ATRIUM_DATABASE_URL) they are not run.
+  # Backup, restore and Litestream copy the embedded SQLite database and the
+  # data directory's blobs, and the crash suite's verifier reads them: with
+  # the metadata in PostgreSQL (ATRIUM_DATABASE_URL) or the bytes in a bucket
+  # (ATRIUM_S3_ENDPOINT) they are not run.
   case "$suite" in
   */80-backup.sh | */85-litestream.sh | */90-crash.sh)
-    if [ -n "${ATRIUM_DATABASE_URL:-}" ]; then
-      printf 'skip %s: works on the embedded SQLite database\n' "$(basename "$suite")"
+    if [ -n "${ATRIUM_DATABASE_URL:-}" ] || [ -n "${ATRIUM_S3_ENDPOINT:-}" ]; then
+      printf 'skip %s: works on the embedded SQLite database and the local disk\n' "$(basename "$suite")"
       continue
     fi
     ;;

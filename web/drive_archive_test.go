@@ -284,7 +284,7 @@ func TestDriveStrayBlobsCollected(t *testing.T) {
 	if done, err = s.Main.Drive.Maintain(ctx); err != nil || done["blobs_deleted"] != 1 {
 		t.Fatalf("after the grace period: %v %v", done, err)
 	}
-	if s.Main.Blobs.Exists(stray) {
+	if s.Main.Blobs.Exists(ctx, stray) {
 		t.Fatal("the stray blob is still stored")
 	}
 	if got := c.download(kept.ID); string(got) != "referenced bytes" {

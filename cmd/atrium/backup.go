@@ -35,6 +35,9 @@ func newBackupCmd() *cobra.Command {
 			if cfg.Database.URL != "" {
 				return errors.New("backup copies the embedded SQLite database; with [database] url set, back up the PostgreSQL database with pg_dump (or its server's own backups) and the data directory's blobs/ beside it")
 			}
+			if cfg.Blob.S3() {
+				return fmt.Errorf("backup copies the data directory's blobs/; with [blob] s3_endpoint set, the bytes are in bucket %q: back it up with the object store's own tools (versioning, replication) together with the database", cfg.Blob.S3Bucket)
+			}
 			configPath, _ := cmd.Flags().GetString("config")
 			bar := newByteBar(cmd.ErrOrStderr(), "backup", quiet)
 			start := time.Now()

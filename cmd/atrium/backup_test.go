@@ -15,14 +15,15 @@ import (
 // run runs the atrium command line with args and returns its output.
 //
 // When a --data directory is a test server's whose database is PostgreSQL
-// (webtest.DatabaseURL), the command gets it as an operator would, in a
-// configuration file ([database] url), unless the arguments name one.
+// or whose bytes are in a bucket (webtest.ConfigTOML), the command gets them
+// as an operator would, in a configuration file ([database] url, [blob]),
+// unless the arguments name one.
 func run(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	if i := slices.Index(args, "--data"); i >= 0 && i+1 < len(args) && !slices.Contains(args, "--config") {
-		if url := webtest.DatabaseURL(args[i+1]); url != "" {
+		if toml := webtest.ConfigTOML(args[i+1]); toml != "" {
 			config := filepath.Join(t.TempDir(), "database.toml")
-			if err := os.WriteFile(config, []byte("[database]\nurl = "+tomlQuote(url)+"\n"), 0o600); err != nil {
+			if err := os.WriteFile(config, []byte(toml), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			args = append(args, "--config", config)
@@ -41,6 +42,21 @@ func run(t *testing.T, args ...string) (stdout, stderr string, err error) {
 func TestBackupRestoreCommands(t *testing.T) {
 	t.Parallel()
 	s := webtest.New(t)
+	if webtest.S3(s.Data) {
+		// With the bytes in a bucket, backup refuses and says where they are.
+		config := filepath.Join(t.TempDir(), "atrium.toml")
+		if err := os.WriteFile(config, []byte("data = "+tomlQuote(s.Data)+"\n"+webtest.ConfigTOML(s.Data)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := run(t, "backup", "--config", config, "--to", filepath.Join(t.TempDir(), "b.tar.zst"))
+		if err == nil || !strings.Contains(err.Error(), "pg_dump") && !strings.Contains(err.Error(), webtest.Blob(s.Data).S3Bucket) {
+			t.Fatalf("backup with the bytes in a bucket: %v, want a refusal naming the bucket (or pg_dump)", err)
+		}
+		if err != nil && strings.Contains(err.Error(), webtest.Blob(s.Data).S3SecretKey) {
+			t.Fatalf("the refusal shows the secret key: %v", err)
+		}
+		return
+	}
 	if url := webtest.DatabaseURL(s.Data); url != "" {
 		// With the metadata in PostgreSQL, backup refuses and says what to use.
 		config := filepath.Join(t.TempDir(), "atrium.toml")

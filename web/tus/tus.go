@@ -54,8 +54,9 @@ var Routes = []struct{ Method, Path string }{
 }
 
 // Blobs is what the tus door needs of the blob store: to take a finished
-// upload's file as the object hash (moved, not copied: the file is gone
-// after it), and to tell an object's size (an error when it is not stored).
+// upload's file as the object hash (the file is gone after it: moved into a
+// store on the disk, uploaded to a bucket), and to tell an object's size (an
+// error when it is not stored).
 type Blobs interface {
 	Adopt(path, hash string, size int64) error
 	Stat(hash string) (int64, error)
@@ -68,8 +69,9 @@ type ProblemFunc func(w http.ResponseWriter, r *http.Request, err error)
 type Config struct {
 	Drive *drive.Service
 	Blobs Blobs
-	// Dir keeps the partial uploads; it must be on the blob store's file system
-	// (finished uploads are renamed into it) and survive restarts.
+	// Dir keeps the partial uploads and must survive restarts; with the blob
+	// store on the local disk it must be on the store's file system (finished
+	// uploads are renamed into it; into a bucket they are uploaded).
 	Dir string
 	// PublicURL makes the absolute Location of new uploads.
 	PublicURL string

@@ -1,12 +1,16 @@
 // Package webtest starts a fully wired Atrium on a real SQLite file in a temporary
 // directory behind a real HTTP server on loopback, and runs request scenarios
-// against it. Tests only.
+// against it. Tests only. The environment moves what it stores: with
+// ATRIUM_TEST_DATABASE_URL set, the metadata goes to a PostgreSQL database of
+// each test's own; with ATRIUM_TEST_S3_ENDPOINT set, the bytes go to a bucket
+// of each test's own on that S3-compatible store.
 package webtest
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -68,7 +72,9 @@ type Option func(*wire.Config)
 // With ATRIUM_TEST_DATABASE_URL set, its database is instead a new database
 // on that PostgreSQL server (a copy of a migrated template there), dropped
 // when the test ends; its URL is kept in the data directory, so that Start
-// on the directory opens it again.
+// on the directory opens it again. With ATRIUM_TEST_S3_ENDPOINT set, its
+// bytes are in a new bucket on that store, removed when the test ends (its
+// name is kept in the data directory too: Blob).
 func New(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	dir := t.TempDir()
@@ -90,8 +96,35 @@ const testDatabaseFile = "test-database-url"
 
 // newData puts a copy of the migrated template database into the data
 // directory dir, or, with ATRIUM_TEST_DATABASE_URL set, makes a PostgreSQL
-// database for it and writes its URL there; drop removes that database.
+// database for it and writes its URL there; with ATRIUM_TEST_S3_ENDPOINT
+// set, it also makes a bucket of its own on that store and writes its name
+// there. drop removes the database and the bucket.
 func newData(dir string) (drop func() error, err error) {
+	dropDB, err := newDatabase(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !wire.TestS3() {
+		return dropDB, nil
+	}
+	bucket, dropBucket, err := wire.NewTestBucket(context.Background())
+	if err != nil {
+		dropDB()
+		return nil, err
+	}
+	drop = func() error { return errors.Join(dropBucket(), dropDB()) }
+	if err := os.WriteFile(filepath.Join(dir, testBucketFile), []byte(bucket), 0o600); err != nil {
+		drop()
+		return nil, err
+	}
+	return drop, nil
+}
+
+// testBucketFile holds, in a test's data directory, the name of its bucket
+// on the store of ATRIUM_TEST_S3_ENDPOINT (New).
+const testBucketFile = "test-s3-bucket"
+
+func newDatabase(dir string) (drop func() error, err error) {
 	if admin := sqldb.TestPostgresURL(); admin != "" {
 		url, drop, err := sqldb.NewTestPostgres(context.Background(), admin)
 		if err != nil {
@@ -143,6 +176,7 @@ func start(dir string, logs io.Writer, report func(*http.Request, string), wrap 
 	if url, err := os.ReadFile(filepath.Join(dir, testDatabaseFile)); err == nil {
 		cfg.Database.URL = string(url)
 	}
+	cfg.Blob = Blob(dir)
 	cfg.Listen = ts.Listener.Addr().String()
 	cfg.PublicURL = "http://" + cfg.Listen
 	for _, o := range opts {
@@ -444,6 +478,36 @@ func OpenDatabase(t testing.TB, dir string) *sqldb.DB {
 		t.Fatal(err)
 	}
 	return db
+}
+
+// Blob is the [blob] configuration of the test data directory dir: its
+// bucket on the store of ATRIUM_TEST_S3_ENDPOINT (New with it set), else
+// empty (the local disk).
+func Blob(dir string) wire.BlobConfig {
+	bucket, err := os.ReadFile(filepath.Join(dir, testBucketFile))
+	if err != nil {
+		return wire.BlobConfig{}
+	}
+	return wire.TestBlob(string(bucket))
+}
+
+// S3 reports whether the test data directory dir keeps its bytes in a
+// bucket rather than on the local disk.
+func S3(dir string) bool { return Blob(dir).S3() }
+
+// ConfigTOML is what a configuration file needs for a command to open the
+// test data directory dir as its server does: its [database] url on
+// PostgreSQL and its [blob] bucket on an object store; "" when neither.
+func ConfigTOML(dir string) string {
+	var b strings.Builder
+	if url := DatabaseURL(dir); url != "" {
+		fmt.Fprintf(&b, "[database]\nurl = %q\n", url)
+	}
+	if c := Blob(dir); c.S3() {
+		fmt.Fprintf(&b, "[blob]\ns3_endpoint = %q\ns3_bucket = %q\ns3_access_key = %q\ns3_secret_key = %q\n",
+			c.S3Endpoint, c.S3Bucket, c.S3AccessKey, c.S3SecretKey)
+	}
+	return b.String()
 }
 
 // DatabaseURL is the URL of the PostgreSQL database of the test data

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"atrium/storage/s3blob"
 	"atrium/storage/sqldb"
 
 	"atrium/app/drive"
@@ -13,6 +14,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"time"
@@ -36,6 +38,9 @@ type Config struct {
 	Database struct {
 		URL string `koanf:"url"`
 	} `koanf:"database"`
+	// Blob is where the bytes live: with S3Endpoint empty, the local disk
+	// under Data; else a bucket of that S3-compatible store.
+	Blob BlobConfig `koanf:"blob"`
 	// Warnings are what Validate found worth telling the operator at start.
 	Warnings []string `koanf:"-"`
 	Log      struct {
@@ -150,6 +155,12 @@ var defaults = map[string]any{
 	"editor.verify_proof":              true,
 	"editor.soffice_path":              "",
 	"editor.convert_timeout":           "2m",
+	"blob.s3_endpoint":                 "",
+	"blob.s3_public_endpoint":          "",
+	"blob.s3_bucket":                   "",
+	"blob.s3_region":                   "",
+	"blob.s3_access_key":               "",
+	"blob.s3_secret_key":               "",
 	"mail.host":                        "",
 	"mail.port":                        587,
 	"mail.tls":                         "starttls",
@@ -164,6 +175,12 @@ var envVars = map[string]string{
 	"ATRIUM_DATA":                    "data",
 	"ATRIUM_DATABASE_URL":            "database.url",
 	"ATRIUM_PUBLIC_URL":              "public_url",
+	"ATRIUM_S3_ENDPOINT":             "blob.s3_endpoint",
+	"ATRIUM_S3_PUBLIC_ENDPOINT":      "blob.s3_public_endpoint",
+	"ATRIUM_S3_BUCKET":               "blob.s3_bucket",
+	"ATRIUM_S3_REGION":               "blob.s3_region",
+	"ATRIUM_S3_ACCESS_KEY":           "blob.s3_access_key",
+	"ATRIUM_S3_SECRET_KEY":           "blob.s3_secret_key",
 	"ATRIUM_LOG_LEVEL":               "log.level",
 	"ATRIUM_LOG_FORMAT":              "log.format",
 	"ATRIUM_OIDC_ISSUER":             "oidc.issuer",
@@ -358,6 +375,11 @@ func (c *Config) Validate() error {
 	if c.Database.URL != "" && !sqldb.IsPostgresURL(c.Database.URL) {
 		errs = append(errs, errors.New("database.url: not a PostgreSQL URL: give postgres://user:password@host:port/database?sslmode=disable (or leave it empty for the embedded SQLite database)"))
 	}
+	if c.Blob.S3() {
+		if err := c.Blob.s3(c.Data).Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if c.PublicURL == "" {
 		c.PublicURL = c.derivePublicURL()
 	} else if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -414,6 +436,29 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("mail.tls: %q is not starttls, tls or none", c.Mail.TLS))
 	}
 	return errors.Join(errs...)
+}
+
+// BlobConfig is the [blob] section: the S3-compatible store that holds the
+// bytes, when set.
+type BlobConfig struct {
+	S3Endpoint       string `koanf:"s3_endpoint"`
+	S3PublicEndpoint string `koanf:"s3_public_endpoint"`
+	S3Bucket         string `koanf:"s3_bucket"`
+	S3Region         string `koanf:"s3_region"`
+	S3AccessKey      string `koanf:"s3_access_key"`
+	S3SecretKey      string `koanf:"s3_secret_key"`
+}
+
+// S3 reports whether any s3_ setting is set: the bytes then go to the store
+// (and Validate asks for every setting it needs).
+func (b BlobConfig) S3() bool {
+	return b != BlobConfig{}
+}
+
+// s3 is the store's configuration, spooling under the data directory.
+func (b BlobConfig) s3(data string) s3blob.Config {
+	return s3blob.Config{Endpoint: b.S3Endpoint, PublicEndpoint: b.S3PublicEndpoint, Bucket: b.S3Bucket, Region: b.S3Region,
+		AccessKey: b.S3AccessKey, SecretKey: b.S3SecretKey, Scratch: filepath.Join(data, "s3-scratch")}
 }
 
 // derivePublicURL is the public URL when none is configured: the listen

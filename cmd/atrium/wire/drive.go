@@ -16,13 +16,18 @@ import (
 )
 
 // contents is the drive's byte store (drive.Blobs) of two tiers: objects of
-// the blob store, one file each, and small contents in the database
-// (sqldb.SmallBlobs), written in the transaction of their reference. Reads
-// look in the blob store first: a content may be in both (stored whole, then
-// again as a small one), and then it is the same bytes.
+// the blob store, one file (or key) each, and small contents in the database
+// (sqldb.SmallBlobs), written in the transaction of their reference. A
+// content may be in both (stored whole, then again as a small one), and then
+// it is the same bytes, so reads may look in either first: in the blob store
+// when it is the local disk (a stat is cheaper than a query), in the database
+// when it is a bucket (a query is cheaper than a request to the store, and
+// most contents are small).
 type contents struct {
-	files *blob.Store
+	files blob.Objects
 	small sqldb.SmallBlobs
+	// smallFirst: look in the database first (the blob store is remote).
+	smallFirst bool
 }
 
 func (c contents) Put(ctx context.Context, r io.Reader, limit int64) (string, int64, error) {
@@ -41,28 +46,43 @@ func (c contents) PutSmall(ctx context.Context, hash string, data []byte) error 
 }
 
 func (c contents) Exists(ctx context.Context, hash string) bool {
-	if c.files.Exists(hash) {
-		return true
+	small := func() bool {
+		ok, err := c.small.Exists(ctx, hash)
+		return err == nil && ok
 	}
-	ok, err := c.small.Exists(ctx, hash)
-	return err == nil && ok
+	if c.smallFirst {
+		return small() || c.files.Exists(ctx, hash)
+	}
+	return c.files.Exists(ctx, hash) || small()
 }
 
 // Open opens hash; a content in neither tier is blob.ErrNotFound.
 func (c contents) Open(ctx context.Context, hash string) (io.ReadSeekCloser, error) {
-	f, err := c.files.Open(hash)
+	if c.smallFirst {
+		if r, err := c.openSmall(ctx, hash); err == nil || !errors.Is(err, sqldb.ErrNoSmallBlob) {
+			return r, err
+		}
+		return c.files.Open(ctx, hash)
+	}
+	f, err := c.files.Open(ctx, hash)
 	if err == nil {
 		return f, nil
 	}
 	if !errors.Is(err, blob.ErrNotFound) {
 		return nil, err
 	}
-	data, serr := c.small.Data(ctx, hash)
+	r, serr := c.openSmall(ctx, hash)
 	if errors.Is(serr, sqldb.ErrNoSmallBlob) {
 		return nil, err
 	}
-	if serr != nil {
-		return nil, serr
+	return r, serr
+}
+
+// openSmall opens the small content hash (sqldb.ErrNoSmallBlob: none).
+func (c contents) openSmall(ctx context.Context, hash string) (io.ReadSeekCloser, error) {
+	data, err := c.small.Data(ctx, hash)
+	if err != nil {
+		return nil, err
 	}
 	return nopCloser{bytes.NewReader(data)}, nil
 }
@@ -73,7 +93,7 @@ func (nopCloser) Close() error { return nil }
 
 // Delete removes hash from both tiers.
 func (c contents) Delete(ctx context.Context, hash string) error {
-	if err := c.files.Delete(hash); err != nil {
+	if err := c.files.Delete(ctx, hash); err != nil {
 		return err
 	}
 	return c.small.Delete(ctx, hash)
@@ -102,10 +122,16 @@ func (u driveURLs) Upload(ref string, ttl time.Duration) string {
 	return u.signer.URL("PUT", presign.UploadPath(ref), nil, ttl)
 }
 
-// tusBlobs is the blob store as the tus door needs it (tus.Blobs).
-type tusBlobs struct{ *blob.Store }
+// tusBlobs is the blob store as the tus door needs it (tus.Blobs): a
+// finished upload's file is moved into the disk store, or uploaded to the
+// bucket and removed.
+type tusBlobs struct{ objects blob.Objects }
 
 func (b tusBlobs) Adopt(path, hash string, size int64) error {
-	_, err := b.Store.Adopt(path, hash, size)
+	_, err := b.objects.Adopt(context.Background(), path, hash, size)
 	return err
+}
+
+func (b tusBlobs) Stat(hash string) (int64, error) {
+	return b.objects.Stat(context.Background(), hash)
 }

@@ -29,6 +29,7 @@ import (
 	"atrium/imaging"
 	"atrium/mail"
 	"atrium/storage/blob"
+	"atrium/storage/s3blob"
 	"atrium/storage/sqldb"
 	"atrium/web"
 	"atrium/web/presign"
@@ -41,8 +42,10 @@ type Main struct {
 	Log    *slog.Logger
 	Clock  app.Clock
 
-	DB    *sqldb.DB
-	Blobs *blob.Store
+	DB *sqldb.DB
+	// Blobs hold the drive's objects: the store on local disk under the
+	// data directory, or the bucket of [blob] s3_endpoint.
+	Blobs blob.Objects
 	// Contents are the drive's stored bytes: Blobs' objects and the small
 	// contents the database holds.
 	Contents drive.Blobs
@@ -126,7 +129,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 			log.Info("drive: index of cold files for the archive tier", "built", archiving, "archive_after", cfg.Drive.ArchiveAfter.String())
 		}
 	}
-	if m.Blobs, err = blob.Open(filepath.Join(cfg.Data, "blobs")); err != nil {
+	archive, err := openBlobs(ctx, m, cfg)
+	if err != nil {
 		m.Close()
 		return nil, err
 	}
@@ -186,18 +190,13 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 	}
 	m.Contacts = contacts.NewService(sqldb.ContactsStore{DB: db}, audit, m.Clock)
 	m.Calendar = calendar.NewService(sqldb.CalendarStore{DB: db}, audit, sqldb.Outbox{DB: db}, m.Clock)
-	archive, err := blob.OpenArchive(filepath.Join(cfg.Data, "archive"))
-	if err != nil {
-		m.Close()
-		return nil, err
-	}
 	wopiKey, err := ids.Secret(ctx, "wopi_key", randomKey)
 	if err != nil {
 		m.Close()
 		return nil, err
 	}
 	converter := convert.New(cfg.Editor.SofficePath, cfg.Editor.ConvertTimeout, "")
-	m.Contents = contents{files: m.Blobs, small: sqldb.SmallBlobs{DB: db}}
+	m.Contents = contents{files: m.Blobs, small: sqldb.SmallBlobs{DB: db}, smallFirst: cfg.Blob.S3()}
 	m.Search = indexer.New(sqldb.DriveStore{DB: db}, m.Contents, searchIndexes(cfg.Data, db), extractor{}, log)
 	m.Drive = drive.NewService(sqldb.DriveStore{DB: db}, m.Contents, driveURLs{signer}, audit, sqldb.Outbox{DB: db}, m.Clock, log,
 		cfg.Drive.options().WithSyncKey(cursorKey).WithPublicURL(cfg.PublicURL).WithArchive(archive, cfg.Drive.ArchiveAfter).
@@ -246,13 +245,34 @@ func (m *Main) ready(ctx context.Context) error {
 	if err := m.DB.Ping(ctx); err != nil {
 		return errors.New("database unavailable")
 	}
-	f, err := os.CreateTemp(m.Blobs.TempDir(), "ready-*")
-	if err != nil {
-		return errors.New("blob store not writable")
+	if err := m.Blobs.Ready(ctx); err != nil {
+		m.Log.Warn("not ready", "err", err)
+		return errors.New("blob store unavailable")
 	}
-	f.Close()
-	os.Remove(f.Name())
 	return nil
+}
+
+// openBlobs opens the blob store into m.Blobs and returns the archive tier
+// beside it: a bucket's ([blob] s3_endpoint), else the directories blobs/ and
+// archive/ of the data directory.
+func openBlobs(ctx context.Context, m *Main, cfg Config) (blob.Cold, error) {
+	if cfg.Blob.S3() {
+		s, err := s3blob.Open(ctx, cfg.Blob.s3(cfg.Data))
+		if err != nil {
+			return nil, err
+		}
+		m.Blobs = s
+		if m.Log != nil {
+			m.Log.Info("blob store: an S3-compatible bucket", "endpoint", cfg.Blob.S3Endpoint, "bucket", cfg.Blob.S3Bucket)
+		}
+		return s.Archive(), nil
+	}
+	s, err := blob.Open(filepath.Join(cfg.Data, "blobs"))
+	if err != nil {
+		return nil, err
+	}
+	m.Blobs = blob.Local{Store: s}
+	return blob.OpenArchive(filepath.Join(cfg.Data, "archive"))
 }
 
 // Listen binds the configured address (port 0 picks a free one).
