@@ -91,6 +91,80 @@ func TestRaceForTheLast(t *testing.T) {
 		webtest.Check(t, w.do("GET", "/orgs/"+org+"/subscription", w.tok, nil), webtest.Scenario{Status: 200, Contains: []string{`"used_seats":3`}})
 	})
 
+	t.Run("seat floor", func(t *testing.T) {
+		t.Parallel()
+		w := newPartnerWorld(t)
+		w.s.Main.DB.SetWriteLanes(false)
+		org := w.createOrg(t, w.tok, "Floor Race", "boss@floorrace.test") // 3 seats, 1 invited
+		// Down to 2 seats while two invitations each take one of the 2
+		// free: whichever order they commit in, the seats never fall
+		// below those used.
+		got := race(w.s, []webtest.Request{
+			{Method: http.MethodPost, Path: "/api/v1/partner/orgs/" + org + "/subscription/change-seats", Token: w.tok, Body: map[string]any{"seats": 2}},
+			{Method: http.MethodPost, Path: "/api/v1/partner/orgs/" + org + "/users", Token: w.tok, Body: map[string]any{"email": "a@floorrace.test"}},
+			{Method: http.MethodPost, Path: "/api/v1/partner/orgs/" + org + "/users", Token: w.tok, Body: map[string]any{"email": "b@floorrace.test"}},
+		})
+		invited := counts(got[1:])[201]
+		switch {
+		case got[0] == 200 && invited == 1, got[0] == 409 && invited == 2:
+		default:
+			t.Fatalf("change-seats %d, invitations %v: want 200 with one invitation, or 409 (below the seats used) with both", got[0], got[1:])
+		}
+		sub := w.do("GET", "/orgs/"+org+"/subscription", w.tok, nil).JSON()
+		if used, seats := sub["used_seats"].(float64), sub["seats"].(float64); used != float64(1+invited) || used > seats {
+			t.Fatalf("subscription %v: want %d seats used, no more than the seats", sub, 1+invited)
+		}
+	})
+
+	t.Run("trash purge", func(t *testing.T) {
+		t.Parallel()
+		s := webtest.New(t)
+		s.Main.DB.SetWriteLanes(false)
+		ann := newDavUser(t, s, "Purge Race", "ann@example.test", "admin")
+		c := ann.rest
+		ids := map[string]string{}
+		for name, body := range map[string]string{"a.txt": "0123456789", "b.txt": "01234567890123456789"} {
+			webtest.Check(t, s.Do(davReq(ann, "PUT", "/"+name, nil, body)), webtest.Scenario{Status: 201})
+			var f struct{ Items []struct{ ID, Name string } }
+			c.ok(200, "GET", "/api/v1/drive/browse", nil, &f)
+			for _, it := range f.Items {
+				ids[it.Name] = it.ID
+			}
+			c.ok(204, "POST", "/api/v1/drive/"+ids[name]+"/trash", nil, nil)
+		}
+		// Empty the trash twice, delete a.txt for good twice and restore it
+		// twice, all at once: a.txt ends restored (once, and counted once)
+		// or gone (deleted from the trash, or after its restore); b.txt is
+		// gone; nothing is counted twice or below zero.
+		var reqs []webtest.Request
+		for range 2 {
+			reqs = append(reqs,
+				webtest.Request{Method: http.MethodDelete, Path: "/api/v1/drive/trash", Token: ann.creds.Token},
+				webtest.Request{Method: http.MethodDelete, Path: "/api/v1/drive/" + ids["a.txt"], Token: ann.creds.Token},
+				webtest.Request{Method: http.MethodPost, Path: "/api/v1/drive/" + ids["a.txt"] + "/restore", Token: ann.creds.Token})
+		}
+		got := race(s, reqs)
+		restored := counts([]int{got[2], got[5]})[200]
+		if restored > 1 {
+			t.Fatalf("statuses %v: a.txt restored twice", got)
+		}
+		var usage struct {
+			UsedBytes int64 `json:"used_bytes"`
+			FileCount int64 `json:"file_count"`
+		}
+		c.ok(200, "GET", "/api/v1/drive/storage", nil, &usage)
+		var trash struct{ Items []struct{ ID string } }
+		c.ok(200, "GET", "/api/v1/drive/trash", nil, &trash)
+		live := c.do("GET", "/api/v1/drive/"+ids["a.txt"], nil).StatusCode == 200
+		switch {
+		case live && restored == 1 && usage.UsedBytes == 10 && usage.FileCount == 1 && len(trash.Items) == 0:
+		case !live && usage.UsedBytes == 0 && usage.FileCount == 0 && len(trash.Items) == 0:
+		default:
+			t.Fatalf("statuses %v; a.txt live %v; usage %+v; %d in the trash: want a.txt restored and counted once, or everything gone and counted zero",
+				got, live, usage, len(trash.Items))
+		}
+	})
+
 	t.Run("lock", func(t *testing.T) {
 		t.Parallel()
 		s := webtest.New(t)

@@ -95,7 +95,16 @@ func (s *Service) Restore(ctx context.Context, p *app.Principal, id string) (Fil
 	if f.TrashRoot != f.ID {
 		return File{}, app.Errorf(app.EConflict, "%q went to the trash with its folder; restore that folder.", f.Name)
 	}
-	err = s.store.InTx(ctx, func(ctx context.Context) error {
+	err = s.writeTx(ctx, func(ctx context.Context) error {
+		// Read again in the transaction: deleted for good (not_found) or
+		// restored since the checks above.
+		f, err := s.store.File(ctx, f.ID)
+		if err != nil {
+			return err
+		}
+		if f.TrashedAt == nil || f.TrashRoot != f.ID {
+			return app.Errorf(app.EConflict, "%q is not in the trash.", f.Name)
+		}
 		items, err := s.store.TrashedWith(ctx, f.OwnerID, f.ID)
 		if err != nil {
 			return err
@@ -151,6 +160,12 @@ func (s *Service) Delete(ctx context.Context, p *app.Principal, id string) error
 		return err
 	}
 	return s.writeTx(ctx, func(ctx context.Context) error {
+		// Read again in the transaction: another request may have deleted
+		// it (not_found) or changed it since.
+		f, err := s.store.File(ctx, f.ID)
+		if err != nil {
+			return err
+		}
 		if err := s.checkLock(ctx, p, f.ID); err != nil {
 			return err
 		}
@@ -175,16 +190,34 @@ func (s *Service) EmptyTrash(ctx context.Context, p *app.Principal) error {
 		if len(items) == 0 {
 			return nil
 		}
-		err = s.store.InTx(ctx, func(ctx context.Context) error {
+		purged := 0
+		err = s.writeTx(ctx, func(ctx context.Context) error {
+			purged = 0
 			for _, it := range items {
-				if err := s.purge(ctx, it); err != nil {
+				// Read again in the transaction: an item restored or deleted
+				// since the list was read is no longer the trash's.
+				cur, err := s.store.File(ctx, it.ID)
+				if app.ErrorCode(err) == app.ENotFound {
+					continue
+				}
+				if err != nil {
 					return err
 				}
+				if cur.TrashedAt == nil || cur.TrashRoot != cur.ID || cur.OwnerID != p.UserID {
+					continue
+				}
+				if err := s.purge(ctx, cur); err != nil {
+					return err
+				}
+				purged++
 			}
 			return s.record(ctx, p, "trash.emptied", "trash", p.UserID)
 		})
 		if err != nil {
 			return err
+		}
+		if purged == 0 {
+			return nil // what was listed went elsewhere meanwhile
 		}
 	}
 }

@@ -545,13 +545,19 @@ func (s *Service) inviteUser(ctx context.Context, p *app.Principal, o Org, in In
 
 // freeSeat refuses, with seat_floor, an operation that takes a seat when every
 // seat of the subscription is used by active users and pending invitations.
+// It runs in the caller's transaction and reads the seats there, not from o:
+// a change of seats committed since o was read counts.
 func (s *Service) freeSeat(ctx context.Context, o Org, what string) error {
+	sub, err := s.store.Subscription(ctx, o.ID)
+	if err != nil {
+		return err
+	}
 	used, err := s.store.SeatsUsed(ctx, o.ID)
 	if err != nil {
 		return err
 	}
-	if used >= o.Seats {
-		return app.Errorf(app.ESeatFloor, "Cannot %s: all %d seats are in use (active users plus pending invitations); more seats are needed first.", what, o.Seats)
+	if used >= sub.Seats {
+		return app.Errorf(app.ESeatFloor, "Cannot %s: all %d seats are in use (active users plus pending invitations); more seats are needed first.", what, sub.Seats)
 	}
 	return nil
 }
