@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"regexp"
@@ -180,8 +181,40 @@ func TestSyncClientMount(t *testing.T) {
 			ann.rest.ok(201, "POST", "/api/v1/drive/"+f.ID+"/shares", map[string]any{"email": "bob@example.test", "permission": "edit"}, nil)
 		}
 	}
+	// The owner sees what they shared and how (oc:share-types: 0 a user,
+	// 1 a team or the organisation, 3 a link), each kind once; an expired
+	// share is not shown.
+	var picID string
+	for _, f := range ann.rest.list("/api/v1/drive/browse").Items {
+		if f.Name == "pic.png" {
+			picID = f.ID
+		}
+	}
+	ann.rest.ok(201, "POST", "/api/v1/drive/"+picID+"/shares", map[string]any{"create_link": true}, nil)
+	ann.rest.ok(201, "POST", "/api/v1/drive/"+picID+"/shares", map[string]any{"create_link": true}, nil)
+	ann.rest.ok(201, "POST", "/api/v1/drive/"+picID+"/shares", map[string]any{"organization": true}, nil)
+	ann.rest.ok(201, "POST", "/api/v1/drive/"+fileID+"/shares", map[string]any{"create_link": true}, nil)
+	if _, err := s.Main.DB.Exec(context.Background(), `UPDATE drive_shares SET expires_at = 1 WHERE file_id = ?`, fileID); err != nil {
+		t.Fatal(err)
+	}
+	mine := propsOf(t, s, ann, files+"/")
+	for href, want := range map[string]string{
+		files + "/Docs/":   `<share-types xmlns="http://owncloud.org/ns"><share-type>0</share-type></share-types>`,
+		files + "/pic.png": `<share-types xmlns="http://owncloud.org/ns"><share-type>1</share-type><share-type>3</share-type></share-types>`,
+		files + "/":        `<share-types xmlns="http://owncloud.org/ns"/>`,
+	} {
+		if !strings.Contains(mine[href], want) {
+			t.Errorf("%s: no %s in %s", href, want, mine[href])
+		}
+	}
+	if docs := propsOf(t, s, ann, files+"/Docs/"); !strings.Contains(docs[files+"/Docs/a%20b%20%23%25.txt"], `<share-types xmlns="http://owncloud.org/ns"/>`) {
+		t.Errorf("a file whose one share expired: %v", docs)
+	}
 	bobFiles := "/remote.php/dav/files/" + bob.creds.UserID
 	shared := propsOf(t, s, bob, bobFiles+"/Shared%20with%20me/")
+	if d := shared[bobFiles+"/Shared%20with%20me/Docs/"]; !strings.Contains(d, `<share-types xmlns="http://owncloud.org/ns"/>`) {
+		t.Errorf("Docs shared with bob shows ann's shares to bob: %s", d)
+	}
 	if !strings.Contains(shared[bobFiles+"/Shared%20with%20me/"], `<permissions xmlns="http://owncloud.org/ns">G</permissions>`) ||
 		!strings.Contains(shared[bobFiles+"/Shared%20with%20me/Docs/"], `<permissions xmlns="http://owncloud.org/ns">SG</permissions>`) {
 		t.Fatalf("Shared with me: %v", shared)

@@ -32,6 +32,9 @@ type MountStore interface {
 	PatchDeadProps(ctx context.Context, fileID string, set, remove []DeadProp) error
 	// CopyDeadProps copies the dead properties of one item to another.
 	CopyDeadProps(ctx context.Context, fromID, toID string) error
+	// ShareKinds returns, for those of fileIDs that ownerID owns, the kinds
+	// of their shares that have not expired at now, each kind once.
+	ShareKinds(ctx context.Context, ownerID string, fileIDs []string, now time.Time) (map[string][]ShareKind, error)
 	// Children returns up to limit live folders (folders) or files of folder
 	// parentID ("" is the root) of ownerID after the key after, by name key
 	// then id, with the columns a listing of the mount shows (no owner name,
@@ -177,6 +180,28 @@ func (s *Service) DeadProps(ctx context.Context, p *app.Principal, fileIDs []str
 		return nil, err
 	}
 	return s.store.DeadProps(ctx, fileIDs)
+}
+
+// ShareKind is a kind of share, numbered as the sync clients' oc:share-types
+// number them.
+type ShareKind int
+
+// The kinds of share.
+const (
+	ShareKindUser ShareKind = 0 // with one user
+	ShareKindTeam ShareKind = 1 // with a team or the whole organisation (the clients' group)
+	ShareKindLink ShareKind = 3 // by link
+)
+
+// ShareKinds returns, for those of fileIDs that the caller owns, the kinds of
+// share they made of each that have not expired (what the sync clients show
+// as a shared item). Items shared with the caller have none here. Errors:
+// insufficient_scope (no drive:read), no_bound_user, feature_not_in_plan.
+func (s *Service) ShareKinds(ctx context.Context, p *app.Principal, fileIDs []string) (map[string][]ShareKind, error) {
+	if err := check(p, app.ScopeDriveRead); err != nil {
+		return nil, err
+	}
+	return s.store.ShareKinds(ctx, p.UserID, fileIDs, s.clock.Now())
 }
 
 // PropPatch stores and removes dead properties of an item the caller may edit.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"slices"
+	"time"
 
 	"atrium/app/drive"
 )
@@ -47,6 +48,32 @@ func (s DriveStore) DeadProps(ctx context.Context, fileIDs []string) (map[string
 		out[id] = append(out[id], d)
 	}
 	return out, mapErr(rows.Err(), "drive properties")
+}
+
+// ShareKinds returns the kinds of the unexpired shares of those of fileIDs
+// that ownerID owns.
+func (s DriveStore) ShareKinds(ctx context.Context, ownerID string, fileIDs []string, now time.Time) (map[string][]drive.ShareKind, error) {
+	out := map[string][]drive.ShareKind{}
+	if len(fileIDs) == 0 {
+		return out, nil
+	}
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT DISTINCT sh.file_id,
+			CASE WHEN sh.token IS NOT NULL THEN 3 WHEN sh.user_id IS NOT NULL THEN 0 ELSE 1 END
+		FROM json_each(?) j JOIN drive_shares sh ON sh.file_id = j.value
+		WHERE sh.owner_id = ? AND (sh.expires_at IS NULL OR sh.expires_at > ?) ORDER BY 1, 2`, distinctJSONIDs(fileIDs), ownerID, ms(now))
+	if err != nil {
+		return nil, mapErr(err, "drive shares")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var k drive.ShareKind
+		if err := rows.Scan(&id, &k); err != nil {
+			return nil, mapErr(err, "drive shares")
+		}
+		out[id] = append(out[id], k)
+	}
+	return out, mapErr(rows.Err(), "drive shares")
 }
 
 // PatchDeadProps stores set and removes remove.

@@ -89,7 +89,13 @@ func (q *request) ocValue(e *entry, space, local string) (string, bool) {
 		}
 		return "", false
 	case "share-types":
-		return "", true
+		var b strings.Builder
+		for _, k := range e.shareKinds {
+			b.WriteString("<share-type>")
+			b.WriteString(strconv.Itoa(int(k)))
+			b.WriteString("</share-type>")
+		}
+		return b.String(), true
 	case "has-preview":
 		if e.kind == kindItem && !e.file.IsFolder && strings.HasPrefix(e.file.MimeType, "image/") {
 			return "true", true

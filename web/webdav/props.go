@@ -136,6 +136,9 @@ type entry struct {
 	chainAt int
 	// shared: the entry is below Shared with me (read-only).
 	shared bool
+	// shareKinds are the kinds of the caller's shares of the item, when
+	// oc:share-types is asked for.
+	shareKinds []drive.ShareKind
 }
 
 func (e *entry) collection() bool { return e.kind != kindItem || e.file.IsFolder }
@@ -205,6 +208,11 @@ func (q *request) propfind() error {
 			return err
 		}
 		self.digests = digestsFor(digests, res.file)
+		kinds, err := q.shareKindsOf(pq, []string{res.file.ID})
+		if err != nil {
+			return err
+		}
+		self.shareKinds = kinds[res.file.ID]
 	}
 	if res.kind == kindShared || (depth == "1" && res.kind == kindRoot) {
 		if err := q.loadSharedTime(); err != nil {
@@ -261,6 +269,10 @@ func (q *request) propfind() error {
 					return err
 				}
 			}
+			kinds, err := q.shareKindsOf(pq, ids)
+			if err != nil {
+				return err
+			}
 			segs := append(res.segs[:len(res.segs):len(res.segs)], "")
 			for _, c := range page {
 				segs[len(segs)-1] = c.name
@@ -273,6 +285,7 @@ func (q *request) propfind() error {
 					e.dead = dead[c.file.ID]
 					e.locks = append(locks[c.file.ID], parentLocks...)
 					e.digests = digestsFor(digests, c.file)
+					e.shareKinds = kinds[c.file.ID]
 				}
 				if len(e.locks) > 0 { // lock roots are found along the chain
 					e.chain = append(res.chain[:len(res.chain):len(res.chain)], c.file)
@@ -452,6 +465,15 @@ func (q *request) propValue(e *entry, n xml.Name, usage *drive.Usage, now time.T
 		}
 	}
 	return "", false
+}
+
+// shareKindsOf loads the kinds of the caller's shares of ids when the query
+// names oc:share-types (on request only).
+func (q *request) shareKindsOf(pq propQuery, ids []string) (map[string][]drive.ShareKind, error) {
+	if len(ids) == 0 || pq.allprop || pq.propname || !slices.Contains(pq.names, xml.Name{Space: nsOC, Local: "share-types"}) {
+		return nil, nil
+	}
+	return q.h.drive.ShareKinds(q.ctx, q.p, ids)
 }
 
 // loadSharedTime loads the modification time of the virtual folder Shared
