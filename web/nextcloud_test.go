@@ -210,6 +210,26 @@ func TestSyncClientMount(t *testing.T) {
 	if docs := propsOf(t, s, ann, files+"/Docs/"); !strings.Contains(docs[files+"/Docs/a%20b%20%23%25.txt"], `<share-types xmlns="http://owncloud.org/ns"/>`) {
 		t.Errorf("a file whose one share expired: %v", docs)
 	}
+	// A folder's oc:size is the bytes of the files below it, at any depth,
+	// counted again when something below it changes.
+	folderSize := func(want string) {
+		t.Helper()
+		for _, p := range []map[string]string{propsOf(t, s, ann, files+"/"), propsOf(t, s, ann, files+"/Docs/")} {
+			if got := p[files+"/Docs/"]; !strings.Contains(got, `<size xmlns="http://owncloud.org/ns">`+want+`</size>`) {
+				t.Fatalf("Docs: want oc:size %s in %s", want, got)
+			}
+		}
+	}
+	folderSize("5")
+	basic(ann, "MKCOL", files+"/Docs/Sub", nil, nil)
+	basic(ann, "MKCOL", files+"/Docs/Sub/Deeper", nil, nil)
+	basic(ann, "PUT", files+"/Docs/Sub/Deeper/x.txt", nil, "abc")
+	folderSize("8")
+	if sub := propsOf(t, s, ann, files+"/Docs/")[files+"/Docs/Sub/"]; !strings.Contains(sub, `<size xmlns="http://owncloud.org/ns">3</size>`) {
+		t.Fatalf("Sub: %s", sub)
+	}
+	basic(ann, "DELETE", files+"/Docs/Sub/Deeper/x.txt", nil, nil)
+	folderSize("5")
 	bobFiles := "/remote.php/dav/files/" + bob.creds.UserID
 	shared := propsOf(t, s, bob, bobFiles+"/Shared%20with%20me/")
 	if d := shared[bobFiles+"/Shared%20with%20me/Docs/"]; !strings.Contains(d, `<share-types xmlns="http://owncloud.org/ns"/>`) {

@@ -32,6 +32,9 @@ type MountStore interface {
 	PatchDeadProps(ctx context.Context, fileID string, set, remove []DeadProp) error
 	// CopyDeadProps copies the dead properties of one item to another.
 	CopyDeadProps(ctx context.Context, fromID, toID string) error
+	// FolderSizes returns, for each of folderIDs, the bytes of the live
+	// files below it at any depth.
+	FolderSizes(ctx context.Context, folderIDs []string) (map[string]int64, error)
 	// ShareKinds returns, for those of fileIDs that ownerID owns, the kinds
 	// of their shares that have not expired at now, each kind once.
 	ShareKinds(ctx context.Context, ownerID string, fileIDs []string, now time.Time) (map[string][]ShareKind, error)
@@ -181,6 +184,55 @@ func (s *Service) DeadProps(ctx context.Context, p *app.Principal, fileIDs []str
 	}
 	return s.store.DeadProps(ctx, fileIDs)
 }
+
+// FolderSizes returns, for each of folders (items of a listing the caller
+// was given), the bytes of the live files below it at any depth (the sync
+// clients' oc:size of a folder). A folder's count is kept with its TreeSeq,
+// which every change below it raises: one whose tree did not change since
+// it was counted is not counted again, and a change deep down counts again
+// only the folders above it. Errors: insufficient_scope (no drive:read),
+// no_bound_user, feature_not_in_plan.
+func (s *Service) FolderSizes(ctx context.Context, p *app.Principal, folders []File) (map[string]int64, error) {
+	if err := check(p, app.ScopeDriveRead); err != nil {
+		return nil, err
+	}
+	out := make(map[string]int64, len(folders))
+	var todo []string
+	seqs := make(map[string]int64, len(folders))
+	for _, f := range folders {
+		if !f.IsFolder {
+			continue
+		}
+		if c, ok := s.folderSizes.Load(f.ID); ok && c.(folderSize).seq == f.TreeSeq {
+			out[f.ID] = c.(folderSize).bytes
+			continue
+		}
+		todo = append(todo, f.ID)
+		seqs[f.ID] = f.TreeSeq
+	}
+	if len(todo) == 0 {
+		return out, nil
+	}
+	counted, err := s.store.FolderSizes(ctx, todo)
+	if err != nil {
+		return nil, err
+	}
+	if s.folderSizeCount.Add(int64(len(todo))) > maxFolderSizes {
+		s.folderSizes.Clear() // a bound, not a policy: most listings count again few folders
+		s.folderSizeCount.Store(int64(len(todo)))
+	}
+	for _, id := range todo {
+		out[id] = counted[id]
+		s.folderSizes.Store(id, folderSize{seq: seqs[id], bytes: counted[id]})
+	}
+	return out, nil
+}
+
+// folderSize is a folder's counted bytes at its TreeSeq seq.
+type folderSize struct{ seq, bytes int64 }
+
+// maxFolderSizes bounds the folders whose counts a node keeps.
+const maxFolderSizes = 200_000
 
 // ShareKind is a kind of share, numbered as the sync clients' oc:share-types
 // number them.

@@ -130,6 +130,11 @@ type Service struct {
 
 	editor *editorState
 
+	// folderSizes keeps folders' counted bytes by id (FolderSizes);
+	// folderSizeCount about how many.
+	folderSizes     sync.Map
+	folderSizeCount atomic.Int64
+
 	// digests is where fillDigests goes on.
 	digests digestCursor
 

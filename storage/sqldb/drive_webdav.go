@@ -50,6 +50,36 @@ func (s DriveStore) DeadProps(ctx context.Context, fileIDs []string) (map[string
 	return out, mapErr(rows.Err(), "drive properties")
 }
 
+// FolderSizes sums the live files below each of folderIDs, walking each
+// one's live subfolders by the children index.
+func (s DriveStore) FolderSizes(ctx context.Context, folderIDs []string) (map[string]int64, error) {
+	out := make(map[string]int64, len(folderIDs))
+	if len(folderIDs) == 0 {
+		return out, nil
+	}
+	rows, err := s.read(ctx).QueryContext(ctx, `WITH RECURSIVE t(root, id) AS (
+			SELECT j.value, j.value FROM json_each(?) j
+			UNION ALL
+			SELECT t.root, f.id FROM t JOIN drive_files f ON f.parent_id = t.id
+			WHERE f.is_folder = 1 AND f.trashed_at IS NULL AND f.status <> 'pending')
+		SELECT t.root, coalesce(sum(c.size_bytes), 0) FROM t
+		LEFT JOIN drive_files c ON c.parent_id = t.id AND c.is_folder = 0 AND c.trashed_at IS NULL AND c.status <> 'pending'
+		GROUP BY t.root`, distinctJSONIDs(folderIDs))
+	if err != nil {
+		return nil, mapErr(err, "folder sizes")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var n int64
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, mapErr(err, "folder sizes")
+		}
+		out[id] = n
+	}
+	return out, mapErr(rows.Err(), "folder sizes")
+}
+
 // ShareKinds returns the kinds of the unexpired shares of those of fileIDs
 // that ownerID owns.
 func (s DriveStore) ShareKinds(ctx context.Context, ownerID string, fileIDs []string, now time.Time) (map[string][]drive.ShareKind, error) {

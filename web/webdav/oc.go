@@ -84,8 +84,11 @@ func (q *request) ocValue(e *entry, space, local string) (string, bool) {
 	case "permissions":
 		return permissions(e), true
 	case "size":
-		if e.kind == kindItem && !e.file.IsFolder {
+		switch {
+		case e.kind == kindItem && !e.file.IsFolder:
 			return strconv.FormatInt(e.file.SizeBytes, 10), true
+		case e.kind == kindItem && e.sized:
+			return strconv.FormatInt(e.folderBytes, 10), true
 		}
 		return "", false
 	case "share-types":

@@ -139,6 +139,10 @@ type entry struct {
 	// shareKinds are the kinds of the caller's shares of the item, when
 	// oc:share-types is asked for.
 	shareKinds []drive.ShareKind
+	// folderBytes, of a folder when oc:size is asked for, is the bytes of
+	// the files below it; sized says it is known.
+	folderBytes int64
+	sized       bool
 }
 
 func (e *entry) collection() bool { return e.kind != kindItem || e.file.IsFolder }
@@ -213,6 +217,11 @@ func (q *request) propfind() error {
 			return err
 		}
 		self.shareKinds = kinds[res.file.ID]
+		sizes, err := q.folderSizesOf(pq, []drive.File{res.file})
+		if err != nil {
+			return err
+		}
+		self.folderBytes, self.sized = sizes[res.file.ID]
 	}
 	if res.kind == kindShared || (depth == "1" && res.kind == kindRoot) {
 		if err := q.loadSharedTime(); err != nil {
@@ -241,17 +250,24 @@ func (q *request) propfind() error {
 	if depth == "1" && res.isCollection() {
 		folderHref := strings.TrimSuffix(q.href(res.segs, true), "/") // escaped once
 		var ids []string
-		var files []drive.File
+		var files, folders []drive.File
 		checksums := pq.wantsChecksums()
 		err = q.childPages(func(page []child) error {
-			ids, files = ids[:0], files[:0]
+			ids, files, folders = ids[:0], files[:0], folders[:0]
 			for _, c := range page {
 				if c.kind == kindItem {
 					ids = append(ids, c.file.ID)
 					if checksums {
 						files = append(files, c.file)
 					}
+					if c.file.IsFolder {
+						folders = append(folders, c.file)
+					}
 				}
+			}
+			sizes, err := q.folderSizesOf(pq, folders)
+			if err != nil {
+				return err
 			}
 			digests, err := q.digestsOf(pq, files)
 			if err != nil {
@@ -286,6 +302,7 @@ func (q *request) propfind() error {
 					e.locks = append(locks[c.file.ID], parentLocks...)
 					e.digests = digestsFor(digests, c.file)
 					e.shareKinds = kinds[c.file.ID]
+					e.folderBytes, e.sized = sizes[c.file.ID]
 				}
 				if len(e.locks) > 0 { // lock roots are found along the chain
 					e.chain = append(res.chain[:len(res.chain):len(res.chain)], c.file)
@@ -465,6 +482,24 @@ func (q *request) propValue(e *entry, n xml.Name, usage *drive.Usage, now time.T
 		}
 	}
 	return "", false
+}
+
+// folderSizesOf counts the bytes below those of items that are folders when
+// the query names oc:size (on request only).
+func (q *request) folderSizesOf(pq propQuery, items []drive.File) (map[string]int64, error) {
+	if pq.allprop || pq.propname || !slices.Contains(pq.names, xml.Name{Space: nsOC, Local: "size"}) {
+		return nil, nil
+	}
+	var folders []drive.File
+	for _, f := range items {
+		if f.IsFolder {
+			folders = append(folders, f)
+		}
+	}
+	if len(folders) == 0 {
+		return nil, nil
+	}
+	return q.h.drive.FolderSizes(q.ctx, q.p, folders)
 }
 
 // shareKindsOf loads the kinds of the caller's shares of ids when the query
