@@ -137,6 +137,9 @@ func TestDriveShareWithUser(t *testing.T) {
 	if !strings.Contains(string(bob.do("GET", "/api/v1/drive/shared", nil).Body), `"permission":"view"`) {
 		t.Error("shared listing lacks the permission")
 	}
+	if past := bob.list("/api/v1/drive/shared?page=3&per_page=1"); len(past.Items) != 0 || past.Total != 1 {
+		t.Errorf("a page past the end of Shared with me: %+v, want no items and the total 1", past)
+	}
 	if got := string(bob.download(plan.ID)); got != "the plan" {
 		t.Fatalf("bob downloads %q", got)
 	}

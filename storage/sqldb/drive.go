@@ -530,6 +530,9 @@ func (s DriveStore) List(ctx context.Context, q drive.Query) ([]drive.File, int,
 	if err != nil {
 		return nil, 0, err
 	}
+	if q.Kind == drive.ListShared {
+		return s.listShared(ctx, q, cond, args)
+	}
 	count, page := listQueries(fileCols, cond, listOrder(q))
 	var total int
 	if err := s.read(ctx).QueryRowContext(ctx, count, args...).Scan(&total); err != nil {
@@ -551,20 +554,66 @@ func (s DriveStore) List(ctx context.Context, q drive.Query) ([]drive.File, int,
 	if err := rows.Err(); err != nil {
 		return nil, 0, mapErr(err, "drive listing")
 	}
-	if q.Kind == drive.ListShared && len(out) > 0 {
-		// What the shares grant, for the page's items only, in one query
-		// whose every branch reads by (grantee, item).
-		ids := make([]string, len(out))
-		for i, f := range out {
-			ids[i] = f.ID
+	return out, total, nil
+}
+
+// listShared is List of Shared with me, whose items are found through the
+// grants, any number of them, each an item looked up by id: one pass over
+// them finds the page's ids (in order) and the count together, then the
+// page's items are read whole (their owner's name and all), rather than
+// every item read whole to be sorted and counted again.
+func (s DriveStore) listShared(ctx context.Context, q drive.Query, cond string, args []any) ([]drive.File, int, error) {
+	rows, err := s.read(ctx).QueryContext(ctx, `SELECT f.id, count(*) OVER () FROM drive_files f WHERE `+cond+
+		` ORDER BY `+listOrder(q)+` LIMIT ? OFFSET ?`, append(args, q.Limit, q.Offset)...)
+	if err != nil {
+		return nil, 0, mapErr(err, "drive listing")
+	}
+	var ids []string
+	total := 0
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id, &total); err != nil {
+			rows.Close()
+			return nil, 0, mapErr(err, "drive listing")
 		}
-		perms, err := s.sharePermissions(ctx, q.UserID, ids, q.Now)
-		if err != nil {
-			return nil, 0, err
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		return nil, 0, mapErr(err, "drive listing")
+	}
+	rows.Close()
+	if len(ids) == 0 {
+		if q.Offset > 0 { // past the end: the count alone
+			count, _ := listQueries("", cond, "")
+			if err := s.read(ctx).QueryRowContext(ctx, count, args...).Scan(&total); err != nil {
+				return nil, 0, mapErr(err, "drive listing")
+			}
 		}
-		for i := range out {
-			out[i].Permission = perms[out[i].ID]
+		return []drive.File{}, total, nil
+	}
+	found, err := s.FilesByID(ctx, ids)
+	if err != nil {
+		return nil, 0, err
+	}
+	byID := make(map[string]drive.File, len(found))
+	for _, f := range found {
+		byID[f.ID] = f
+	}
+	// What the shares grant, for the page's items only, in one query whose
+	// every branch reads by (grantee, item).
+	perms, err := s.sharePermissions(ctx, q.UserID, ids, q.Now)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]drive.File, 0, len(ids))
+	for _, id := range ids {
+		f, ok := byID[id]
+		if !ok {
+			continue // deleted between the two reads
 		}
+		f.Permission = perms[id]
+		out = append(out, f)
 	}
 	return out, total, nil
 }
