@@ -291,3 +291,46 @@ func TestDriveStrayBlobsCollected(t *testing.T) {
 		t.Fatalf("kept file: %q", got)
 	}
 }
+
+// A blob that a write on another node holds (it found the blob stored and is
+// about to refer to it) is left alone by the collector, orphan or not, until
+// the hold ends; a write's own hold is gone once its reference committed.
+func TestDriveHeldBlobNotCollected(t *testing.T) {
+	t.Parallel()
+	s := webtest.New(t)
+	cr := s.Bootstrap("Hold Org", "ann@example.test", "admin")
+	c := driveClient{t: t, s: s, tok: cr.Token}
+	big := bytes.Repeat([]byte("held "), 20_000) // over the small-content bound: a blob of its own
+	kept := c.upload("big.bin", "", "application/octet-stream", big)
+	ctx := context.Background()
+	var holds int
+	if err := s.Main.DB.QueryRow(ctx, `SELECT count(*) FROM drive_blob_holds`).Scan(&holds); err != nil || holds != 0 {
+		t.Fatalf("%d holds after the upload committed (%v), want none", holds, err)
+	}
+	obj, err := s.Main.Blobs.Put(ctx, strings.NewReader("bytes another node is about to refer to"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Clock.Advance(25 * time.Hour)
+	if done, err := s.Main.Drive.Maintain(ctx); err != nil || done["strays_found"] != 1 {
+		t.Fatalf("after a day: %v %v", done, err)
+	}
+	if _, err := s.Main.DB.Exec(ctx, `INSERT INTO drive_blob_holds (id, content_hash, until) VALUES ('other-node', ?, ?)`,
+		"sha256:"+obj.Hash, s.Clock.Now().Add(3*time.Hour).UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	s.Clock.Advance(2 * time.Hour) // past the orphan's grace, not the hold
+	if done, err := s.Main.Drive.Maintain(ctx); err != nil || done["blobs_deleted"] != 0 || !s.Main.Blobs.Exists(ctx, obj.Hash) {
+		t.Fatalf("while held: %v %v, stored %v", done, err, s.Main.Blobs.Exists(ctx, obj.Hash))
+	}
+	s.Clock.Advance(2 * time.Hour) // the hold ended (its node died before it committed)
+	if done, err := s.Main.Drive.Maintain(ctx); err != nil || done["blob_holds_ended"] != 1 || done["blobs_deleted"] != 1 {
+		t.Fatalf("after the hold: %v %v", done, err)
+	}
+	if s.Main.Blobs.Exists(ctx, obj.Hash) {
+		t.Fatal("the blob is still stored after its hold ended")
+	}
+	if got := c.download(kept.ID); !bytes.Equal(got, big) {
+		t.Fatalf("the uploaded file: %d bytes", len(got))
+	}
+}

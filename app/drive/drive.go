@@ -292,6 +292,18 @@ type Store interface {
 	AddOrphan(ctx context.Context, hash string, at time.Time) error
 	Orphans(ctx context.Context, before time.Time, limit int) ([]string, error)
 	DeleteOrphan(ctx context.Context, hash string) error
+	// LockBlob, in a transaction, takes blob hash's lock until the
+	// transaction ends, waiting for a holder on any node: HoldBlob and the
+	// collector's decision about the blob take it.
+	LockBlob(ctx context.Context, hash string) error
+	// HoldBlob records hold id on blob hash until until (in a transaction
+	// that took LockBlob); ReleaseBlob forgets it.
+	HoldBlob(ctx context.Context, id, hash string, until time.Time) error
+	ReleaseBlob(ctx context.Context, id string) error
+	// BlobHeld reports whether a hold on hash lasts past now.
+	BlobHeld(ctx context.Context, hash string, now time.Time) (bool, error)
+	// PruneBlobHolds forgets the holds that ended by now.
+	PruneBlobHolds(ctx context.Context, now time.Time) (int, error)
 	// DeleteOwner deletes everything of ownerID's drive — items, versions,
 	// pending uploads, usage counters, the sync feed, and the locks the user
 	// holds — and marks every blob they referred to as orphaned at now.

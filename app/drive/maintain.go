@@ -34,6 +34,14 @@ func (s *Service) Maintain(ctx context.Context) (map[string]int, error) {
 			return s.store.PruneTombstones(ctx, now.Add(-s.opts.TombstoneMaxAge))
 		}},
 		{"locks_expired", s.store.DeleteExpiredLocks},
+		{"blob_holds_ended", func(ctx context.Context, now time.Time) (int, error) {
+			var n int
+			err := s.store.InTx(ctx, func(ctx context.Context) (err error) {
+				n, err = s.store.PruneBlobHolds(ctx, now)
+				return err
+			})
+			return n, err
+		}},
 		{"files_archived", s.archiveCold},
 		{"previews_evicted", s.maintainPreviews},
 		{"digests_filled", s.fillDigests},
@@ -235,22 +243,39 @@ func (s *Service) lockForCollect(ctx context.Context) bool {
 	return true
 }
 
-// collectOne deletes blob h unless it is in use again; the caller holds refMu.
+// collectOne deletes blob h unless it is in use again or held; the caller
+// holds refMu (which keeps this process's writers out). Writers of other
+// processes are kept out by the blob's lock, held from the check to the
+// deletion: a write that holds h (storeReferenced) either came first, and the
+// blob stays, or waits, then finds it gone.
 func (s *Service) collectOne(ctx context.Context, h string) (bool, error) {
-	used, err := s.store.HashInUse(ctx, h)
-	if err != nil {
-		return false, err
-	}
-	if err := s.store.DeleteOrphan(ctx, h); err != nil {
-		return false, err
-	}
-	if used {
-		return false, nil
-	}
-	if err := s.blobs.Delete(ctx, blobName(h)); err != nil {
-		return false, fmt.Errorf("delete blob %s: %w", h, err)
-	}
-	return true, s.store.DeleteDigests(ctx, h)
+	deleted := false
+	err := s.store.InTx(ctx, func(ctx context.Context) error {
+		deleted = false
+		if err := s.store.LockBlob(ctx, h); err != nil {
+			return err
+		}
+		held, err := s.store.BlobHeld(ctx, h, s.clock.Now())
+		if err != nil || held {
+			return err // held: its orphan mark stays, for after the hold
+		}
+		used, err := s.store.HashInUse(ctx, h)
+		if err != nil {
+			return err
+		}
+		if err := s.store.DeleteOrphan(ctx, h); err != nil {
+			return err
+		}
+		if used {
+			return nil
+		}
+		if err := s.blobs.Delete(ctx, blobName(h)); err != nil {
+			return fmt.Errorf("delete blob %s: %w", h, err)
+		}
+		deleted = true
+		return s.store.DeleteDigests(ctx, h)
+	})
+	return deleted, err
 }
 
 // strayInterval is how often findStrays walks the whole blob store.

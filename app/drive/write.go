@@ -61,11 +61,40 @@ func (s *Service) storeReferenced(ctx context.Context, c content, put func() err
 			return &PutError{Err: err}
 		}
 	}
+	// Hold the blob for any node's collector before looking at it, and
+	// drop the hold with the reference: refMu keeps this process's
+	// collector out, the hold every other's (collectOne).
+	hold, h := app.NewID(), FormatHash(blobName(c.hash))
+	err := s.store.InTx(ctx, func(ctx context.Context) error {
+		if err := s.store.LockBlob(ctx, h); err != nil {
+			return err
+		}
+		return s.store.HoldBlob(ctx, hold, h, s.clock.Now().Add(blobHoldFor))
+	})
+	if err != nil {
+		return err
+	}
 	if !s.blobs.Exists(ctx, c.hash) {
+		_ = s.store.InTx(ctx, func(ctx context.Context) error { return s.store.ReleaseBlob(ctx, hold) })
 		return fmt.Errorf("blob %s vanished before it was referenced", c.hash)
 	}
-	return s.writeTx(ctx, digested)
+	err = s.writeTx(ctx, func(ctx context.Context) error {
+		if err := s.store.ReleaseBlob(ctx, hold); err != nil {
+			return err
+		}
+		return digested(ctx)
+	})
+	if err != nil {
+		// The reference did not commit: the hold goes (the blob is an
+		// orphan, or another reference's).
+		_ = s.store.InTx(context.WithoutCancel(ctx), func(ctx context.Context) error { return s.store.ReleaseBlob(ctx, hold) })
+	}
+	return err
 }
+
+// blobHoldFor is how long a write's hold on a blob lasts when its process
+// dies before it commits or drops it (storeReferenced).
+const blobHoldFor = 15 * time.Minute
 
 // content is the bytes of a write as received: already an object of the blob
 // store, or small (at most Options.SmallBytes) and held in memory until the

@@ -886,6 +886,50 @@ func (s DriveStore) DeleteOrphan(ctx context.Context, hash string) error {
 	return mapErr(err, "orphan blob")
 }
 
+// blobLockClass is the first key of the blob locks' advisory locks on
+// PostgreSQL (two int4 keys: the class and the hash's hashtext).
+const blobLockClass = 0x424c4f42 // "BLOB"
+
+// LockBlob takes blob hash's lock until the transaction of ctx ends: on
+// PostgreSQL an advisory lock; on SQLite the transaction, on the one writer,
+// excludes every other already.
+func (s DriveStore) LockBlob(ctx context.Context, hash string) error {
+	if !s.IsPostgres() {
+		return nil
+	}
+	_, err := s.write(ctx).ExecContext(ctx, `SELECT pg_advisory_xact_lock(?, hashtext(?))`, blobLockClass, hash)
+	return mapErr(err, "blob lock")
+}
+
+// HoldBlob records hold id on hash until until.
+func (s DriveStore) HoldBlob(ctx context.Context, id, hash string, until time.Time) error {
+	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO drive_blob_holds (id, content_hash, until) VALUES (?, ?, ?)`, id, hash, ms(until))
+	return mapErr(err, "blob hold")
+}
+
+// ReleaseBlob forgets hold id.
+func (s DriveStore) ReleaseBlob(ctx context.Context, id string) error {
+	_, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_blob_holds WHERE id = ?`, id)
+	return mapErr(err, "blob hold")
+}
+
+// BlobHeld reports whether a hold on hash lasts past now.
+func (s DriveStore) BlobHeld(ctx context.Context, hash string, now time.Time) (bool, error) {
+	var held bool
+	err := s.read(ctx).QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM drive_blob_holds WHERE content_hash = ? AND until > ?)`, hash, ms(now)).Scan(&held)
+	return held, mapErr(err, "blob hold")
+}
+
+// PruneBlobHolds deletes the holds that ended by now.
+func (s DriveStore) PruneBlobHolds(ctx context.Context, now time.Time) (int, error) {
+	res, err := s.write(ctx).ExecContext(ctx, `DELETE FROM drive_blob_holds WHERE until <= ?`, ms(now))
+	if err != nil {
+		return 0, mapErr(err, "blob holds")
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
 // SharePermission returns the best permission unexpired shares of fileIDs
 // grant userID: with them, with a team they are in, with their organisation.
 func (s DriveStore) SharePermission(ctx context.Context, userID string, fileIDs []string, now time.Time) (string, error) {
