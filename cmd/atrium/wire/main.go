@@ -201,7 +201,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 	m.Drive = drive.NewService(sqldb.DriveStore{DB: db}, m.Contents, driveURLs{signer}, audit, sqldb.Outbox{DB: db}, m.Clock, log,
 		cfg.Drive.options().WithSyncKey(cursorKey).WithPublicURL(cfg.PublicURL).WithArchive(archive, cfg.Drive.ArchiveAfter).
 			WithEditor(cfg.Editor.options(wopiKey)).WithConverter(converter).WithImaging(imaging.Codec{}).
-			WithSearch(m.Search))
+			WithSearch(m.Search).WithDirect(directTransfers(m.Blobs, cfg.Blob)))
 	m.Partner.WithUserData(m.Drive) // contacts and calendars go with the user by the schema's cascades
 	if m.Tus, err = tus.New(tus.Config{Drive: m.Drive, Blobs: tusBlobs{m.Blobs}, Dir: filepath.Join(cfg.Data, "tus"), PublicURL: cfg.PublicURL, Log: log}); err != nil {
 		m.Close()
