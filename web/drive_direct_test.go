@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strings"
 	"testing"
 	"time"
 
@@ -339,5 +340,41 @@ func TestRelayedWithoutPublicEndpoint(t *testing.T) {
 	}
 	if _, body := get(t, dl, ""); !bytes.Equal(body, content) {
 		t.Fatalf("download: %d bytes", len(body))
+	}
+}
+
+// The web app's pages may load the store's URLs: the drive page fetches a
+// download for its text and PDF viewers (connect-src), a shared link's page
+// shows an image preview that redirects to the store (img-src).
+func TestDirectPagePolicies(t *testing.T) {
+	t.Parallel()
+	s, c, _ := newDirect(t)
+	origin := "http://" + storeHost(t, s)
+	page := s.Do(webtest.Request{Method: "GET", Path: "/signin"})
+	if csp := page.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "connect-src 'self' "+origin+";") {
+		t.Errorf("web app CSP %q: want the store in connect-src", csp)
+	}
+	pic := bytes.Repeat([]byte{0x89, 'P', 'N', 'G'}, 20000) // not decoded: only redirected to
+	tk := c.announce("pic.png", "image/png", len(pic))
+	putURL(t, tk.UploadURL, "image/png", pic)
+	var f driveFile
+	c.ok(200, "POST", "/api/v1/drive/"+tk.File.ID+"/confirm", nil, &f)
+	tok := linkToken(t, s, c.share(f.ID, map[string]any{"create_link": true, "permission": "view"}))
+	page = s.Do(webtest.Request{Method: "GET", Path: "/s/" + tok})
+	if csp := page.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "img-src 'self' "+s.URL+" "+origin+";") {
+		t.Errorf("shared link page CSP %q: want the store in img-src", csp)
+	}
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := noFollow.Get(s.URL + "/s/" + tok + "/preview")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if loc := res.Header.Get("Location"); res.StatusCode != http.StatusFound || host(t, loc) != storeHost(t, s) {
+		t.Fatalf("preview of a shared image: %d to %q, want a redirect to the store", res.StatusCode, loc)
+	}
+	res, body := get(t, res.Header.Get("Location"), "")
+	if res.StatusCode != 200 || !bytes.Equal(body, pic) || !strings.HasPrefix(res.Header.Get("Content-Disposition"), "inline;") {
+		t.Fatalf("the store's preview: %d, %d bytes, %q", res.StatusCode, len(body), res.Header.Get("Content-Disposition"))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strings"
 	"time"
 
 	"atrium/app/drive"
@@ -128,13 +129,14 @@ func (u driveURLs) Upload(ref string, ttl time.Duration) string {
 // s3_public_endpoint names the clients' address of the object store (it may
 // be the nodes' address, s3_endpoint, written again); through the nodes
 // (driveURLs) otherwise — on the local disk, or with a store that only the
-// nodes reach. nil: through the nodes.
-func directTransfers(objects blob.Objects, cfg BlobConfig) drive.Direct {
+// nodes reach. nil: through the nodes. origin is the store's origin, which
+// the web app's pages may then load URLs of ("" with nil).
+func directTransfers(objects blob.Objects, cfg BlobConfig) (d drive.Direct, origin string) {
 	s, ok := objects.(*s3blob.Store)
 	if !ok || cfg.S3PublicEndpoint == "" {
-		return nil
+		return nil, ""
 	}
-	return bucketDirect{s}
+	return bucketDirect{s}, strings.TrimRight(cfg.S3PublicEndpoint, "/")
 }
 
 // bucketDirect is the bucket as the drive's direct store (drive.Direct):
