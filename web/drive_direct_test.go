@@ -378,3 +378,28 @@ func TestDirectPagePolicies(t *testing.T) {
 		t.Fatalf("the store's preview: %d, %d bytes, %q", res.StatusCode, len(body), res.Header.Get("Content-Disposition"))
 	}
 }
+
+// The quota is checked again when the staged bytes are received: an
+// organisation that filled up after the announcement gets quota_exceeded at
+// confirm, and nothing is kept.
+func TestDirectConfirmOverQuota(t *testing.T) {
+	t.Parallel()
+	s, c, bucket := newDirect(t)
+	ctx := context.Background()
+	if _, err := s.Main.DB.Exec(ctx, `UPDATE plans SET quota_bytes = 200000 WHERE slug = 'enterprise'`); err != nil {
+		t.Fatal(err)
+	}
+	s.Main.Identity.CredentialsChanged()
+	c.tok = s.Token("ann@direct.test")
+	late := bytes.Repeat([]byte("l"), 100000)
+	tk := c.announce("late.bin", "application/octet-stream", len(late))
+	c.upload("filler.bin", "", "application/octet-stream", bytes.Repeat([]byte("f"), 150000))
+	putURL(t, tk.UploadURL, "application/octet-stream", late)
+	webtest.Check(t, c.do("POST", "/api/v1/drive/"+tk.File.ID+"/confirm", nil), webtest.Scenario{Status: 507, Problem: "quota_exceeded"})
+	if n := presignKept(t, s, tk.File.ID, late); n != 0 || bucket.Exists(ctx, sha256hex(late)) {
+		t.Fatalf("the confirm over quota kept %d rows, an object %v", n, bucket.Exists(ctx, sha256hex(late)))
+	}
+	if u := c.usage(); u.UsedBytes != 150000 || u.FileCount != 1 {
+		t.Fatalf("usage: %+v", u)
+	}
+}
