@@ -287,6 +287,9 @@ func (s *Store) Ready(ctx context.Context) error {
 	return nil
 }
 
+// MaxPresignTTL is the longest a presigned URL of the store may live (SigV4).
+const MaxPresignTTL = 7 * 24 * time.Hour
+
 // PresignGet returns a URL by which a client (at the public endpoint) can GET
 // the object hash for ttl; params may set response-content-type and
 // response-content-disposition. It is computed offline.
