@@ -187,6 +187,9 @@ func TestDirectConfirmRefused(t *testing.T) {
 	t.Parallel()
 	_, c, bucket := newDirect(t)
 	ctx := context.Background()
+	// One PUT to the store carries at most 5 GiB: larger files go resumable.
+	webtest.Check(t, c.do("POST", "/api/v1/drive/upload", map[string]any{"name": "huge.bin", "size": 5<<30 + 1}),
+		webtest.Scenario{Status: 422, Problem: "validation_failed", Contains: []string{"One upload is at most 5368709120 bytes; use the resumable upload"}})
 	content := bytes.Repeat([]byte("x"), 100000)
 	tk := c.announce("short.bin", "application/octet-stream", len(content))
 	confirm := "/api/v1/drive/" + tk.File.ID + "/confirm"

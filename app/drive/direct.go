@@ -44,6 +44,8 @@ type Direct interface {
 	DropStaged(ctx context.Context, ref string) error
 	// SweepStaged removes the bytes staged before t and returns how many.
 	SweepStaged(ctx context.Context, before time.Time) (int, error)
+	// MaxPut is the most bytes one PUT to an upload URL may carry.
+	MaxPut() int64
 }
 
 // StagedBytes is what a client staged for an upload: its size and the
@@ -66,6 +68,15 @@ var (
 func (o Options) WithDirect(d Direct) Options {
 	o.direct = d
 	return o
+}
+
+// maxPresignedUpload is the most bytes a three-step upload may announce:
+// Options.MaxUploadBytes, and no more than the direct store takes in one PUT.
+func (s *Service) maxPresignedUpload() int64 {
+	if s.opts.direct == nil {
+		return s.opts.MaxUploadBytes
+	}
+	return min(s.opts.MaxUploadBytes, s.opts.direct.MaxPut())
 }
 
 // uploadURL returns the URL a client PUTs the bytes of upload ref to.

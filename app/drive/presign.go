@@ -62,7 +62,8 @@ func (s *Service) RequestUpload(ctx context.Context, p *app.Principal, req Uploa
 	}
 	req.Name = name
 	v.Check(req.Size >= 0, "body.size", "The size is a number of bytes, 0 or more.", req.Size)
-	v.Check(req.Size <= s.opts.MaxUploadBytes, "body.size", fmt.Sprintf("One upload is at most %d bytes; use the resumable upload for larger files.", s.opts.MaxUploadBytes), req.Size)
+	limit := s.maxPresignedUpload()
+	v.Check(req.Size <= limit, "body.size", fmt.Sprintf("One upload is at most %d bytes; use the resumable upload for larger files.", limit), req.Size)
 	if err := v.Err(); err != nil {
 		return UploadTicket{}, err
 	}

@@ -196,6 +196,8 @@ func (d bucketDirect) SweepStaged(ctx context.Context, before time.Time) (int, e
 	return d.store.SweepStaged(ctx, before)
 }
 
+func (bucketDirect) MaxPut() int64 { return s3blob.MaxPutBytes }
+
 // stagedError adds the drive's sentinels to the bucket's errors about
 // staged bytes.
 func stagedError(err error) error {
