@@ -62,6 +62,10 @@ type Config struct {
 	Ready func(ctx context.Context) error
 	// Blob serves presigned URLs under /blob/; nil when absent.
 	Blob http.Handler
+	// StoreOrigin is the origin of the object store when the drive's
+	// download URLs point at it (ui.Config.StoreOrigin); "" when they are
+	// the node's.
+	StoreOrigin string
 	// Tus is the drive's resumable upload door; nil when absent.
 	Tus *tus.Handler
 	// ChunkDir keeps the sync clients' chunked uploads (webdav.WithChunks);

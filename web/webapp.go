@@ -20,7 +20,7 @@ func (s *Server) mountWebApp(e *gin.Engine) {
 	app := ui.New(ui.Config{PublicURL: s.cfg.PublicURL, Identity: s.cfg.Identity, Partner: s.cfg.Partner, Drive: s.cfg.Drive, Contacts: s.cfg.Contacts,
 		Log: s.log, Limiter: signInLimits{s}, ClientIP: s.clientIP,
 		Webhooks: s.cfg.Webhooks, WriteProblem: s.writeProblem,
-		RequestID: func(r *http.Request) string { return requestIDFrom(r.Context()) }})
+		RequestID: func(r *http.Request) string { return requestIDFrom(r.Context()) }, StoreOrigin: s.cfg.StoreOrigin})
 	h := gin.WrapH(app)
 	for _, rt := range app.Routes() {
 		e.Handle(rt.Method, rt.Path, h)

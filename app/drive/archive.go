@@ -138,7 +138,7 @@ func (s *Service) DownloadOrRestore(ctx context.Context, p *app.Principal, id st
 			return PresignedURL{}, nil, err
 		}
 	}
-	l, err := s.presignedDownload(f, false)
+	l, err := s.presignedDownload(ctx, f, false)
 	if err != nil {
 		return PresignedURL{}, nil, err
 	}

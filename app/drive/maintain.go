@@ -15,8 +15,8 @@ import (
 // batch is how many rows one maintenance transaction handles.
 const batch = 200
 
-// Maintain runs the drive's housekeeping once: expired uploads and pending
-// files go, trash and versions past their retention are purged, old tombstones
+// Maintain runs the drive's housekeeping once: expired uploads, the bytes
+// clients staged for them in the direct store, and pending files go, trash and versions past their retention are purged, old tombstones
 // are forgotten, the SHA-1 and MD5 of contents stored without them are
 // computed and blobs nothing refers to any more are deleted. It returns a
 // summary of what it did. Errors: none of its own.
@@ -28,6 +28,7 @@ func (s *Service) Maintain(ctx context.Context) (map[string]int, error) {
 		fn   func(context.Context, time.Time) (int, error)
 	}{
 		{"uploads_expired", s.expireUploads},
+		{"staged_swept", s.sweepStaged},
 		{"trash_purged", s.purgeTrash},
 		{"versions_pruned", s.pruneOldVersions},
 		{"tombstones_pruned", func(ctx context.Context, now time.Time) (int, error) {
@@ -90,6 +91,9 @@ func (s *Service) expireUploads(ctx context.Context, now time.Time) (int, error)
 			return total, err
 		}
 		total += len(ups)
+		if err := s.dropStaged(ctx, ups); err != nil {
+			return total, err
+		}
 	}
 	pend, err := s.store.StalePending(ctx, now.Add(-s.opts.UploadTTL), batch)
 	if err != nil || len(pend) == 0 {
@@ -100,6 +104,20 @@ func (s *Service) expireUploads(ctx context.Context, now time.Time) (int, error)
 		ids = append(ids, f.ID)
 	}
 	return total + len(pend), s.store.InTx(ctx, func(ctx context.Context) error { return s.store.DeleteFiles(ctx, ids) })
+}
+
+// dropStaged removes from the direct store what clients staged for the
+// expired uploads ups.
+func (s *Service) dropStaged(ctx context.Context, ups []Upload) error {
+	if s.opts.direct == nil {
+		return nil
+	}
+	for _, u := range ups {
+		if err := s.opts.direct.DropStaged(ctx, u.ID); err != nil {
+			return fmt.Errorf("staged upload %s: %w", u.ID, err)
+		}
+	}
+	return nil
 }
 
 func (s *Service) purgeTrash(ctx context.Context, now time.Time) (int, error) {

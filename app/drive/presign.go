@@ -62,7 +62,8 @@ func (s *Service) RequestUpload(ctx context.Context, p *app.Principal, req Uploa
 	}
 	req.Name = name
 	v.Check(req.Size >= 0, "body.size", "The size is a number of bytes, 0 or more.", req.Size)
-	v.Check(req.Size <= s.opts.MaxUploadBytes, "body.size", fmt.Sprintf("One upload is at most %d bytes; use the resumable upload for larger files.", s.opts.MaxUploadBytes), req.Size)
+	limit := s.maxPresignedUpload()
+	v.Check(req.Size <= limit, "body.size", fmt.Sprintf("One upload is at most %d bytes; use the resumable upload for larger files.", limit), req.Size)
 	if err := v.Err(); err != nil {
 		return UploadTicket{}, err
 	}
@@ -114,7 +115,11 @@ func (s *Service) RequestUpload(ctx context.Context, p *app.Principal, req Uploa
 		if f.OwnerID != p.UserID {
 			f.Permission = PermEdit
 		}
-		ticket = UploadTicket{UploadURL: s.urls.Upload(u.ID, s.opts.UploadTTL), Method: "PUT", Headers: Headers{ContentType: mimeType},
+		uploadURL, err := s.uploadURL(ctx, u.ID)
+		if err != nil {
+			return err
+		}
+		ticket = UploadTicket{UploadURL: uploadURL, Method: "PUT", Headers: Headers{ContentType: mimeType},
 			ExpiresAt: u.ExpiresAt, File: f}
 		return nil
 	})
@@ -226,6 +231,13 @@ func (s *Service) Confirm(ctx context.Context, p *app.Principal, fileID string) 
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return File{}, err
 	}
+	if s.opts.direct != nil {
+		// Bytes a client PUT into the store are checked and received first,
+		// as the node receives relayed ones.
+		if err := s.takeStaged(ctx, p, fileID); err != nil {
+			return File{}, err
+		}
+	}
 	// The caller's upload names the content the file will reference. Every
 	// read runs in the transaction that commits the confirmation, on the
 	// writer's connection, whose pages stay cached (a reader's cache starts
@@ -304,10 +316,10 @@ func (s *Service) Download(ctx context.Context, p *app.Principal, id string) (Pr
 	if err != nil {
 		return PresignedURL{}, err
 	}
-	return s.presignedDownload(f, false)
+	return s.presignedDownload(ctx, f, false)
 }
 
-func (s *Service) presignedDownload(f File, inline bool) (PresignedURL, error) {
+func (s *Service) presignedDownload(ctx context.Context, f File, inline bool) (PresignedURL, error) {
 	if f.IsFolder {
 		return PresignedURL{}, app.Errorf(app.EConflict, "%q is a folder; download it as a ZIP archive: download.zip instead of download.", f.Name)
 	}
@@ -318,6 +330,9 @@ func (s *Service) presignedDownload(f File, inline bool) (PresignedURL, error) {
 		return PresignedURL{}, archivedConflict(f)
 	}
 	now := s.clock.Now()
-	return PresignedURL{URL: s.urls.Download(f.Hash(), f.Name, f.MimeType, inline && InlineSafe(f.MimeType), s.opts.URLTTL),
-		ExpiresAt: now.Add(s.opts.URLTTL)}, nil
+	u, err := s.downloadURL(ctx, f.Hash(), f.SizeBytes, f.Name, f.MimeType, inline && InlineSafe(f.MimeType))
+	if err != nil {
+		return PresignedURL{}, err
+	}
+	return PresignedURL{URL: u, ExpiresAt: now.Add(s.opts.URLTTL)}, nil
 }

@@ -52,6 +52,9 @@ type Options struct {
 	PublicURL string
 	// archive is the archive tier (WithArchive); nil: none.
 	archive *archiveTier
+	// direct is the object store clients reach themselves (WithDirect);
+	// nil: none, the node relays the bytes.
+	direct Direct
 	// search is the search index (WithSearch); nil: none.
 	search SearchBackend
 	// PreviewCacheBytes caps the cached thumbnails and previews (default 1 GiB);

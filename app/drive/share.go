@@ -619,7 +619,7 @@ func (s *Service) LinkDownload(ctx context.Context, token, fileID string) (Presi
 	if err != nil {
 		return PresignedURL{}, err
 	}
-	return s.presignedDownload(f, false)
+	return s.presignedDownload(ctx, f, false)
 }
 
 // LinkPreview returns a presigned URL that shows the file in the browser;
@@ -639,7 +639,7 @@ func (s *Service) LinkPreview(ctx context.Context, token, fileID string) (Presig
 	if !f.IsFolder && !InlineSafe(f.MimeType) {
 		return PresignedURL{}, app.Errorf(app.EConflict, "%q (%s) has no preview; download it instead.", f.Name, f.MimeType)
 	}
-	return s.presignedDownload(f, true)
+	return s.presignedDownload(ctx, f, true)
 }
 
 // textFile checks f can be read or written as a string through a link.

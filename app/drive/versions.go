@@ -133,6 +133,6 @@ func (s *Service) DownloadVersion(ctx context.Context, p *app.Principal, id, ver
 	if err != nil {
 		return PresignedURL{}, err
 	}
-	f.ContentHash, f.MimeType = v.ContentHash, v.MimeType
-	return s.presignedDownload(f, false)
+	f.ContentHash, f.MimeType, f.SizeBytes = v.ContentHash, v.MimeType, v.SizeBytes
+	return s.presignedDownload(ctx, f, false)
 }

@@ -287,6 +287,14 @@ func (s *Store) Ready(ctx context.Context) error {
 	return nil
 }
 
+// MaxPresignTTL is the longest a presigned URL of the store may live (SigV4).
+const MaxPresignTTL = 7 * 24 * time.Hour
+
+// MaxPutBytes is the most one PUT of the S3 API may carry (AWS S3 and Ceph
+// RGW refuse more; larger objects go in parts): the limit of a client's PUT
+// to a presigned URL.
+const MaxPutBytes = 5 << 30
+
 // PresignGet returns a URL by which a client (at the public endpoint) can GET
 // the object hash for ttl; params may set response-content-type and
 // response-content-disposition. It is computed offline.

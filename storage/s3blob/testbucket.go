@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 
 	"github.com/minio/minio-go/v7"
@@ -58,4 +60,29 @@ func removeBucket(ctx context.Context, cl *minio.Client, bucket string) error {
 		errs = append(errs, fmt.Errorf("remove test bucket %s: %w", bucket, err))
 	}
 	return errors.Join(errs...)
+}
+
+// TestPublicEndpoint returns another address of the test store at endpoint,
+// for tests that tell the clients' address of the store (Config.PublicEndpoint)
+// from the nodes': localhost for 127.0.0.1 and the other way round; any
+// other host is returned as it is.
+func TestPublicEndpoint(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return endpoint
+	}
+	var other string
+	switch u.Hostname() {
+	case "127.0.0.1":
+		other = "localhost"
+	case "localhost":
+		other = "127.0.0.1"
+	default:
+		return endpoint
+	}
+	if p := u.Port(); p != "" {
+		other = net.JoinHostPort(other, p)
+	}
+	u.Host = other
+	return u.String()
 }

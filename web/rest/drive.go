@@ -130,14 +130,15 @@ func registerDrive(api huma.API, d Deps) {
 			return out(f), err
 		})
 	up := idempotent(op(http.MethodPost, "/drive/upload", "requestUpload", "Announce an upload (step 1 of 3)", tag, write))
-	up.Description = "Returns a presigned `upload_url` and the file the bytes will become: a `pending` new file, or the existing file of that name in the folder (it gains a version on confirmation). Step 2: `PUT` the exact bytes to `upload_url` with the declared `Content-Type`, no bearer token. Step 3: `POST /drive/{file_id}/confirm`. The quota is checked here, at the PUT and at confirmation (507 `quota_exceeded`). Unconfirmed uploads are dropped after 24 hours.\n\n" + up.Description
+	up.Description = "Returns a presigned `upload_url` and the file the bytes will become: a `pending` new file, or the existing file of that name in the folder (it gains a version on confirmation). Step 2: `PUT` the exact bytes to `upload_url` with the declared `Content-Type`, no bearer token. Step 3: `POST /drive/{file_id}/confirm`. The quota is checked here, at the PUT and at confirmation (507 `quota_exceeded`). Unconfirmed uploads are dropped after 24 hours. When the server's object store is reachable by clients, `upload_url` is a presigned URL of the store itself, and the size and quota are checked at confirmation instead of at the PUT.\n\n" + up.Description
 	up = lockable(up)
 	huma.Register(api, errs(up, nf, http.StatusInsufficientStorage), func(ctx context.Context, in *struct{ Body UploadRequest }) (*body[drive.UploadTicket], error) {
 		t, err := s.RequestUpload(ctx, principal(ctx), drive.UploadRequest(in.Body))
 		return out(t), err
 	})
 	confirm := status(op(http.MethodPost, "/drive/{file_id}/confirm", "confirmUpload", "Confirm an upload (step 3 of 3)", tag, write), http.StatusOK)
-	confirm.Description = "Checks the bytes arrived, and makes the file `active` (or its new version the head), visible and indexed. 409 when nothing was uploaded yet."
+	confirm.Description = "Checks the bytes arrived, and makes the file `active` (or its new version the head), visible and indexed. 409 when nothing was uploaded yet. " +
+		"Bytes sent to the object store (an `upload_url` of the store) are checked first: another size than announced → 422 `validation_failed` (PUT the right bytes to the same URL and confirm again), and they are read back for their SHA-256."
 	confirm = lockable(confirm)
 	huma.Register(api, errs(confirm, nf, http.StatusConflict, http.StatusInsufficientStorage), func(ctx context.Context, in *FilePath) (*body[drive.File], error) {
 		f, err := s.Confirm(ctx, principal(ctx), in.FileID)
@@ -149,7 +150,7 @@ func registerDrive(api huma.API, d Deps) {
 			return out(f), err
 		})
 	dl := status(op(http.MethodGet, "/drive/{file_id}/download", "downloadFile", "Get a download URL", tag, read), http.StatusOK)
-	dl.Description = "Returns `{url, expires_at}`: a presigned URL (no bearer needed) serving the content with `Range` support, valid 15 minutes. " +
+	dl.Description = "Returns `{url, expires_at}`: a presigned URL (no bearer needed) serving the content with `Range` support, valid 15 minutes; when the server's object store is reachable by clients, a URL of the store itself. " +
 		"An archived file answers 202 `{status: \"restoring\", file_id, restore_status_url, retry_after_seconds}` and is restored in the background; " +
 		"follow `restore-status` and download again once it is ready. A folder → 409 (Atrium streams a folder as a ZIP archive at `GET /drive/{file_id}/download.zip`, an extension: docs/api-extensions.md)."
 	dl.Responses = downloadResponses(api)

@@ -128,14 +128,14 @@ func (u *UI) driveEdit(w http.ResponseWriter, r *http.Request, v *viewer) {
 			d.BackURL = "/drive/" + url.PathEscape(*f.ParentID)
 		}
 	}
-	w.Header().Set("Content-Security-Policy", editorCSP(origin))
+	w.Header().Set("Content-Security-Policy", editorCSP(u.csp, origin))
 	u.render(w, r, http.StatusOK, "drive_edit", page{Title: f.Name, V: v, Data: d})
 }
 
-// editorCSP is the site-wide policy with the editor's origin, and nothing
-// wider, allowed as the target of the page's form and as its frame.
-func editorCSP(origin string) string {
-	csp := strings.Replace(ContentSecurityPolicy, "form-action 'self'", "form-action 'self' "+origin, 1)
+// editorCSP is the site-wide policy site with the editor's origin, and
+// nothing wider, allowed as the target of the page's form and as its frame.
+func editorCSP(site, origin string) string {
+	csp := strings.Replace(site, "form-action 'self'", "form-action 'self' "+origin, 1)
 	return strings.Replace(csp, "object-src 'none';", "object-src 'none'; frame-src "+origin+";", 1)
 }
 

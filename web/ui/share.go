@@ -71,11 +71,15 @@ func (d shareData) pageURL(n int) string {
 }
 
 // shareCSP is the page's policy: its style and images (the presigned
-// previews are of the public URL), nothing else; no script, form or frame.
-func shareCSP(publicURL string) string {
+// previews are of the public URL, or of the object store's origin store
+// when downloads point at it), nothing else; no script, form or frame.
+func shareCSP(publicURL, store string) string {
 	img := "'self'"
 	if p, err := url.Parse(publicURL); err == nil && p.Scheme != "" && p.Host != "" {
 		img += " " + p.Scheme + "://" + p.Host
+	}
+	if store != "" {
+		img += " " + store
 	}
 	return "default-src 'none'; img-src " + img + "; style-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 }
@@ -87,7 +91,7 @@ func (u *UI) shareHeaders(w http.ResponseWriter) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Robots-Tag", "noindex, nofollow")
 	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Content-Security-Policy", shareCSP(u.cfg.PublicURL))
+	h.Set("Content-Security-Policy", shareCSP(u.cfg.PublicURL, u.store))
 }
 
 // sharePage shows the shared item, or a folder inside the shared folder.

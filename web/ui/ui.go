@@ -102,6 +102,12 @@ type Config struct {
 	WriteProblem func(http.ResponseWriter, *http.Request, error)
 	// RequestID is the id of a request, as the logs name it; nil: none.
 	RequestID func(*http.Request) string
+	// StoreOrigin is the origin (scheme://host[:port]) of the object store
+	// when download URLs point at it ([blob] s3_public_endpoint): the drive
+	// page may fetch them (connect-src: its text and PDF viewers) and a
+	// shared link's page show them (img-src). Empty: downloads are the
+	// node's, of the page's own origin.
+	StoreOrigin string
 }
 
 // Route is one route of the web app, in the router's (gin's) syntax.
@@ -224,6 +230,10 @@ type UI struct {
 	// resetSlots bounds the password reset requests handled at once, after
 	// their answers (forgot).
 	resetSlots chan struct{}
+	// store is the origin of the object store's URLs (Config.StoreOrigin),
+	// "" when none; csp is the site-wide policy, with the store's origin in
+	// connect-src when there is one.
+	store, csp string
 }
 
 // New builds the web app.
@@ -236,6 +246,11 @@ func New(cfg Config) *UI {
 	if pu, err := url.Parse(cfg.PublicURL); err == nil {
 		u.origin = pu.Scheme + "://" + pu.Host
 		u.secure = pu.Scheme == "https"
+	}
+	u.csp = ContentSecurityPolicy
+	if o, ok := webOrigin(cfg.StoreOrigin); ok {
+		u.store = o
+		u.csp = strings.Replace(u.csp, "connect-src 'self'", "connect-src 'self' "+o, 1)
 	}
 	u.cop = http.NewCrossOriginProtection()
 	if u.origin != "" {
@@ -261,7 +276,7 @@ func New(cfg Config) *UI {
 // ServeHTTP serves the web app with its security headers.
 func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
-	h.Set("Content-Security-Policy", ContentSecurityPolicy)
+	h.Set("Content-Security-Policy", u.csp)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("X-Frame-Options", "DENY")

@@ -380,6 +380,9 @@ func (c *Config) Validate() error {
 			errs = append(errs, err)
 		}
 	}
+	if c.Blob.S3PublicEndpoint != "" && c.Drive.UploadTTL > s3blob.MaxPresignTTL {
+		errs = append(errs, fmt.Errorf("drive.upload_ttl: at most %s with blob.s3_public_endpoint set: clients upload with a presigned URL of the object store, which lives as long as the upload and at most that", s3blob.MaxPresignTTL))
+	}
 	if c.PublicURL == "" {
 		c.PublicURL = c.derivePublicURL()
 	} else if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

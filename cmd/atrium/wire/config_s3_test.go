@@ -194,3 +194,24 @@ func TestReadyReachesTheBucket(t *testing.T) {
 		t.Fatal("ready with the bucket gone")
 	}
 }
+
+// Clients upload with a presigned URL of the store as long as the upload
+// lives: with s3_public_endpoint, an upload may not outlive what SigV4
+// allows a presigned URL.
+func TestConfigUploadTTLWithPublicEndpoint(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"ATRIUM_S3_ENDPOINT": "https://s3.example.org", "ATRIUM_S3_BUCKET": "atrium",
+		"ATRIUM_S3_ACCESS_KEY": "AK", "ATRIUM_S3_SECRET_KEY": testSecret}
+	file := filepath.Join(t.TempDir(), "atrium.toml")
+	if err := os.WriteFile(file, []byte("[drive]\nupload_ttl = \"200h\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadConfig(file, func(k string) string { return env[k] }, nil); err != nil {
+		t.Fatalf("a long upload_ttl relayed by the nodes: %v", err)
+	}
+	env["ATRIUM_S3_PUBLIC_ENDPOINT"] = "https://files.example.org"
+	_, err := LoadConfig(file, func(k string) string { return env[k] }, nil)
+	if err == nil || !strings.Contains(err.Error(), "drive.upload_ttl: at most 168h0m0s with blob.s3_public_endpoint set") {
+		t.Fatalf("got %v, want upload_ttl refused", err)
+	}
+}

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strings"
 	"time"
 
 	"atrium/app/drive"
 	"atrium/storage/blob"
+	"atrium/storage/s3blob"
 	"atrium/storage/sqldb"
 	"atrium/web/presign"
 )
@@ -121,6 +123,108 @@ func (u driveURLs) Download(hash, name, mimeType string, inline bool, ttl time.D
 func (u driveURLs) Upload(ref string, ttl time.Duration) string {
 	return u.signer.URL("PUT", presign.UploadPath(ref), nil, ttl)
 }
+
+// directTransfers is the rule of where clients send and fetch the bytes of
+// the drive, in one place: straight to the bucket when [blob]
+// s3_public_endpoint names the clients' address of the object store (it may
+// be the nodes' address, s3_endpoint, written again); through the nodes
+// (driveURLs) otherwise — on the local disk, or with a store that only the
+// nodes reach. nil: through the nodes. origin is the store's origin, which
+// the web app's pages may then load URLs of ("" with nil).
+func directTransfers(objects blob.Objects, cfg BlobConfig) (d drive.Direct, origin string) {
+	s, ok := objects.(*s3blob.Store)
+	if !ok || cfg.S3PublicEndpoint == "" {
+		return nil, ""
+	}
+	return bucketDirect{s}, strings.TrimRight(cfg.S3PublicEndpoint, "/")
+}
+
+// bucketDirect is the bucket as the drive's direct store (drive.Direct):
+// presigned URLs of the store at its public endpoint, and the three-step
+// upload's bytes staged under uploads/<ref>.
+type bucketDirect struct{ store *s3blob.Store }
+
+// DownloadURL presigns a GET of the object that makes the store answer with
+// the file's type and a Content-Disposition built as the node's own download
+// door builds it (presign.ContentDisposition).
+func (d bucketDirect) DownloadURL(ctx context.Context, hash, name, mimeType string, inline bool, ttl time.Duration) (string, error) {
+	if mimeType == "" {
+		mimeType = "application/octet-stream"
+	}
+	p := url.Values{"response-content-type": {mimeType},
+		"response-content-disposition": {presign.ContentDisposition(name, inline)}}
+	u, err := d.store.PresignGet(ctx, hash, ttl, p)
+	if err != nil {
+		return "", err
+	}
+	return u.String(), nil
+}
+
+func (d bucketDirect) UploadURL(ctx context.Context, ref string, ttl time.Duration) (string, error) {
+	u, err := d.store.PresignPut(ctx, ref, ttl)
+	if err != nil {
+		return "", err
+	}
+	return u.String(), nil
+}
+
+func (d bucketDirect) Staged(ctx context.Context, ref string) (drive.StagedBytes, error) {
+	st, err := d.store.StatStaged(ctx, ref)
+	if err != nil {
+		return drive.StagedBytes{}, stagedError(err)
+	}
+	return drive.StagedBytes{Size: st.Size, Tag: st.ETag}, nil
+}
+
+func (d bucketDirect) OpenStaged(ctx context.Context, ref, tag string) (io.ReadCloser, error) {
+	r, err := d.store.OpenStaged(ctx, ref, tag)
+	if err != nil {
+		return nil, stagedError(err)
+	}
+	return stagedReader{r}, nil
+}
+
+func (d bucketDirect) Promote(ctx context.Context, ref, tag, hash string, size int64) error {
+	return stagedError(d.store.Promote(ctx, ref, tag, hash, size))
+}
+
+func (d bucketDirect) DropStaged(ctx context.Context, ref string) error {
+	return d.store.DeleteStaged(ctx, ref)
+}
+
+func (d bucketDirect) SweepStaged(ctx context.Context, before time.Time) (int, error) {
+	return d.store.SweepStaged(ctx, before)
+}
+
+func (bucketDirect) MaxPut() int64 { return s3blob.MaxPutBytes }
+
+// stagedError adds the drive's sentinels to the bucket's errors about
+// staged bytes.
+func stagedError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, s3blob.ErrStagedChanged):
+		return fmt.Errorf("%w: %w", drive.ErrStagedChanged, err)
+	case errors.Is(err, blob.ErrNotFound):
+		return fmt.Errorf("%w: %w", drive.ErrNotStaged, err)
+	}
+	return err
+}
+
+// stagedReader is a staged object whose read errors carry the drive's
+// sentinels.
+type stagedReader struct{ r io.ReadCloser }
+
+func (s stagedReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = stagedError(err)
+	}
+	return n, err
+}
+
+func (s stagedReader) Close() error { return s.r.Close() }
 
 // tusBlobs is the blob store as the tus door needs it (tus.Blobs): a
 // finished upload's file is moved into the disk store, or uploaded to the

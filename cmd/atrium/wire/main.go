@@ -198,10 +198,11 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 	converter := convert.New(cfg.Editor.SofficePath, cfg.Editor.ConvertTimeout, "")
 	m.Contents = contents{files: m.Blobs, small: sqldb.SmallBlobs{DB: db}, smallFirst: cfg.Blob.S3()}
 	m.Search = indexer.New(sqldb.DriveStore{DB: db}, m.Contents, searchIndexes(cfg.Data, db), extractor{}, log)
+	direct, storeOrigin := directTransfers(m.Blobs, cfg.Blob)
 	m.Drive = drive.NewService(sqldb.DriveStore{DB: db}, m.Contents, driveURLs{signer}, audit, sqldb.Outbox{DB: db}, m.Clock, log,
 		cfg.Drive.options().WithSyncKey(cursorKey).WithPublicURL(cfg.PublicURL).WithArchive(archive, cfg.Drive.ArchiveAfter).
 			WithEditor(cfg.Editor.options(wopiKey)).WithConverter(converter).WithImaging(imaging.Codec{}).
-			WithSearch(m.Search))
+			WithSearch(m.Search).WithDirect(direct))
 	m.Partner.WithUserData(m.Drive) // contacts and calendars go with the user by the schema's cascades
 	if m.Tus, err = tus.New(tus.Config{Drive: m.Drive, Blobs: tusBlobs{m.Blobs}, Dir: filepath.Join(cfg.Data, "tus"), PublicURL: cfg.PublicURL, Log: log}); err != nil {
 		m.Close()
@@ -224,6 +225,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		Cursors:     &app.Cursors{Key: cursorKey, Clock: m.Clock},
 		Ready:       m.ready,
 		Blob:        presign.NewHandler(m.Contents, signer, web.DriveUpload(m.Drive), log),
+		StoreOrigin: storeOrigin,
 		Tus:         m.Tus,
 		ChunkDir:    filepath.Join(cfg.Data, "chunks"),
 		Limits:      cfg.Limits.web(),
