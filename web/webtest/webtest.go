@@ -26,7 +26,6 @@ import (
 
 	"atrium/app"
 	"atrium/cmd/atrium/wire"
-	"atrium/storage/s3blob"
 	"atrium/storage/sqldb"
 )
 
@@ -495,12 +494,12 @@ func Blob(dir string) wire.BlobConfig {
 // DirectS3 is an Option that makes a server on the test store
 // (ATRIUM_TEST_S3_ENDPOINT) hand clients URLs of the store itself, as [blob]
 // s3_public_endpoint does: that setting is the same store under another host
-// name (s3blob.TestPublicEndpoint: localhost for 127.0.0.1), so that tests
+// name (wire.TestPublicEndpoint: localhost for 127.0.0.1), so that tests
 // tell the store's URLs from the nodes' and the nodes' own address of the
 // store from the clients'. On the local disk it changes nothing.
 func DirectS3(c *wire.Config) {
 	if c.Blob.S3() {
-		c.Blob.S3PublicEndpoint = s3blob.TestPublicEndpoint(c.Blob.S3Endpoint)
+		c.Blob.S3PublicEndpoint = wire.TestPublicEndpoint(c.Blob.S3Endpoint)
 	}
 }
 

@@ -31,3 +31,7 @@ func NewTestBucket(ctx context.Context) (bucket string, drop func() error, err e
 	c, _ := s3blob.TestConfig()
 	return s3blob.NewTestBucket(ctx, c)
 }
+
+// TestPublicEndpoint is the test store's address under another host name
+// (s3blob.TestPublicEndpoint), for a test server's s3_public_endpoint.
+func TestPublicEndpoint(endpoint string) string { return s3blob.TestPublicEndpoint(endpoint) }
