@@ -10,6 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"atrium/storage/s3blob"
 	"atrium/web/webtest"
@@ -67,5 +71,39 @@ func TestDriveBytesInTheBucket(t *testing.T) {
 	}
 	if got := c.download(f.ID); !bytes.Equal(got, content) {
 		t.Fatalf("download: %d bytes differ", len(got))
+	}
+}
+
+// Drive maintenance aborts the bucket's multipart uploads that a process
+// began and died in the middle of, once a day old.
+func TestDriveMaintenanceAbortsAbandonedMultipart(t *testing.T) {
+	t.Parallel()
+	s := webtest.New(t)
+	if !webtest.S3(s.Data) {
+		t.Skip(s3blob.TestEndpointEnv + " not set (scripts/s3-server.sh starts a store)")
+	}
+	b := webtest.Blob(s.Data)
+	host, secure, err := s3blob.ParseEndpoint(b.S3Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := minio.NewCore(host, &minio.Options{Creds: credentials.NewStaticV4(b.S3AccessKey, b.S3SecretKey, ""), Secure: secure,
+		Region: s3blob.DefaultRegion, BucketLookup: minio.BucketLookupPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := cl.NewMultipartUpload(ctx, b.S3Bucket, "blobs/died-mid-upload", minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if done, err := s.Main.Drive.Maintain(ctx); err != nil || done["store_swept"] != 0 {
+		t.Fatalf("a young upload: %v %v", done, err)
+	}
+	s.Clock.Advance(25 * time.Hour)
+	if done, err := s.Main.Drive.Maintain(ctx); err != nil || done["store_swept"] != 1 {
+		t.Fatalf("a day later: %v %v", done, err)
+	}
+	for u := range cl.ListIncompleteUploads(ctx, b.S3Bucket, "", true) {
+		t.Fatalf("left in the bucket: %+v", u)
 	}
 }

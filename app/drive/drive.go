@@ -333,6 +333,13 @@ type Blobs interface {
 	Walk(ctx context.Context, fn func(hash string, modTime time.Time) error) error
 }
 
+// Sweeper is a Blobs that leaves things of its own to clean up (a bucket's
+// multipart uploads that a process died in the middle of): maintenance calls
+// Sweep with its time and counts what it removed.
+type Sweeper interface {
+	Sweep(ctx context.Context, now time.Time) (int, error)
+}
+
 // URLs makes presigned URLs for the byte store.
 type URLs interface {
 	// Download returns a URL serving blob hash under name with mime type;

@@ -49,6 +49,12 @@ func (s *Service) Maintain(ctx context.Context) (map[string]int, error) {
 		{"blobs_deleted", s.collect},
 		{"strays_found", s.findStrays}, // after collect: marking restarts an orphan's grace
 		{"archive_deleted", s.sweepArchive},
+		{"store_swept", func(ctx context.Context, now time.Time) (int, error) {
+			if sw, ok := s.blobs.(Sweeper); ok {
+				return sw.Sweep(ctx, now)
+			}
+			return 0, nil
+		}},
 	}
 	for _, st := range steps {
 		n, err := st.fn(ctx, now)

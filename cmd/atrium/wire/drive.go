@@ -109,6 +109,22 @@ func (c contents) Walk(ctx context.Context, fn func(string, time.Time) error) er
 	return c.small.Walk(ctx, fn)
 }
 
+// abandonedMultipart is how old a multipart upload of the bucket must be to
+// be taken for one whose process died in the middle (no upload under way
+// began that long ago).
+const abandonedMultipart = 24 * time.Hour
+
+// Sweep (drive.Sweeper) aborts the bucket's multipart uploads begun over
+// abandonedMultipart ago; the local disk has none.
+func (c contents) Sweep(ctx context.Context, now time.Time) (int, error) {
+	if m, ok := c.files.(interface {
+		SweepMultipart(ctx context.Context, before time.Time) (int, error)
+	}); ok {
+		return m.SweepMultipart(ctx, now.Add(-abandonedMultipart))
+	}
+	return 0, nil
+}
+
 // driveURLs adapts the presigned URL signer to drive.URLs.
 type driveURLs struct{ signer *presign.Signer }
 
