@@ -3,6 +3,7 @@ package web_test
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -223,6 +224,19 @@ func TestEditorWOPIFlow(t *testing.T) {
 	if len(eds) != 2 {
 		t.Fatalf("editors with bob %+v", eds)
 	}
+	// Who is in the session is the database's, as every node sees it (not
+	// one process's memory).
+	presence := func() int {
+		t.Helper()
+		var n int
+		if err := s.Main.DB.QueryRow(context.Background(), `SELECT count(*) FROM drive_editor_presence WHERE file_id = ?`, f.ID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := presence(); n != 2 {
+		t.Fatalf("%d presences stored, want 2", n)
+	}
 	res = wopiCall(s, "POST", f.ID, "contents", bes.AccessToken, wopiOp("PUT", "X-WOPI-Lock", "L1"), "v3 by bob")
 	wantWOPI(t, res, 200, nil)
 
@@ -245,8 +259,8 @@ func TestEditorWOPIFlow(t *testing.T) {
 	wantWOPI(t, wopiCall(s, "POST", f.ID, "", tok, wopiOp("UNLOCK", "X-WOPI-Lock", "L3"), nil), 200, nil)
 	wantWOPI(t, wopiCall(s, "POST", f.ID, "", tok, wopiOp("GET_LOCK"), nil), 200, ptr(""))
 	ann.rest.ok(200, "GET", "/api/v1/drive/"+f.ID+"/editors", nil, &eds)
-	if len(eds) != 0 {
-		t.Fatalf("editors after unlock %+v", eds)
+	if len(eds) != 0 || presence() != 0 {
+		t.Fatalf("editors after unlock %+v, %d stored", eds, presence())
 	}
 	// Unlocked: the mount writes again, and the editor may not overwrite a
 	// non-empty file without a lock.

@@ -226,6 +226,7 @@ type Store interface {
 	PreviewStore
 	SearchStore
 	DigestStore
+	PresenceStore
 
 	// NextSeq bumps and returns the owner's change sequence.
 	NextSeq(ctx context.Context, ownerID string) (int64, error)

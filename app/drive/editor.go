@@ -13,9 +13,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"regexp"
-	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"atrium/app"
@@ -72,8 +70,7 @@ func (o Options) WithEditor(e EditorOptions) Options {
 
 // editorState is the service's online-editing state.
 type editorState struct {
-	disc     *discoveryCache // nil: no editor configured
-	presence presenceMap
+	disc *discoveryCache // nil: no editor configured
 }
 
 func (s *Service) initEditor() {
@@ -89,7 +86,7 @@ func (s *Service) initEditor() {
 	}
 	e.URL = strings.TrimRight(e.URL, "/")
 	e.WOPIURL = strings.TrimRight(e.WOPIURL, "/")
-	s.editor = &editorState{presence: presenceMap{m: map[string]map[string]*presence{}}}
+	s.editor = &editorState{}
 	if e.URL != "" {
 		s.editor.disc = &discoveryCache{url: e.URL, fetcher: e.Discovery, maxAge: e.DiscoveryMaxAge, retryIn: discoveryRetry}
 	}
@@ -326,10 +323,13 @@ func (s *Service) Editors(ctx context.Context, p *app.Principal, fileID string) 
 	}
 	out := []EditorUser{}
 	if lock == nil {
-		s.editor.presence.drop(fileID)
-		return out, nil
+		return out, s.store.DropEditors(ctx, fileID)
 	}
-	for _, pr := range s.editor.presence.list(fileID, lock.CreatedAt.Add(-presenceSlack)) {
+	seen, err := s.store.Editors(ctx, fileID, lock.CreatedAt.Add(-presenceSlack))
+	if err != nil {
+		return nil, err
+	}
+	for _, pr := range seen {
 		out = append(out, EditorUser{UserID: pr.UserID, DisplayName: pr.Name, Email: pr.Email, Guest: pr.Guest, Since: pr.Since,
 			ExpiresAt: lock.ExpiresAt})
 	}
@@ -503,84 +503,47 @@ func (s *Service) OpenEditorSession(ctx context.Context, token, fileID string) (
 // editor lock was taken count as in the session.
 const presenceSlack = 5 * time.Minute
 
-// presence remembers who opened a file in the editor (in memory: it only
-// serves the editors list while the file's editor lock lives).
-type presence struct {
+// EditorPresence is someone who has a file open in the online editor: a user
+// or a guest of an edit link.
+type EditorPresence struct {
 	UserID, Name, Email string
 	Guest               bool
 	Since, Seen         time.Time
 }
 
-type presenceMap struct {
-	mu sync.Mutex
-	m  map[string]map[string]*presence
+// PresenceStore keeps who has which file open in the editor, where every
+// node sees it.
+type PresenceStore interface {
+	// SeenEditor reports whether session key has fileID open, and then
+	// refreshes its Seen to now when it is older than stale.
+	SeenEditor(ctx context.Context, fileID, key string, now, stale time.Time) (bool, error)
+	// AddEditor records that session key opened fileID; a record of it
+	// already there keeps its Since.
+	AddEditor(ctx context.Context, fileID, key string, pr EditorPresence) error
+	// Editors returns who was seen on fileID since since, the earliest first.
+	Editors(ctx context.Context, fileID string, since time.Time) ([]EditorPresence, error)
+	DropEditors(ctx context.Context, fileID string) error
+	// PruneEditors forgets those last seen before before.
+	PruneEditors(ctx context.Context, before time.Time) (int, error)
 }
 
-// maxPresenceFiles bounds the files remembered; older sessions are swept.
-const maxPresenceFiles = 10000
+// presenceRefresh is how stale a presence's Seen may grow before a request
+// of its session writes it again: presence only needs to be known within
+// presenceSlack.
+const presenceRefresh = time.Minute
 
-func (pm *presenceMap) seen(fileID, key string, now time.Time) bool {
-	pm.mu.Lock()
-	defer pm.mu.Unlock()
-	if pr := pm.m[fileID][key]; pr != nil {
-		pr.Seen = now
-		return true
-	}
-	return false
-}
-
-func (pm *presenceMap) add(fileID, key string, pr presence, maxAge time.Duration) {
-	pm.mu.Lock()
-	defer pm.mu.Unlock()
-	if len(pm.m) >= maxPresenceFiles {
-		for id, users := range pm.m {
-			for k, u := range users {
-				if pr.Seen.Sub(u.Seen) > maxAge {
-					delete(users, k)
-				}
-			}
-			if len(users) == 0 {
-				delete(pm.m, id)
-			}
-		}
-		if len(pm.m) >= maxPresenceFiles {
-			return
-		}
-	}
-	if pm.m[fileID] == nil {
-		pm.m[fileID] = map[string]*presence{}
-	}
-	if _, ok := pm.m[fileID][key]; !ok {
-		pm.m[fileID][key] = &pr
-	}
-}
-
-func (pm *presenceMap) list(fileID string, since time.Time) []presence {
-	pm.mu.Lock()
-	defer pm.mu.Unlock()
-	var out []presence
-	for _, pr := range pm.m[fileID] {
-		if !pr.Seen.Before(since) {
-			out = append(out, *pr)
-		}
-	}
-	slices.SortFunc(out, func(a, b presence) int { return a.Since.Compare(b.Since) })
-	return out
-}
-
-func (pm *presenceMap) drop(fileID string) {
-	pm.mu.Lock()
-	delete(pm.m, fileID)
-	pm.mu.Unlock()
-}
-
-// see records that the session's user has the file open.
+// see records that the session's user has the file open. Presence is a
+// courtesy of the editors list: a failure to record it is logged, not the
+// request's.
 func (s *Service) see(ctx context.Context, es *EditorSession) {
 	now := s.clock.Now()
-	if s.editor.presence.seen(es.FileID, es.user, now) {
+	if ok, err := s.store.SeenEditor(ctx, es.FileID, es.user, now, now.Add(-presenceRefresh)); err != nil || ok {
+		if err != nil {
+			s.log.WarnContext(ctx, "editor presence", "file", es.FileID, "err", err)
+		}
 		return
 	}
-	pr := presence{Guest: es.Guest, Since: now, Seen: now, Name: "Guest"}
+	pr := EditorPresence{Guest: es.Guest, Since: now, Seen: now, Name: "Guest"}
 	if !es.Guest {
 		pr.UserID = es.p.UserID
 		if u, err := s.store.OrgUser(ctx, es.p.OrgID, es.p.UserID, ""); err == nil {
@@ -590,5 +553,13 @@ func (s *Service) see(ctx context.Context, es *EditorSession) {
 			}
 		}
 	}
-	s.editor.presence.add(es.FileID, es.user, pr, s.opts.Editor.TokenTTL)
+	if err := s.store.AddEditor(ctx, es.FileID, es.user, pr); err != nil {
+		s.log.WarnContext(ctx, "editor presence", "file", es.FileID, "err", err)
+	}
+}
+
+// pruneEditors forgets the presences of editor sessions whose tokens have
+// all expired (maintenance).
+func (s *Service) pruneEditors(ctx context.Context, now time.Time) (int, error) {
+	return s.store.PruneEditors(ctx, now.Add(-s.opts.Editor.TokenTTL-presenceSlack))
 }

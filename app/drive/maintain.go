@@ -35,6 +35,7 @@ func (s *Service) Maintain(ctx context.Context) (map[string]int, error) {
 			return s.store.PruneTombstones(ctx, now.Add(-s.opts.TombstoneMaxAge))
 		}},
 		{"locks_expired", s.store.DeleteExpiredLocks},
+		{"editors_forgotten", s.pruneEditors},
 		{"blob_holds_ended", func(ctx context.Context, now time.Time) (int, error) {
 			var n int
 			err := s.store.InTx(ctx, func(ctx context.Context) (err error) {

@@ -145,7 +145,7 @@ func (s *Service) WOPICheckFileInfo(ctx context.Context, es *EditorSession) (WOP
 	info.UserFriendlyName = "Guest"
 	if es.Guest {
 		info.UserID = es.user
-	} else if pr := s.editor.presence.list(es.FileID, time.Time{}); len(pr) > 0 {
+	} else if pr, err := s.store.Editors(ctx, es.FileID, time.Time{}); err == nil {
 		for _, u := range pr {
 			if u.UserID == es.p.UserID && u.Name != "" {
 				info.UserFriendlyName = u.Name
@@ -329,7 +329,7 @@ func (s *Service) WOPIUnlock(ctx context.Context, es *EditorSession, lock string
 		return s.store.DeleteLock(ctx, ed.Token)
 	})
 	if err == nil {
-		s.editor.presence.drop(es.FileID)
+		err = s.store.DropEditors(ctx, es.FileID)
 	}
 	return err
 }
