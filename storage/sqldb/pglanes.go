@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"sync"
+	"time"
 
 	"atrium/app"
 )
@@ -103,6 +104,7 @@ func (l *laneLocks) acquire(ctx context.Context, key int32) (release func(), err
 // pgInLane runs attempts of a transaction (run) on one connection that holds
 // lane key's advisory lock throughout.
 func (db *DB) pgInLane(ctx context.Context, key int32, run func(begin beginner) error) error {
+	t0 := time.Now()
 	release, err := db.pg.lanes.acquire(ctx, key)
 	if err != nil {
 		return fmt.Errorf("wait for the organisation's write lane: %w", err)
@@ -119,6 +121,7 @@ func (db *DB) pgInLane(ctx context.Context, key int32, run func(begin beginner) 
 		discard(conn)
 		return fmt.Errorf("wait for the organisation's write lane: %w", err)
 	}
+	db.pg.waitNanos.Add(int64(time.Since(t0)))
 	err = run(conn)
 	if _, uerr := conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1, $2)`, laneClass, key); uerr != nil {
 		discard(conn)

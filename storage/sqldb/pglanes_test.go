@@ -72,6 +72,11 @@ func TestWriteLanes(t *testing.T) {
 	if n, r := count(), db.pg.retries.Load()-before; n != 48 || r != 0 {
 		t.Fatalf("in the organisation's lane: counter %d (want 48), %d transactions run again (want none)", n, r)
 	}
+	// The writes are counted for the metrics and the indexer's burst
+	// detection, as SQLite's writer counts its own.
+	if ws := db.WriteStats(); ws.Transactions != 48 || ws.Commits != 48 || ws.Wait <= 0 || ws.Statements <= 0 || ws.Commit <= 0 {
+		t.Fatalf("write stats %+v, want 48 transactions and commits, and time in the lane, the statements and the commits", ws)
+	}
 	var held int
 	if err := db.pg.pool.QueryRowContext(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = $1`, laneClass).Scan(&held); err != nil || held != 0 {
 		t.Fatalf("lane locks still held after the writes: %d (%v)", held, err)

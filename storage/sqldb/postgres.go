@@ -48,6 +48,18 @@ type pgEngine struct {
 	// lanes queues this node's transactions of each organisation (pglanes.go).
 	lanes   laneLocks
 	noLanes atomic.Bool // SetWriteLanes(false)
+
+	// What the write transactions did, for DB.WriteStats: each committed
+	// transaction is its own commit; wait is the time spent in the write
+	// lanes, stmt the time in the transactions' functions.
+	transactions                      atomic.Uint64
+	waitNanos, stmtNanos, commitNanos atomic.Int64
+}
+
+func (e *pgEngine) stats() app.WriteStats {
+	n := e.transactions.Load()
+	return app.WriteStats{Transactions: n, Commits: n, Wait: time.Duration(e.waitNanos.Load()),
+		Statements: time.Duration(e.stmtNanos.Load()), Commit: time.Duration(e.commitNanos.Load())}
 }
 
 // pgTx is the transaction a context carries on PostgreSQL.
@@ -276,7 +288,9 @@ func (db *DB) pgAttempt(ctx context.Context, begin beginner, fn func(ctx context
 			panic(p)
 		}
 	}()
+	t0 := time.Now()
 	err = fn(context.WithValue(ctx, pgTxKey{}, st))
+	db.pg.stmtNanos.Add(int64(time.Since(t0)))
 	if err == nil && st.retry {
 		err = errRetry
 	}
@@ -287,9 +301,12 @@ func (db *DB) pgAttempt(ctx context.Context, begin beginner, fn func(ctx context
 		}
 		return err
 	}
+	t1 := time.Now()
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	db.pg.commitNanos.Add(int64(time.Since(t1)))
+	db.pg.transactions.Add(1)
 	return nil
 }
 

@@ -267,7 +267,7 @@ func (db *DB) Path() string { return db.path }
 // many transactions and commits, and where its time went (see committer).
 func (db *DB) WriteStats() app.WriteStats {
 	if db.pg != nil {
-		return app.WriteStats{}
+		return db.pg.stats()
 	}
 	return db.cm.stats()
 }
