@@ -92,6 +92,15 @@ func (s *Service) Books(ctx context.Context, p *app.Principal) ([]AddressBook, e
 	if err := check(p, app.ScopeContactsRead); err != nil {
 		return nil, err
 	}
+	books, err := s.store.Books(ctx, p.OrgID, p.UserID)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range books {
+		if b.IsDefault { // the usual case: one read
+			return books, nil
+		}
+	}
 	if _, err := s.defaultBook(ctx, p); err != nil {
 		return nil, err
 	}
