@@ -1,5 +1,5 @@
 -- +goose Up
--- SQLite's 00033: writes' holds on the blobs they are about to reference,
+-- SQLite's 00036: writes' holds on the blobs they are about to reference,
 -- which the blob collector of every node leaves alone (see that migration).
 CREATE TABLE drive_blob_holds (
     id           text PRIMARY KEY,
