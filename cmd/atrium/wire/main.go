@@ -75,6 +75,9 @@ type Main struct {
 	metricsListener net.Listener
 	// stopSearch ends the indexer started by StartSearch.
 	stopSearch context.CancelFunc
+	// leaderRetry is how often a node that does not lead tries to
+	// (sqldb.DefaultLeaderRetry unless a test sets it).
+	leaderRetry time.Duration
 }
 
 // NewLogger makes the slog logger the configuration asks for.
@@ -89,6 +92,10 @@ func NewLogger(cfg Config, w io.Writer) *slog.Logger {
 
 // Option adjusts how Open wires Atrium (tests inject a clock).
 type Option func(*Main)
+
+// WithLeaderRetry sets how often a node that does not run the cluster's
+// background work tries to take it over (tests shorten it).
+func WithLeaderRetry(d time.Duration) Option { return func(m *Main) { m.leaderRetry = d } }
 
 // WithClock makes every service use clock.
 func WithClock(clock app.Clock) Option { return func(m *Main) { m.Clock = clock } }
@@ -378,16 +385,27 @@ func (m *Main) pruneAudit(ctx context.Context) (int, error) {
 
 // Serve serves HTTP until ctx is done, then shuts down gracefully: stop accepting,
 // finish in-flight requests (bounded by the shutdown timeout).
+//
+// The background work that changes what every node shares runs once in the
+// cluster, on the node that leads (RunOnce); the rest runs on every node:
+// webhook deliveries (each claimed with a lease in the database), the search
+// index's catching up (every node's queries apply the pending events
+// anyway), the resumable uploads' sweep (their partial bytes are this node's
+// files) and the release of the executable's pages.
 func (m *Main) Serve(ctx context.Context) error {
-	if m.mailer != nil {
-		m.mailer.Start(ctx)
-		defer m.mailer.Shutdown(context.Background())
-	}
+	leaderCtx, stopLeading := context.WithCancel(ctx)
+	leading := make(chan struct{})
+	go func() {
+		defer close(leading)
+		app.RunAsLeader(leaderCtx, m.DB.Leader("background", m.leaderRetry), m.Log, m.RunOnce()...)
+	}()
+	defer func() {
+		stopLeading()
+		<-leading
+	}()
 	m.Dispatcher.Start(ctx)
 	m.StartSearch(ctx)
-	go m.Drive.Run(ctx, m.Config.Drive.MaintenanceInterval)
 	go m.Tus.Run(ctx, m.Config.Drive.MaintenanceInterval)
-	go app.RunMaintenance(ctx, m.Config.Drive.MaintenanceInterval, m.Log, "dav and audit", m.Housekeeping)
 	go m.ReleaseExecutablePages(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- m.http.Serve(m.listener) }()
@@ -419,6 +437,30 @@ func (m *Main) Serve(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// RunOnce is the background work that runs on one node of the cluster: the
+// drive's maintenance (expiry, trash, versions, archive tier, garbage
+// collection), the housekeeping of the other services, and mail sending.
+func (m *Main) RunOnce() []func(context.Context) {
+	jobs := []func(context.Context){
+		func(ctx context.Context) { m.Drive.Run(ctx, m.Config.Drive.MaintenanceInterval) },
+		func(ctx context.Context) {
+			app.RunMaintenance(ctx, m.Config.Drive.MaintenanceInterval, m.Log, "dav and audit", m.Housekeeping)
+		},
+	}
+	if m.mailer != nil {
+		jobs = append(jobs, func(ctx context.Context) {
+			m.mailer.Start(ctx)
+			<-ctx.Done()
+			sctx, cancel := context.WithTimeout(context.Background(), m.Config.HTTP.ShutdownTimeout)
+			defer cancel()
+			if err := m.mailer.Shutdown(sctx); err != nil {
+				m.Log.Warn("mail sender did not stop in time", "err", err)
+			}
+		})
+	}
+	return jobs
 }
 
 // executableEvery is how often the pages of the executable that the process
