@@ -583,7 +583,7 @@ func (m *Main) Token(ctx context.Context, email string, scopes []string, ttl tim
 // directory.
 func OpenDatabase(ctx context.Context, cfg Config, log *slog.Logger) (*sqldb.DB, error) {
 	if cfg.Database.URL != "" {
-		return sqldb.OpenPostgres(ctx, cfg.Database.URL, log)
+		return sqldb.OpenPostgres(ctx, cfg.Database.URL, log, sqldb.WithMaxConnections(cfg.Database.MaxConnections))
 	}
 	return sqldb.Open(ctx, filepath.Join(cfg.Data, "atrium.db"), log)
 }
