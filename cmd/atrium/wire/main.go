@@ -75,6 +75,9 @@ type Main struct {
 	metricsListener net.Listener
 	// stopSearch ends the indexer started by StartSearch.
 	stopSearch context.CancelFunc
+	// drain takes the node out of the balancer's rotation at shutdown: it
+	// counts the requests in flight and fails readiness (Serve).
+	drain web.Drain
 	// leaderRetry is how often a node that does not lead tries to
 	// (sqldb.DefaultLeaderRetry unless a test sets it).
 	leaderRetry time.Duration
@@ -245,8 +248,12 @@ func randomKey() ([]byte, error) {
 	return b, nil
 }
 
-// ready reports whether the database and the blob store are usable.
+// ready reports whether the node takes requests: it is not shutting down,
+// and the database and the blob store are usable.
 func (m *Main) ready(ctx context.Context) error {
+	if m.drain.Draining() {
+		return errors.New("shutting down")
+	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	if err := m.DB.Ping(ctx); err != nil {
@@ -291,7 +298,7 @@ func (m *Main) Listen() (net.Addr, error) {
 	l = web.LimitListener(l, m.Config.Limits.MaxConnections, m.Config.Limits.MaxConnectionsPerIP, m.Config.Limits.mustProxies())
 	m.listener = l
 	m.http = &http.Server{
-		Handler:           m.Server.Handler(),
+		Handler:           m.drain.Wrap(m.Server.Handler()),
 		ConnContext:       m.Server.ConnContext,
 		ReadHeaderTimeout: m.Config.HTTP.ReadHeaderTimeout,
 		IdleTimeout:       m.Config.HTTP.IdleTimeout,
@@ -383,8 +390,11 @@ func (m *Main) pruneAudit(ctx context.Context) (int, error) {
 	return total, ctx.Err()
 }
 
-// Serve serves HTTP until ctx is done, then shuts down gracefully: stop accepting,
-// finish in-flight requests (bounded by the shutdown timeout).
+// Serve serves HTTP until ctx is done, then shuts down gracefully within the
+// shutdown timeout: at once /readyz answers 503 (the balancer takes the node
+// out of its rotation) while the node still serves, until no request is in
+// flight or half the timeout passed; then it stops accepting and finishes the
+// requests in flight in the time left.
 //
 // The background work that changes what every node shares runs once in the
 // cluster, on the node that leads (RunOnce); the rest runs on every node:
@@ -422,9 +432,15 @@ func (m *Main) Serve(ctx context.Context) error {
 		return err
 	case <-ctx.Done():
 	}
-	m.Log.Info("shutting down")
+	m.Log.Info("shutting down: not ready any more, finishing the requests in flight", "in_flight", m.drain.InFlight())
+	m.drain.Begin()
 	sctx, cancel := context.WithTimeout(context.Background(), m.Config.HTTP.ShutdownTimeout)
 	defer cancel()
+	dctx, dcancel := context.WithTimeout(sctx, m.Config.HTTP.ShutdownTimeout/2)
+	if err := m.drain.Wait(dctx); err != nil {
+		m.Log.Info("shutting down: requests still in flight; closing the listener", "in_flight", m.drain.InFlight())
+	}
+	dcancel()
 	if err := m.http.Shutdown(sctx); err != nil {
 		m.Log.Warn("shutdown did not finish in time", "err", err)
 		m.http.Close()
