@@ -341,7 +341,7 @@ func (m *Main) MetricsAddr() net.Addr {
 // Housekeeping runs once the maintenance that is not the drive's: it forgets
 // CardDAV and CalDAV deletions older than the sync log's age
 // (drive.sync_log_max_age), audit entries older than audit.max_age (when
-// set), idle or expired web sessions, and outbox events older than
+// set), idle or expired web sessions, sync clients' expired sign-ins, and outbox events older than
 // app.EventsMaxAge that the search index has applied. It returns how many rows each step removed.
 func (m *Main) Housekeeping(ctx context.Context) (map[string]int, error) {
 	done := map[string]int{}
@@ -357,6 +357,7 @@ func (m *Main) Housekeeping(ctx context.Context) (map[string]int, error) {
 		}},
 		{"audit_pruned", m.pruneAudit},
 		{"web_sessions_pruned", m.Identity.PruneSessions},
+		{"login_flows_pruned", m.Identity.PruneLoginFlows},
 		{"events_pruned", func(ctx context.Context) (int, error) {
 			return app.OutboxPruner{Store: sqldb.Outbox{DB: m.DB}, Applied: m.Search.Applied}.Prune(ctx, m.Clock.Now())
 		}},
