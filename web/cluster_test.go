@@ -115,3 +115,32 @@ func TestClusterLoginFlow(t *testing.T) {
 		t.Fatalf("the app password on A: %d %s", r.StatusCode, r.Body)
 	}
 }
+
+// Failed sign-ins count across the cluster: wrong app passwords sent to
+// node A and node B add up to the lockout, which both nodes then apply.
+func TestClusterFailedSignInsAddUp(t *testing.T) {
+	t.Parallel()
+	a := webtest.New(t)
+	b := a.Peer(t)
+	ann := person(t, a, "Cluster Org", "ann@example.test", "admin")
+	propfind := func(s *webtest.Server, password string) *webtest.Response {
+		return s.Do(webtest.Request{Method: "PROPFIND", Path: "/api/v1/webdav/", BasicID: ann.Email, BasicPW: password,
+			Header: map[string]string{"Depth": "0"}})
+	}
+	limit := a.Main.Config.Limits.AuthFailures
+	for i := range limit {
+		node := a
+		if i%2 == 1 {
+			node = b
+		}
+		if r := propfind(node, "wrong-password"); r.StatusCode != 401 {
+			t.Fatalf("wrong password %d: %d %s", i+1, r.StatusCode, r.Body)
+		}
+	}
+	for name, node := range map[string]*webtest.Server{"A": a, "B": b} {
+		r := propfind(node, "wrong-password")
+		if r.StatusCode != 429 || r.Header.Get("Retry-After") == "" {
+			t.Fatalf("on %s after %d failures on both nodes: %d %s", name, limit, r.StatusCode, r.Body)
+		}
+	}
+}

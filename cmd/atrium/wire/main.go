@@ -217,7 +217,13 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		m.Close()
 		return nil, err
 	}
+	var limiter web.LimitStore
+	if db.IsPostgres() {
+		// The nodes of a cluster count failed sign-ins and requests together.
+		limiter = sqldb.LimitStore{DB: db}
+	}
 	m.Server = web.New(web.Config{
+		Limiter:     limiter,
 		PublicURL:   cfg.PublicURL,
 		Log:         log,
 		Identity:    m.Identity,
@@ -341,7 +347,8 @@ func (m *Main) MetricsAddr() net.Addr {
 // Housekeeping runs once the maintenance that is not the drive's: it forgets
 // CardDAV and CalDAV deletions older than the sync log's age
 // (drive.sync_log_max_age), audit entries older than audit.max_age (when
-// set), idle or expired web sessions, sync clients' expired sign-ins, and outbox events older than
+// set), idle or expired web sessions, sync clients' expired sign-ins, the
+// limits' counts past their window (PostgreSQL), and outbox events older than
 // app.EventsMaxAge that the search index has applied. It returns how many rows each step removed.
 func (m *Main) Housekeeping(ctx context.Context) (map[string]int, error) {
 	done := map[string]int{}
@@ -358,6 +365,7 @@ func (m *Main) Housekeeping(ctx context.Context) (map[string]int, error) {
 		{"audit_pruned", m.pruneAudit},
 		{"web_sessions_pruned", m.Identity.PruneSessions},
 		{"login_flows_pruned", m.Identity.PruneLoginFlows},
+		{"limits_pruned", m.pruneLimits},
 		{"events_pruned", func(ctx context.Context) (int, error) {
 			return app.OutboxPruner{Store: sqldb.Outbox{DB: m.DB}, Applied: m.Search.Applied}.Prune(ctx, m.Clock.Now())
 		}},
@@ -371,6 +379,17 @@ func (m *Main) Housekeeping(ctx context.Context) (map[string]int, error) {
 		}
 	}
 	return done, errors.Join(errs...)
+}
+
+// pruneLimits deletes what the limits counted in the database that is past
+// its window (PostgreSQL only: on SQLite they count in memory).
+func (m *Main) pruneLimits(ctx context.Context) (int, error) {
+	if !m.DB.IsPostgres() {
+		return 0, nil
+	}
+	failures, known, windows := m.Config.Limits.web().Retention()
+	now := m.Clock.Now()
+	return sqldb.LimitStore{DB: m.DB}.PruneLimits(ctx, now.Add(-failures), now.Add(-known), now.Add(-windows))
 }
 
 // pruneAudit deletes the audit entries older than audit.max_age, in batches
