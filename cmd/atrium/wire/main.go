@@ -78,9 +78,6 @@ type Main struct {
 	// drain takes the node out of the balancer's rotation at shutdown: it
 	// counts the requests in flight and fails readiness (Serve).
 	drain web.Drain
-	// leaderRetry is how often a node that does not lead tries to
-	// (sqldb.DefaultLeaderRetry unless a test sets it).
-	leaderRetry time.Duration
 }
 
 // NewLogger makes the slog logger the configuration asks for.
@@ -95,10 +92,6 @@ func NewLogger(cfg Config, w io.Writer) *slog.Logger {
 
 // Option adjusts how Open wires Atrium (tests inject a clock).
 type Option func(*Main)
-
-// WithLeaderRetry sets how often a node that does not run the cluster's
-// background work tries to take it over (tests shorten it).
-func WithLeaderRetry(d time.Duration) Option { return func(m *Main) { m.leaderRetry = d } }
 
 // WithClock makes every service use clock.
 func WithClock(clock app.Clock) Option { return func(m *Main) { m.Clock = clock } }
@@ -427,7 +420,7 @@ func (m *Main) Serve(ctx context.Context) error {
 	leading := make(chan struct{})
 	go func() {
 		defer close(leading)
-		app.RunAsLeader(leaderCtx, m.DB.Leader("background", m.leaderRetry), m.Log, m.RunOnce()...)
+		app.RunAsLeader(leaderCtx, m.DB.Leader("background", sqldb.DefaultLeaderRetry), m.Log, m.RunOnce()...)
 	}()
 	defer func() {
 		stopLeading()
