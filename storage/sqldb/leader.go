@@ -14,8 +14,10 @@ import (
 // beside the write lanes' class).
 const leadClass = 0x4c454144 // "LEAD"
 
-// DefaultLeaderRetry is how often a node that does not lead tries to, and how
-// often the leader checks that its claim still holds.
+// DefaultLeaderRetry is how often a node that does not lead tries to. The
+// leader checks that its claim still holds every half of it, and a node that
+// takes the claim starts leading one retry later, once a leader that lost it
+// has noticed.
 const DefaultLeaderRetry = 5 * time.Second
 
 // Leader returns the leadership of name (one per kind of work) on db
