@@ -19,10 +19,18 @@ import (
 // Outbox is the queue the sender works from.
 type Outbox interface {
 	Due(ctx context.Context, now time.Time, limit int) ([]app.Mail, error)
+	// Claim takes a due mail for one attempt: it moves its next attempt to
+	// until, unless another sender took it first (false). A sender that dies
+	// mid-attempt leaves it to be tried again after until.
+	Claim(ctx context.Context, id string, now, until time.Time) (bool, error)
 	MarkSent(ctx context.Context, id string) error
 	MarkFailed(ctx context.Context, id, reason string, next *time.Time) error
 	Attempts(ctx context.Context, id string) (int, error)
 }
+
+// ClaimLease is how long a claimed mail is left to the sender that claimed it
+// (well beyond one attempt's timeout) before another may try it.
+const ClaimLease = 5 * time.Minute
 
 // Config is the SMTP server.
 type Config struct {
@@ -99,6 +107,14 @@ func (s *Sender) RunOnce(ctx context.Context) {
 	for _, m := range due {
 		if ctx.Err() != nil {
 			return
+		}
+		claimed, err := s.outbox.Claim(ctx, m.ID, s.clock.Now(), s.clock.Now().Add(ClaimLease))
+		if err != nil {
+			s.log.Error("mail outbox", "err", err)
+			return
+		}
+		if !claimed {
+			continue // another node's sender has it
 		}
 		if err := s.send(ctx, m); err != nil {
 			n, _ := s.outbox.Attempts(ctx, m.ID)

@@ -113,6 +113,15 @@ func (o *memOutbox) Due(_ context.Context, now time.Time, _ int) ([]app.Mail, er
 	}
 	return out, nil
 }
+func (o *memOutbox) Claim(_ context.Context, id string, now, until time.Time) (bool, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.mails[id].Status != "queued" || o.next[id].After(now) {
+		return false, nil
+	}
+	o.next[id] = until
+	return true, nil
+}
 func (o *memOutbox) MarkSent(_ context.Context, id string) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -1,7 +1,9 @@
 package web
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net"
@@ -66,6 +68,23 @@ type Limits struct {
 	// proxy), not against the proxy's. Empty: the header is ignored, as any
 	// client can send it.
 	TrustedProxies []netip.Prefix
+}
+
+// Retention says how long a shared store (LimitStore) must keep what it
+// counts: failures for the failure window, known clients for
+// KnownClientTTL, and request windows for the longest window of the request
+// rates (at least a minute).
+func (l Limits) Retention() (failures, known, windows time.Duration) {
+	windows = time.Minute
+	for _, r := range []struct {
+		rate  float64
+		burst int
+	}{{l.RatePerToken, l.BurstPerToken}, {l.RatePerIP, l.BurstPerIP}} {
+		if rl := newRateLimiters(r.rate, r.burst, nil); rl != nil {
+			windows = max(windows, rl.window())
+		}
+	}
+	return l.AuthFailureWindow, l.KnownClientTTL, windows
 }
 
 // DefaultLimits: auth failures limited, request rates not (a small server's
@@ -151,6 +170,12 @@ func trusted(proxies []netip.Prefix, a netip.Addr) bool {
 }
 
 // rateLimiters are token buckets per key; idle keys are forgotten.
+//
+// With a shared store (a cluster's), every node counts a key's requests in
+// the same fixed windows instead: a window lasts as long as an empty bucket
+// takes to fill (burst/rate, at least a second) and lets burst requests
+// through, which keeps the sustained rate (a client may send up to twice the
+// burst across the boundary of two windows).
 type rateLimiters struct {
 	mu    sync.Mutex
 	limit rate.Limit
@@ -158,6 +183,23 @@ type rateLimiters struct {
 	now   func() time.Time
 	m     map[string]*rate.Limiter
 	sweep time.Time
+	// shared, when set, counts the windows under name's keys; onErr hears
+	// of its errors (the request is then let through).
+	shared LimitStore
+	name   string
+	onErr  func(error)
+}
+
+// sharedIn makes l count in store under name's keys (nil store: in memory).
+func (l *rateLimiters) sharedIn(store LimitStore, name string, onErr func(error)) {
+	if l != nil && store != nil {
+		l.shared, l.name, l.onErr = store, name, onErr
+	}
+}
+
+// window is the length of a shared window: burst/rate, at least a second.
+func (l *rateLimiters) window() time.Duration {
+	return max(time.Duration(float64(l.burst)/float64(l.limit)*float64(time.Second)), time.Second)
 }
 
 func newRateLimiters(perSecond float64, burst int, now func() time.Time) *rateLimiters {
@@ -172,8 +214,22 @@ func newRateLimiters(perSecond float64, burst int, now func() time.Time) *rateLi
 
 // wait takes one request for key and returns 0, or how long until one would be
 // allowed (the request is then not counted).
-func (l *rateLimiters) wait(key string) time.Duration {
+func (l *rateLimiters) wait(ctx context.Context, key string) time.Duration {
 	if l == nil {
+		return 0
+	}
+	if l.shared != nil {
+		now := l.now()
+		w := l.window()
+		start := time.UnixMilli(now.UnixMilli() / w.Milliseconds() * w.Milliseconds())
+		n, err := l.shared.CountRequest(ctx, l.name+" "+key, start)
+		if err != nil {
+			l.onErr(fmt.Errorf("count a request: %w", err))
+			return 0
+		}
+		if n > l.burst {
+			return start.Add(w).Sub(now)
+		}
 		return 0
 	}
 	l.mu.Lock()
@@ -219,7 +275,7 @@ func unthrottled(path string) bool {
 // limitIP applies the per-address request rate, before authentication.
 func (s *Server) limitIP(c *gin.Context) {
 	if s.ipRate != nil && !unthrottled(c.Request.URL.Path) {
-		if d := s.ipRate.wait(s.limitKey(c.Request)); d > 0 {
+		if d := s.ipRate.wait(c.Request.Context(), s.limitKey(c.Request)); d > 0 {
 			s.tooManyRequests(d, "address").write(c.Writer, requestIDFrom(c.Request.Context()))
 			c.Abort()
 			return
@@ -233,7 +289,7 @@ func (s *Server) limitToken(c *gin.Context) {
 	if s.tokenRate != nil {
 		if p := app.PrincipalFrom(c.Request.Context()); p != nil {
 			key := p.Credential + ":" + p.CredentialID
-			if d := s.tokenRate.wait(key); d > 0 {
+			if d := s.tokenRate.wait(c.Request.Context(), key); d > 0 {
 				s.tooManyRequests(d, "credential").write(c.Writer, requestIDFrom(c.Request.Context()))
 				c.Abort()
 				return

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -87,21 +88,21 @@ func TestKnownClients(t *testing.T) {
 	for i, st := range steps {
 		now = start.Add(st.at)
 		if st.add {
-			k.add("10.0.0.1", "account:ann@example.test")
+			k.add(context.Background(), "10.0.0.1", "account:ann@example.test")
 		}
-		if got := k.has("10.0.0.1", "account:ann@example.test"); got != st.wantAnn {
+		if got := k.has(context.Background(), "10.0.0.1", "account:ann@example.test"); got != st.wantAnn {
 			t.Fatalf("step %d (%v, add %v): has = %v, want %v", i, st.at, st.add, got, st.wantAnn)
 		}
-		if got := k.has("10.0.0.2", "account:ann@example.test"); got != st.wantOther {
+		if got := k.has(context.Background(), "10.0.0.2", "account:ann@example.test"); got != st.wantOther {
 			t.Fatalf("step %d: has from another address = %v", i, got)
 		}
 	}
 	// The hourly sweep, run by a later success, forgets those older than the ttl.
 	now = start
 	swept := newKnownClients(ttl, func() time.Time { return now })
-	swept.add("10.0.0.3", "account:bob@example.test")
+	swept.add(context.Background(), "10.0.0.3", "account:bob@example.test")
 	now = start.Add(ttl + time.Hour)
-	swept.add("10.0.0.4", "account:carol@example.test")
+	swept.add(context.Background(), "10.0.0.4", "account:carol@example.test")
 	if _, ok := swept.seen[clientAccount{"10.0.0.3", "account:bob@example.test"}]; ok || len(swept.seen) != 1 {
 		t.Fatalf("after the sweep: %v", swept.seen)
 	}
@@ -109,8 +110,8 @@ func TestKnownClients(t *testing.T) {
 		t.Fatal("a ttl of 0 remembers no one")
 	}
 	var none *knownClients
-	none.add("10.0.0.1", "x")
-	if none.has("10.0.0.1", "x") {
+	none.add(context.Background(), "10.0.0.1", "x")
+	if none.has(context.Background(), "10.0.0.1", "x") {
 		t.Fatal("a nil knownClients knows someone")
 	}
 }

@@ -222,7 +222,7 @@ func (s *Server) authenticate(c *gin.Context) {
 	// An address with too many failures is refused — except a correct
 	// credential of an account that has signed in from it before, which is
 	// checked anyway (a wrong one is refused like the rest, uncounted).
-	ipWait := s.ipFails.blocked(ipKey)
+	ipWait := s.ipFails.blocked(ctx, ipKey)
 	switch strings.ToLower(scheme) {
 	case "":
 		err = app.Errorf(app.EUnauthorized, "The Authorization header names no scheme.")
@@ -232,18 +232,18 @@ func (s *Server) authenticate(c *gin.Context) {
 	case "bearer":
 		p, err = s.cfg.Identity.Authenticate(ctx, cred)
 		switch {
-		case ipWait > 0 && (err != nil || !s.knownClients.has(ip, principalAccount(p))):
+		case ipWait > 0 && (err != nil || !s.knownClients.has(ctx, ip, principalAccount(p))):
 			p, err = nil, s.tooManyFailures(ipWait)
 		case app.ErrorCode(err) == app.EUnauthorized:
-			s.ipFails.fail(ipKey)
+			s.ipFails.fail(ctx, ipKey)
 		case err == nil:
-			s.knownClients.add(ip, principalAccount(p))
+			s.knownClients.add(ctx, ip, principalAccount(p))
 		}
 	case "basic":
 		user, pass, ok := c.Request.BasicAuth()
 		account := accountKey(user)
 		switch {
-		case ipWait > 0 && (!ok || !s.knownClients.has(ip, account)):
+		case ipWait > 0 && (!ok || !s.knownClients.has(ctx, ip, account)):
 			err = s.tooManyFailures(ipWait)
 		case !hasAnyPrefix(c.Request.URL.Path, basicAuthPrefixes):
 			err = app.Errorf(app.EUnauthorized, "HTTP Basic is accepted only by the file mount and DAV endpoints; use a bearer token.")
@@ -253,10 +253,10 @@ func (s *Server) authenticate(c *gin.Context) {
 		if err != nil {
 			break
 		}
-		known := s.knownClients.has(ip, account)
-		wait := s.accountFails.blocked(pairKey(account, ip))
+		known := s.knownClients.has(ctx, ip, account)
+		wait := s.accountFails.blocked(ctx, pairKey(account, ip))
 		if !known {
-			wait = max(wait, s.accountWide.blocked(account))
+			wait = max(wait, s.accountWide.blocked(ctx, account))
 		}
 		if wait > 0 {
 			err = s.tooManyFailures(wait)
@@ -265,12 +265,12 @@ func (s *Server) authenticate(c *gin.Context) {
 		p, err = s.cfg.Identity.AuthenticateBasic(ctx, user, pass)
 		switch {
 		case app.ErrorCode(err) == app.EUnauthorized:
-			s.accountFails.fail(pairKey(account, ip))
-			s.ipFails.fail(ipKey)
-			s.accountWide.fail(account)
+			s.accountFails.fail(ctx, pairKey(account, ip))
+			s.ipFails.fail(ctx, ipKey)
+			s.accountWide.fail(ctx, account)
 		case err == nil:
-			s.accountFails.forget(pairKey(account, ip))
-			s.knownClients.add(ip, account)
+			s.accountFails.forget(ctx, pairKey(account, ip))
+			s.knownClients.add(ctx, ip, account)
 		}
 	default:
 		err = app.Errorf(app.EUnauthorized, "Unsupported authorization scheme %q.", scheme)

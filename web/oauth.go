@@ -25,7 +25,7 @@ func (s *Server) oauthToken(c *gin.Context) {
 	f := c.Request.PostForm
 	ip := s.limitKey(c.Request)
 	ipKey := "ip:" + ip
-	ipWait := s.ipFails.blocked(ipKey)
+	ipWait := s.ipFails.blocked(c.Request.Context(), ipKey)
 	requested := app.ParseScopes(f.Get("scope"))
 	var (
 		res identity.TokenResponse
@@ -44,21 +44,21 @@ func (s *Server) oauthToken(c *gin.Context) {
 		}
 		// A blocked address may still sign in a client it has signed in before.
 		client := accountKey("client:" + id)
-		if ipWait > 0 && !s.knownClients.has(ip, client) {
+		if ipWait > 0 && !s.knownClients.has(c.Request.Context(), ip, client) {
 			s.oauthThrottled(c, ipWait)
 			return
 		}
-		if wait := s.accountFails.blocked(pairKey(client, ip)); wait > 0 {
+		if wait := s.accountFails.blocked(c.Request.Context(), pairKey(client, ip)); wait > 0 {
 			s.oauthThrottled(c, wait)
 			return
 		}
 		res, err = s.cfg.Identity.ClientCredentials(c.Request.Context(), id, secret, requested)
 		switch {
 		case app.ErrorCode(err) == app.EUnauthorized:
-			s.accountFails.fail(pairKey(client, ip))
+			s.accountFails.fail(c.Request.Context(), pairKey(client, ip))
 		case err == nil:
-			s.accountFails.forget(pairKey(client, ip))
-			s.knownClients.add(ip, client)
+			s.accountFails.forget(c.Request.Context(), pairKey(client, ip))
+			s.knownClients.add(c.Request.Context(), ip, client)
 		}
 	case "urn:ietf:params:oauth:grant-type:token-exchange":
 		if ipWait > 0 {
@@ -80,7 +80,7 @@ func (s *Server) oauthToken(c *gin.Context) {
 	if err != nil {
 		switch app.ErrorCode(err) {
 		case app.EUnauthorized:
-			s.ipFails.fail(ipKey)
+			s.ipFails.fail(c.Request.Context(), ipKey)
 			if f.Get("grant_type") == "client_credentials" {
 				oauthError(c, http.StatusUnauthorized, "invalid_client", "the client credentials are not valid")
 			} else {

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -50,6 +52,10 @@ import (
 // key with max or more failures is blocked for backoff·2^(failures−max) (at
 // most the window) after its latest failure; without one, until the oldest of
 // its last max failures leaves the window.
+//
+// The failures are counted in the process's memory, or, with a shared store
+// (LimitStore: the database of a cluster), there, so that the nodes of a
+// cluster count them together; the rule is the same either way.
 type failLimiter struct {
 	mu      sync.RWMutex
 	max     int
@@ -58,6 +64,33 @@ type failLimiter struct {
 	now     func() time.Time
 	fails   map[string][]time.Time
 	sweep   time.Time
+	// shared, when set, keeps the failures instead of fails, under name's
+	// keys; onErr hears of its errors (the limit then blocks nothing).
+	shared LimitStore
+	name   string
+	onErr  func(error)
+}
+
+// LimitStore keeps what the sign-in and request limits count where every node of a
+// cluster sees it (web.Config.Limiter; the database on PostgreSQL). Without
+// one, a node counts in its memory.
+type LimitStore interface {
+	// Failures returns each of keys' failures after since, oldest first, at
+	// most the latest keep of each.
+	Failures(ctx context.Context, keys []string, since time.Time, keep int) (map[string][]time.Time, error)
+	// AddFailure records a failure of each of keys at at, and forgets their
+	// failures at or before since.
+	AddFailure(ctx context.Context, keys []string, at, since time.Time) error
+	// ForgetFailures forgets key's failures.
+	ForgetFailures(ctx context.Context, key string) error
+	// KnownClient reports when account last signed in from ip (zero: never,
+	// or not remembered).
+	KnownClient(ctx context.Context, ip, account string) (time.Time, error)
+	// AddKnownClient records a success of account from ip at at.
+	AddKnownClient(ctx context.Context, ip, account string, at time.Time) error
+	// CountRequest counts a request of key in the window that starts at
+	// start and returns the window's count so far, this one included.
+	CountRequest(ctx context.Context, key string, start time.Time) (int, error)
 }
 
 // newFailLimiter returns a limiter of max failures per window; now nil is the
@@ -70,6 +103,35 @@ func newFailLimiter(max int, window, backoff time.Duration, now func() time.Time
 		now = time.Now
 	}
 	return &failLimiter{max: max, window: window, backoff: min(backoff, window), now: now, fails: map[string][]time.Time{}}
+}
+
+// sharedIn makes l count in store under name's keys (nil store: in memory).
+func (l *failLimiter) sharedIn(store LimitStore, name string, onErr func(error)) {
+	if l != nil && store != nil {
+		l.shared, l.name, l.onErr = store, name, onErr
+	}
+}
+
+// sharedKeys are keys as the shared store names them (the limiters share it).
+func (l *failLimiter) sharedKeys(keys []string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = l.name + " " + k
+	}
+	return out
+}
+
+// waitAfter is how long a key with the failures ts (oldest first, within
+// the window) waits from now: the rule of either store.
+func (l *failLimiter) waitAfter(ts []time.Time, now time.Time) time.Duration {
+	switch {
+	case len(ts) < l.max:
+		return 0
+	case l.backoff > 0:
+		return ts[len(ts)-1].Add(l.delay(len(ts))).Sub(now)
+	default:
+		return ts[len(ts)-l.max].Add(l.window).Sub(now)
+	}
 }
 
 // recent drops a key's failures older than the window; mu is held.
@@ -100,9 +162,22 @@ func (l *failLimiter) delay(n int) time.Duration {
 }
 
 // blocked returns how long until any of keys may try again; 0 when none is blocked.
-func (l *failLimiter) blocked(keys ...string) time.Duration {
+func (l *failLimiter) blocked(ctx context.Context, keys ...string) time.Duration {
 	if l == nil {
 		return 0
+	}
+	if l.shared != nil {
+		now := l.now()
+		got, err := l.shared.Failures(ctx, l.sharedKeys(keys), now.Add(-l.window), l.keep())
+		if err != nil {
+			l.onErr(fmt.Errorf("read the sign-in failures: %w", err))
+			return 0
+		}
+		var wait time.Duration
+		for _, ts := range got {
+			wait = max(wait, l.waitAfter(ts, now))
+		}
+		return wait
 	}
 	// Every request asks; almost every key has fewer than max failures,
 	// old or new, and then waits for nothing: no clock and no write lock.
@@ -120,14 +195,7 @@ func (l *failLimiter) blocked(keys ...string) time.Duration {
 	now := l.now()
 	var wait time.Duration
 	for _, k := range keys {
-		ts := l.recent(k, now)
-		switch {
-		case len(ts) < l.max:
-		case l.backoff > 0:
-			wait = max(wait, ts[len(ts)-1].Add(l.delay(len(ts))).Sub(now))
-		default:
-			wait = max(wait, ts[len(ts)-l.max].Add(l.window).Sub(now))
-		}
+		wait = max(wait, l.waitAfter(l.recent(k, now), now))
 	}
 	return wait
 }
@@ -146,8 +214,15 @@ func (l *failLimiter) keep() int {
 }
 
 // fail records a failure for each key.
-func (l *failLimiter) fail(keys ...string) {
+func (l *failLimiter) fail(ctx context.Context, keys ...string) {
 	if l == nil {
+		return
+	}
+	if l.shared != nil {
+		now := l.now()
+		if err := l.shared.AddFailure(ctx, l.sharedKeys(keys), now, now.Add(-l.window)); err != nil {
+			l.onErr(fmt.Errorf("record a sign-in failure: %w", err))
+		}
 		return
 	}
 	l.mu.Lock()
@@ -170,8 +245,14 @@ func (l *failLimiter) fail(keys ...string) {
 }
 
 // forget clears a key's failures (after a successful sign-in).
-func (l *failLimiter) forget(key string) {
+func (l *failLimiter) forget(ctx context.Context, key string) {
 	if l == nil {
+		return
+	}
+	if l.shared != nil {
+		if err := l.shared.ForgetFailures(ctx, l.sharedKeys([]string{key})[0]); err != nil {
+			l.onErr(fmt.Errorf("forget sign-in failures: %w", err))
+		}
 		return
 	}
 	l.mu.Lock()
@@ -181,12 +262,20 @@ func (l *failLimiter) forget(key string) {
 
 // knownClients remembers which accounts signed in successfully from which
 // client address, for ttl after the latest success.
+//
+// With a shared store (a cluster's), every success is also written there (at
+// most once per knownRefresh from this node) and an account this node has not
+// seen at an address is looked up there, so that a client known to one node
+// is known to all; the memory then caches what the store answered.
 type knownClients struct {
 	mu    sync.RWMutex
 	ttl   time.Duration
 	now   func() time.Time
 	seen  map[clientAccount]time.Time
 	sweep time.Time
+	// shared, when set, is the cluster's store; onErr hears of its errors.
+	shared LimitStore
+	onErr  func(error)
 }
 
 // clientAccount is an account at a client address: a struct key, so that no
@@ -210,7 +299,7 @@ func newKnownClients(ttl time.Duration, now func() time.Time) *knownClients {
 }
 
 // add records a success of account from ip.
-func (k *knownClients) add(ip, account string) {
+func (k *knownClients) add(ctx context.Context, ip, account string) {
 	if k == nil {
 		return
 	}
@@ -222,28 +311,58 @@ func (k *knownClients) add(ip, account string) {
 	if ok && now.Sub(t) < min(knownRefresh, k.ttl/2) {
 		return
 	}
+	if k.shared != nil {
+		if err := k.shared.AddKnownClient(ctx, ip, account, now); err != nil {
+			k.onErr(fmt.Errorf("remember a known client: %w", err))
+		}
+	}
+	k.remember(key, now)
+}
+
+// remember notes that account signed in from ip at at.
+func (k *knownClients) remember(key clientAccount, at time.Time) {
+	now := k.now()
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if now.Sub(k.sweep) > time.Hour {
-		for old, at := range k.seen {
-			if now.Sub(at) >= k.ttl {
+		for old, t := range k.seen {
+			if now.Sub(t) >= k.ttl {
 				delete(k.seen, old)
 			}
 		}
 		k.sweep = now
 	}
-	k.seen[key] = now
+	if at.After(k.seen[key]) {
+		k.seen[key] = at
+	}
 }
 
 // has reports whether account signed in from ip within the ttl.
-func (k *knownClients) has(ip, account string) bool {
+func (k *knownClients) has(ctx context.Context, ip, account string) bool {
 	if k == nil {
 		return false
 	}
+	key := clientAccount{ip, account}
+	now := k.now()
 	k.mu.RLock()
-	defer k.mu.RUnlock()
-	t, ok := k.seen[clientAccount{ip, account}]
-	return ok && k.now().Sub(t) < k.ttl
+	t, ok := k.seen[key]
+	k.mu.RUnlock()
+	if ok && now.Sub(t) < k.ttl {
+		return true
+	}
+	if k.shared == nil {
+		return false
+	}
+	t, err := k.shared.KnownClient(ctx, ip, account)
+	if err != nil {
+		k.onErr(fmt.Errorf("look up a known client: %w", err))
+		return false
+	}
+	if t.IsZero() || now.Sub(t) >= k.ttl {
+		return false
+	}
+	k.remember(key, t)
+	return true
 }
 
 // accountKey is the limiter key of a sign-in name.
@@ -285,13 +404,14 @@ func (s *Server) limitLinkTokens(ctx huma.Context, next func(huma.Context)) {
 		return
 	}
 	key := "ip:" + s.limitKey(humagin.Unwrap(ctx).Request)
-	if wait := s.ipFails.blocked(key); wait > 0 {
+	rctx := ctx.Context()
+	if wait := s.ipFails.blocked(rctx, key); wait > 0 {
 		s.writeHumaProblem(ctx, s.tooManyFailures(wait))
 		return
 	}
 	next(ctx)
 	if ctx.Status() == http.StatusNotFound {
-		s.ipFails.fail(key)
+		s.ipFails.fail(rctx, key)
 	}
 }
 
@@ -299,7 +419,7 @@ func (s *Server) limitLinkTokens(ctx huma.Context, next func(huma.Context)) {
 // reset link opens: how long the client must wait, and an unknown token
 // counted against it.
 func (s *Server) linkTokenBlocked(r *http.Request) time.Duration {
-	return s.ipFails.blocked("ip:" + s.limitKey(r))
+	return s.ipFails.blocked(r.Context(), "ip:"+s.limitKey(r))
 }
 
-func (s *Server) linkTokenFailed(r *http.Request) { s.ipFails.fail("ip:" + s.limitKey(r)) }
+func (s *Server) linkTokenFailed(r *http.Request) { s.ipFails.fail(r.Context(), "ip:"+s.limitKey(r)) }

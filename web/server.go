@@ -78,6 +78,10 @@ type Config struct {
 	Registry *prometheus.Registry
 	// Limits protect the server from overload and abuse; nil is DefaultLimits.
 	Limits *Limits
+	// Limiter, when set, keeps the sign-in limits' counts where every node
+	// of a cluster sees them (the database on PostgreSQL); nil: this
+	// process's memory.
+	Limiter LimitStore
 	// Clock is the time the limits count in; nil is the wall clock.
 	Clock app.Clock
 	// Metrics says who may read /metrics on this server's handler.
@@ -148,6 +152,18 @@ func New(cfg Config) *Server {
 	s.knownClients = newKnownClients(s.limits.KnownClientTTL, now)
 	s.tokenRate = newRateLimiters(s.limits.RatePerToken, s.limits.BurstPerToken, now)
 	s.ipRate = newRateLimiters(s.limits.RatePerIP, s.limits.BurstPerIP, now)
+	if cfg.Limiter != nil {
+		onErr := func(err error) { s.log.Warn("limits: the shared count is unavailable; not limiting", "err", err) }
+		s.accountFails.sharedIn(cfg.Limiter, "pair", onErr)
+		s.ipFails.sharedIn(cfg.Limiter, "ip", onErr)
+		s.accountWide.sharedIn(cfg.Limiter, "account", onErr)
+		s.codeFails.sharedIn(cfg.Limiter, "code", onErr)
+		s.tokenRate.sharedIn(cfg.Limiter, "token", onErr)
+		s.ipRate.sharedIn(cfg.Limiter, "ip", onErr)
+		if s.knownClients != nil {
+			s.knownClients.shared, s.knownClients.onErr = cfg.Limiter, onErr
+		}
+	}
 
 	e := gin.New()
 	e.HandleMethodNotAllowed = true

@@ -41,9 +41,9 @@ type signInLimits struct{ s *Server }
 func (l signInLimits) Blocked(r *http.Request, account string) time.Duration {
 	ip := l.s.limitKey(r)
 	key := accountKey(account)
-	wait := l.s.accountFails.blocked(pairKey(key, ip))
-	if !l.s.knownClients.has(ip, key) {
-		wait = max(wait, l.s.ipFails.blocked("ip:"+ip), l.s.accountWide.blocked(key))
+	wait := l.s.accountFails.blocked(r.Context(), pairKey(key, ip))
+	if !l.s.knownClients.has(r.Context(), ip, key) {
+		wait = max(wait, l.s.ipFails.blocked(r.Context(), "ip:"+ip), l.s.accountWide.blocked(r.Context(), key))
 	}
 	return wait
 }
@@ -51,15 +51,15 @@ func (l signInLimits) Blocked(r *http.Request, account string) time.Duration {
 func (l signInLimits) Failed(r *http.Request, account string) {
 	ip := l.s.limitKey(r)
 	key := accountKey(account)
-	l.s.accountFails.fail(pairKey(key, ip))
-	l.s.ipFails.fail("ip:" + ip)
-	l.s.accountWide.fail(key)
+	l.s.accountFails.fail(r.Context(), pairKey(key, ip))
+	l.s.ipFails.fail(r.Context(), "ip:"+ip)
+	l.s.accountWide.fail(r.Context(), key)
 }
 
 func (l signInLimits) Succeeded(r *http.Request, account string) {
 	ip := l.s.limitKey(r)
-	l.s.accountFails.forget(pairKey(accountKey(account), ip))
-	l.s.knownClients.add(ip, accountKey(account))
+	l.s.accountFails.forget(r.Context(), pairKey(accountKey(account), ip))
+	l.s.knownClients.add(r.Context(), ip, accountKey(account))
 }
 
 // LinkTokenBlocked is how long the address must wait after too many unknown
@@ -72,14 +72,14 @@ func (l signInLimits) LinkTokenFailed(r *http.Request) { l.s.linkTokenFailed(r) 
 // CodeBlocked is Blocked of the code step, with the account's wrong codes
 // from every address.
 func (l signInLimits) CodeBlocked(r *http.Request, account string) time.Duration {
-	return max(l.Blocked(r, account), l.s.codeFails.blocked(accountKey(account)))
+	return max(l.Blocked(r, account), l.s.codeFails.blocked(r.Context(), accountKey(account)))
 }
 
 // CodeFailed counts a wrong code of the account, from this address and in all.
 func (l signInLimits) CodeFailed(r *http.Request, account string) {
 	ip := l.s.limitKey(r)
 	key := accountKey(account)
-	l.s.accountFails.fail(pairKey(key, ip))
-	l.s.ipFails.fail("ip:" + ip)
-	l.s.codeFails.fail(key)
+	l.s.accountFails.fail(r.Context(), pairKey(key, ip))
+	l.s.ipFails.fail(r.Context(), "ip:"+ip)
+	l.s.codeFails.fail(r.Context(), key)
 }

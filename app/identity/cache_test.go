@@ -3,8 +3,10 @@ package identity_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"atrium/app"
 	"atrium/app/identity"
@@ -92,5 +94,47 @@ func TestCredentialCacheHits(t *testing.T) {
 	}
 	if got := lookups.Load() - before; got != 2 {
 		t.Errorf("after a change of credentials: %d database lookups, want 2", got)
+	}
+}
+
+// A cached credential is read from the database again once it is 1.5
+// seconds old: a change made on another node (which cannot empty this one's
+// cache) is seen by the requests that start after that, so that a request
+// accepted on the old answer still has half a second to do its work within
+// the 2 seconds the contract allows.
+func TestCredentialCacheLifetime(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openDB(t)
+	var lookups atomic.Int32
+	now := time.Now()
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	s, err := identity.NewService(ctx, countingStore{sqldb.IdentityStore{DB: db}, &lookups}, sqldb.Auditor{DB: db}, clock, "http://atrium.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Bootstrap(ctx, "Cache Org", "ttl@example.test", app.RoleMember)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pat, _, err := s.CreateToken(ctx, identity.CreateTokenInput{UserID: res.User.ID, Name: "cli"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []struct {
+		after       time.Duration
+		wantLookups int32
+	}{{0, 1}, {1400 * time.Millisecond, 0}, {101 * time.Millisecond, 1}} { // the clock moves on by after
+		mu.Lock()
+		now = now.Add(st.after)
+		mu.Unlock()
+		before := lookups.Load()
+		if _, err := s.Authenticate(ctx, pat); err != nil {
+			t.Fatal(err)
+		}
+		if got := lookups.Load() - before; got != st.wantLookups {
+			t.Errorf("%v later: %d database lookups, want %d", st.after, got, st.wantLookups)
+		}
 	}
 }

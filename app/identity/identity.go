@@ -226,6 +226,25 @@ type Store interface {
 	// (app.CredAppPassword).
 	TouchCredential(ctx context.Context, kind, id string, at time.Time) error
 
+	// AddLoginFlow stores a sync client's pending sign-in.
+	AddLoginFlow(ctx context.Context, f LoginFlowRecord) error
+	// PendingLoginFlow finds a flow not yet approved and unexpired at now by
+	// its login token's hash (not_found when none).
+	PendingLoginFlow(ctx context.Context, loginHash []byte, now time.Time) (LoginFlowRecord, error)
+	// ApproveLoginFlow hands a pending flow unexpired at now its login name
+	// and sealed app password; false when there is none.
+	ApproveLoginFlow(ctx context.Context, loginHash []byte, loginName string, sealed []byte, now time.Time) (bool, error)
+	// DeleteLoginFlow forgets a flow by its login token's hash.
+	DeleteLoginFlow(ctx context.Context, loginHash []byte) error
+	// TakeLoginFlow removes an approved flow unexpired at now by its poll
+	// token's hash and returns its login name and sealed app password, once
+	// however many take it at the same time (not_found when none).
+	TakeLoginFlow(ctx context.Context, pollHash []byte, now time.Time) (loginName string, sealed []byte, err error)
+	// CountLoginFlows counts the flows unexpired at now.
+	CountLoginFlows(ctx context.Context, now time.Time) (int, error)
+	// PruneLoginFlows deletes the flows expired at now and returns how many.
+	PruneLoginFlows(ctx context.Context, now time.Time) (int, error)
+
 	// CreateSession stores a web session by the keyed hash of its token.
 	CreateSession(ctx context.Context, s Session, hash []byte) error
 	// SessionByHash finds a session by the keyed hash of its token, with its

@@ -50,8 +50,6 @@ type Service struct {
 	sessions SessionPolicy
 	// External verifies JWTs of a configured external OIDC issuer; nil when none.
 	External ExternalVerifier
-	// flows are the sync clients' pending sign-ins (loginflow.go).
-	flows loginFlows
 }
 
 // ExternalVerifier verifies a JWT of an external OIDC issuer and returns the e-mail

@@ -489,6 +489,19 @@ func (m MailOutbox) Due(ctx context.Context, now time.Time, limit int) ([]app.Ma
 	return scanMails(rows, err)
 }
 
+// Claim takes a due e-mail for one attempt (mail.Outbox): its next attempt
+// moves to until, in one statement, so that of two senders (two nodes around
+// a change of leader) one gets it.
+func (m MailOutbox) Claim(ctx context.Context, id string, now, until time.Time) (bool, error) {
+	res, err := m.write(ctx).ExecContext(ctx, `UPDATE mail_outbox SET next_attempt_at = ?
+		WHERE id = ? AND status = 'queued' AND next_attempt_at <= ?`, ms(until), id, ms(now))
+	if err != nil {
+		return false, mapErr(err, "mail")
+	}
+	n, err := res.RowsAffected()
+	return n == 1, mapErr(err, "mail")
+}
+
 // MarkSent records a delivered e-mail.
 func (m MailOutbox) MarkSent(ctx context.Context, id string) error {
 	_, err := m.write(ctx).ExecContext(ctx, `UPDATE mail_outbox SET status = 'sent', attempts = attempts + 1, last_error = '' WHERE id = ?`, id)

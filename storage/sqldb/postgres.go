@@ -88,8 +88,15 @@ func IsPostgresURL(url string) bool {
 // once). It refuses, with a message an operator can act on, a malformed URL,
 // a server it cannot reach or sign in to, a database holding another
 // application's tables, and a schema newer than this binary's.
-func OpenPostgres(ctx context.Context, url string, log *slog.Logger) (*DB, error) {
-	pool, err := pgPool(url)
+//
+// The pool holds up to DefaultMaxConnections connections unless an option
+// says otherwise (WithMaxConnections).
+func OpenPostgres(ctx context.Context, url string, log *slog.Logger, opts ...PostgresOption) (*DB, error) {
+	o := postgresOptions{maxConns: DefaultMaxConnections}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	pool, err := pgPool(url, o.maxConns)
 	if err != nil {
 		return nil, err
 	}
@@ -109,8 +116,31 @@ func OpenPostgres(ctx context.Context, url string, log *slog.Logger) (*DB, error
 	return db, nil
 }
 
-// pgPool opens a pool for url without connecting.
-func pgPool(url string) (*sql.DB, error) {
+// DefaultMaxConnections is the size of a node's pool of PostgreSQL
+// connections when none is configured ([database] max_connections).
+const DefaultMaxConnections = 20
+
+// PostgresOption adjusts OpenPostgres.
+type PostgresOption func(*postgresOptions)
+
+type postgresOptions struct {
+	maxConns int
+}
+
+// WithMaxConnections bounds the node's pool to n connections (at least 2:
+// the leader's claim holds one for as long as the node leads); 0 keeps
+// DefaultMaxConnections.
+func WithMaxConnections(n int) PostgresOption {
+	return func(o *postgresOptions) {
+		if n > 0 {
+			o.maxConns = max(n, 2)
+		}
+	}
+}
+
+// pgPool opens a pool of up to maxConns connections for url without
+// connecting.
+func pgPool(url string, maxConns int) (*sql.DB, error) {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("database url: not a PostgreSQL connection URL (postgres://user:password@host:port/database?sslmode=...): %w", redactErr(err, url))
@@ -122,8 +152,8 @@ func pgPool(url string) (*sql.DB, error) {
 		cfg.ConnectTimeout = 10 * time.Second
 	}
 	pool := stdlib.OpenDB(*cfg)
-	pool.SetMaxOpenConns(20)
-	pool.SetMaxIdleConns(20)
+	pool.SetMaxOpenConns(maxConns)
+	pool.SetMaxIdleConns(maxConns)
 	pool.SetConnMaxIdleTime(5 * time.Minute)
 	return pool, nil
 }
@@ -226,7 +256,7 @@ func migratePG(ctx context.Context, pool *sql.DB, log *slog.Logger) (int, error)
 // MigratePostgres applies pending migrations to the PostgreSQL database at
 // url (atrium migrate) and returns how many were applied.
 func MigratePostgres(ctx context.Context, url string, log *slog.Logger) (int, error) {
-	pool, err := pgPool(url)
+	pool, err := pgPool(url, DefaultMaxConnections)
 	if err != nil {
 		return 0, err
 	}

@@ -52,7 +52,7 @@ func TestOpenPostgresRefuses(t *testing.T) {
 
 	// Another application's tables: refused, and left as they were.
 	foreign := emptyPostgres(t, admin)
-	pool, err := pgPool(foreign)
+	pool, err := pgPool(foreign, DefaultMaxConnections)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,4 +109,22 @@ func emptyPostgres(t *testing.T, admin string) string {
 		t.Fatal(err)
 	}
 	return url
+}
+
+// The node's pool holds as many connections as [database] max_connections
+// says, DefaultMaxConnections without it.
+func TestPostgresPoolSize(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ set, want int }{{0, DefaultMaxConnections}, {1, 2}, {7, 7}, {300, 300}} {
+		o := postgresOptions{maxConns: DefaultMaxConnections}
+		WithMaxConnections(c.set)(&o)
+		pool, err := pgPool("postgres://atrium@127.0.0.1:5432/atrium", o.maxConns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pool.Stats().MaxOpenConnections; got != c.want {
+			t.Errorf("max_connections %d: a pool of %d, want %d", c.set, got, c.want)
+		}
+		pool.Close()
+	}
 }

@@ -179,7 +179,7 @@ func pgTemplate(ctx context.Context, admin string) (string, error) {
 
 // pgAdmin runs fn on a connection pool of admin's database.
 func pgAdmin(ctx context.Context, admin string, fn func(db *sql.DB) error) error {
-	db, err := pgPool(admin)
+	db, err := pgPool(admin, DefaultMaxConnections)
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,10 @@ func (u *UI) connect(w http.ResponseWriter, r *http.Request, v *viewer) {
 		return
 	}
 	if r.PostFormValue("action") != "connect" {
-		u.cfg.Identity.CancelLoginFlow(r.Context(), token)
+		if err := u.cfg.Identity.CancelLoginFlow(r.Context(), token); err != nil {
+			u.fail(w, r, v, err)
+			return
+		}
 		u.render(w, r, http.StatusOK, "message", page{Title: fl.Device + " is not connected", V: v,
 			Flash: "Nothing was shared with it. You can close this window."})
 		return

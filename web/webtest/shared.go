@@ -63,7 +63,7 @@ func Shared(t testing.TB) *Server {
 			return
 		}
 		// Its log is no test's: warnings go to the standard error.
-		shared.s, shared.err = start(dir, os.Stderr, reportShared, serving)
+		shared.s, shared.err = start(dir, nil, os.Stderr, reportShared, serving)
 	})
 	if shared.err != nil {
 		t.Fatalf("webtest: the shared server: %v", shared.err)

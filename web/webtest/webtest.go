@@ -154,7 +154,7 @@ var template struct {
 // restarts).
 func Start(t testing.TB, dir string, opts ...Option) *Server {
 	t.Helper()
-	s, err := start(dir, testWriter{t}, func(_ *http.Request, msg string) { report(t, msg) }, nil, opts...)
+	s, err := start(dir, nil, testWriter{t}, func(_ *http.Request, msg string) { report(t, msg) }, nil, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,10 @@ func Start(t testing.TB, dir string, opts ...Option) *Server {
 // start starts a server on dir that logs to logs and reports the answers the
 // OpenAPI document does not describe to report; wrap, when set, wraps the
 // handler.
-func start(dir string, logs io.Writer, report func(*http.Request, string), wrap func(http.Handler) http.Handler, opts ...Option) (*Server, error) {
+//
+// clock, when set, is the server's clock (a second node shares the first's);
+// else it gets a clock of its own.
+func start(dir string, clock *Clock, logs io.Writer, report func(*http.Request, string), wrap func(http.Handler) http.Handler, opts ...Option) (*Server, error) {
 	ts := httptest.NewUnstartedServer(http.NotFoundHandler())
 	cfg, err := wire.LoadConfig("", func(string) string { return "" }, nil)
 	if err != nil {
@@ -187,7 +190,9 @@ func start(dir string, logs io.Writer, report func(*http.Request, string), wrap 
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: level}))
-	clock := &Clock{}
+	if clock == nil {
+		clock = &Clock{}
+	}
 	m, err := wire.Open(context.Background(), cfg, log, wire.WithClock(clock.Now), wire.Serving())
 	if err != nil {
 		ts.Listener.Close()
@@ -210,6 +215,51 @@ func start(dir string, logs io.Writer, report func(*http.Request, string), wrap 
 	ts.Config.ConnState = conns.state
 	ts.Start()
 	return &Server{Server: ts, Main: m, Clock: clock, Data: dir, conns: conns}, nil
+}
+
+// Peer starts a second node of s's cluster for a cross-node test: another
+// server on s's PostgreSQL database and bucket (or, without a bucket, on
+// s's blob directories: a disk both nodes share), with s's clock and a data
+// directory of its own, s's public URL (the balancer's), stopped when the
+// test ends. It skips the test when s
+// runs on SQLite, which one process holds.
+func (s *Server) Peer(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	if DatabaseURL(s.Data) == "" {
+		t.Skip("several nodes need PostgreSQL (" + sqldb.TestDatabaseEnv + ")")
+	}
+	dir := t.TempDir()
+	for _, f := range []string{testDatabaseFile, testBucketFile} {
+		b, err := os.ReadFile(filepath.Join(s.Data, f))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, f), b, 0o600)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !S3(s.Data) {
+		for _, d := range []string{"blobs", "archive"} {
+			if err := os.MkdirAll(filepath.Join(s.Data, d), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(filepath.Join(s.Data, d), filepath.Join(dir, d)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// The nodes of a cluster share the balancer's public URL.
+	opts = append([]Option{func(c *wire.Config) { c.PublicURL = s.Main.Config.PublicURL }}, opts...)
+	p, err := start(dir, s.Clock, testWriter{t}, func(_ *http.Request, msg string) { report(t, msg) }, nil, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.t = t
+	t.Cleanup(p.Stop)
+	return p
 }
 
 // Closed returns a channel that is closed once the server has closed the

@@ -37,6 +37,8 @@ type Config struct {
 	// under Data; a postgres:// URL, that PostgreSQL database.
 	Database struct {
 		URL string `koanf:"url"`
+		// MaxConnections bounds this node's pool of PostgreSQL connections.
+		MaxConnections int `koanf:"max_connections"`
 	} `koanf:"database"`
 	// Blob is where the bytes live: with S3Endpoint empty, the local disk
 	// under Data; else a bucket of that S3-compatible store.
@@ -102,6 +104,7 @@ var defaults = map[string]any{
 	"listen":                           "127.0.0.1:8080",
 	"data":                             "./data",
 	"public_url":                       "",
+	"database.max_connections":         20,
 	"log.level":                        "info",
 	"log.format":                       "text",
 	"http.shutdown_timeout":            "15s",
@@ -171,39 +174,40 @@ var defaults = map[string]any{
 
 // envVars maps environment variables to configuration keys.
 var envVars = map[string]string{
-	"ATRIUM_LISTEN":                  "listen",
-	"ATRIUM_DATA":                    "data",
-	"ATRIUM_DATABASE_URL":            "database.url",
-	"ATRIUM_PUBLIC_URL":              "public_url",
-	"ATRIUM_S3_ENDPOINT":             "blob.s3_endpoint",
-	"ATRIUM_S3_PUBLIC_ENDPOINT":      "blob.s3_public_endpoint",
-	"ATRIUM_S3_BUCKET":               "blob.s3_bucket",
-	"ATRIUM_S3_REGION":               "blob.s3_region",
-	"ATRIUM_S3_ACCESS_KEY":           "blob.s3_access_key",
-	"ATRIUM_S3_SECRET_KEY":           "blob.s3_secret_key",
-	"ATRIUM_LOG_LEVEL":               "log.level",
-	"ATRIUM_LOG_FORMAT":              "log.format",
-	"ATRIUM_OIDC_ISSUER":             "oidc.issuer",
-	"ATRIUM_OIDC_JWKS_URL":           "oidc.jwks_url",
-	"ATRIUM_OIDC_AUDIENCE":           "oidc.audience",
-	"ATRIUM_WEBHOOK_RETRY_SCHEDULE":  "webhooks.retry_schedule",
-	"ATRIUM_WEBHOOK_TIMEOUT":         "webhooks.timeout",
-	"ATRIUM_WEBHOOK_ALLOW_PRIVATE":   "webhooks.allow_private_targets",
-	"ATRIUM_AUDIT_MAX_AGE":           "audit.max_age",
-	"ATRIUM_EDITOR_URL":              "editor.url",
-	"ATRIUM_EDITOR_WOPI_URL":         "editor.wopi_url",
-	"ATRIUM_EDITOR_ACCESS_TOKEN_TTL": "editor.access_token_ttl",
-	"ATRIUM_EDITOR_SOFFICE_PATH":     "editor.soffice_path",
-	"ATRIUM_EDITOR_VERIFY_PROOF":     "editor.verify_proof",
-	"ATRIUM_MAIL_HOST":               "mail.host",
-	"ATRIUM_MAIL_PORT":               "mail.port",
-	"ATRIUM_MAIL_USERNAME":           "mail.username",
-	"ATRIUM_MAIL_PASSWORD":           "mail.password",
-	"ATRIUM_MAIL_FROM":               "mail.from",
-	"ATRIUM_TRUSTED_PROXIES":         "limits.trusted_proxies",
-	"ATRIUM_METRICS_TOKEN":           "metrics.token",
-	"ATRIUM_METRICS_LISTEN":          "metrics.listen",
-	"ATRIUM_METRICS_PPROF":           "metrics.pprof",
+	"ATRIUM_LISTEN":                   "listen",
+	"ATRIUM_DATA":                     "data",
+	"ATRIUM_DATABASE_URL":             "database.url",
+	"ATRIUM_DATABASE_MAX_CONNECTIONS": "database.max_connections",
+	"ATRIUM_PUBLIC_URL":               "public_url",
+	"ATRIUM_S3_ENDPOINT":              "blob.s3_endpoint",
+	"ATRIUM_S3_PUBLIC_ENDPOINT":       "blob.s3_public_endpoint",
+	"ATRIUM_S3_BUCKET":                "blob.s3_bucket",
+	"ATRIUM_S3_REGION":                "blob.s3_region",
+	"ATRIUM_S3_ACCESS_KEY":            "blob.s3_access_key",
+	"ATRIUM_S3_SECRET_KEY":            "blob.s3_secret_key",
+	"ATRIUM_LOG_LEVEL":                "log.level",
+	"ATRIUM_LOG_FORMAT":               "log.format",
+	"ATRIUM_OIDC_ISSUER":              "oidc.issuer",
+	"ATRIUM_OIDC_JWKS_URL":            "oidc.jwks_url",
+	"ATRIUM_OIDC_AUDIENCE":            "oidc.audience",
+	"ATRIUM_WEBHOOK_RETRY_SCHEDULE":   "webhooks.retry_schedule",
+	"ATRIUM_WEBHOOK_TIMEOUT":          "webhooks.timeout",
+	"ATRIUM_WEBHOOK_ALLOW_PRIVATE":    "webhooks.allow_private_targets",
+	"ATRIUM_AUDIT_MAX_AGE":            "audit.max_age",
+	"ATRIUM_EDITOR_URL":               "editor.url",
+	"ATRIUM_EDITOR_WOPI_URL":          "editor.wopi_url",
+	"ATRIUM_EDITOR_ACCESS_TOKEN_TTL":  "editor.access_token_ttl",
+	"ATRIUM_EDITOR_SOFFICE_PATH":      "editor.soffice_path",
+	"ATRIUM_EDITOR_VERIFY_PROOF":      "editor.verify_proof",
+	"ATRIUM_MAIL_HOST":                "mail.host",
+	"ATRIUM_MAIL_PORT":                "mail.port",
+	"ATRIUM_MAIL_USERNAME":            "mail.username",
+	"ATRIUM_MAIL_PASSWORD":            "mail.password",
+	"ATRIUM_MAIL_FROM":                "mail.from",
+	"ATRIUM_TRUSTED_PROXIES":          "limits.trusted_proxies",
+	"ATRIUM_METRICS_TOKEN":            "metrics.token",
+	"ATRIUM_METRICS_LISTEN":           "metrics.listen",
+	"ATRIUM_METRICS_PPROF":            "metrics.pprof",
 }
 
 // flagKeys maps command-line flags to configuration keys.
@@ -383,7 +387,12 @@ func (c *Config) Validate() error {
 	if c.Blob.S3PublicEndpoint != "" && c.Drive.UploadTTL > s3blob.MaxPresignTTL {
 		errs = append(errs, fmt.Errorf("drive.upload_ttl: at most %s with blob.s3_public_endpoint set: clients upload with a presigned URL of the object store, which lives as long as the upload and at most that", s3blob.MaxPresignTTL))
 	}
-	if c.PublicURL == "" {
+	if c.Database.MaxConnections < 2 || c.Database.MaxConnections > 500 {
+		errs = append(errs, fmt.Errorf("database.max_connections: %d is not between 2 and 500", c.Database.MaxConnections))
+	}
+	if c.PublicURL == "" && c.Cluster() {
+		errs = append(errs, errors.New("public_url: required when [database] url and the [blob] s3_* settings are both set (several nodes behind a balancer): give the balancer's address, the same on every node, for example https://files.example.org (env ATRIUM_PUBLIC_URL, flag --public-url)"))
+	} else if c.PublicURL == "" {
 		c.PublicURL = c.derivePublicURL()
 	} else if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, fmt.Errorf("public_url: %q is not an http(s) URL; give the address people reach this server at, for example https://files.example.org", c.PublicURL))
@@ -439,6 +448,13 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("mail.tls: %q is not starttls, tls or none", c.Mail.TLS))
 	}
 	return errors.Join(errs...)
+}
+
+// Cluster reports whether the node may be one of several: the metadata in
+// PostgreSQL and the bytes in an object store, nothing of the state on this
+// machine.
+func (c *Config) Cluster() bool {
+	return c.Database.URL != "" && c.Blob.S3()
 }
 
 // BlobConfig is the [blob] section: the S3-compatible store that holds the

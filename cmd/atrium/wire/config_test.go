@@ -93,6 +93,11 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{name: "unknown key names its section", toml: "[webhooks]\nretries = 3\n", want: "unknown option in [webhooks]"},
 		{name: "public url at every address", env: map[string]string{"ATRIUM_PUBLIC_URL": "http://0.0.0.0:8080"}, want: "names no reachable host"},
 		{name: "public url at every IPv6 address", env: map[string]string{"ATRIUM_PUBLIC_URL": "http://[::]:8080"}, want: "public_url"},
+		{name: "pool too small", env: map[string]string{"ATRIUM_DATABASE_MAX_CONNECTIONS": "1"}, want: "database.max_connections"},
+		{name: "pool too large", toml: "[database]\nmax_connections = 501\n", want: "database.max_connections"},
+		{name: "cluster without public url", env: map[string]string{"ATRIUM_DATABASE_URL": "postgres://atrium@db:5432/atrium",
+			"ATRIUM_S3_ENDPOINT": "https://s3.example.org", "ATRIUM_S3_BUCKET": "atrium", "ATRIUM_S3_ACCESS_KEY": "AK",
+			"ATRIUM_S3_SECRET_KEY": "secret-key-of-the-test"}, want: "public_url: required when [database] url and the [blob] s3_* settings are both set"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,6 +113,38 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 				t.Fatalf("error %v, want one naming %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// [database] max_connections sizes the node's pool: 20 unless set; a
+// cluster's nodes start with a public URL.
+func TestConfigCluster(t *testing.T) {
+	t.Parallel()
+	def, err := LoadConfig("", func(string) string { return "" }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def.Database.MaxConnections != 20 || def.Cluster() {
+		t.Fatalf("default: max_connections %d, cluster %v", def.Database.MaxConnections, def.Cluster())
+	}
+	env := map[string]string{"ATRIUM_DATABASE_URL": "postgres://atrium@db:5432/atrium", "ATRIUM_DATABASE_MAX_CONNECTIONS": "40",
+		"ATRIUM_S3_ENDPOINT": "https://s3.example.org", "ATRIUM_S3_BUCKET": "atrium", "ATRIUM_S3_ACCESS_KEY": "AK",
+		"ATRIUM_S3_SECRET_KEY": "secret-key-of-the-test", "ATRIUM_PUBLIC_URL": "https://files.example.org"}
+	cfg, err := LoadConfig("", func(k string) string { return env[k] }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Database.MaxConnections != 40 || !cfg.Cluster() || cfg.PublicURL != "https://files.example.org" {
+		t.Fatalf("cluster: max_connections %d, cluster %v, public url %q", cfg.Database.MaxConnections, cfg.Cluster(), cfg.PublicURL)
+	}
+	// Either setting alone is one node: the public URL may be derived.
+	delete(env, "ATRIUM_PUBLIC_URL")
+	delete(env, "ATRIUM_S3_ENDPOINT")
+	delete(env, "ATRIUM_S3_BUCKET")
+	delete(env, "ATRIUM_S3_ACCESS_KEY")
+	delete(env, "ATRIUM_S3_SECRET_KEY")
+	if cfg, err := LoadConfig("", func(k string) string { return env[k] }, nil); err != nil || cfg.PublicURL == "" {
+		t.Fatalf("PostgreSQL alone: %v, public url %q", err, cfg.PublicURL)
 	}
 }
 

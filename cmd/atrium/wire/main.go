@@ -75,6 +75,9 @@ type Main struct {
 	metricsListener net.Listener
 	// stopSearch ends the indexer started by StartSearch.
 	stopSearch context.CancelFunc
+	// drain takes the node out of the balancer's rotation at shutdown: it
+	// counts the requests in flight and fails readiness (Serve).
+	drain web.Drain
 }
 
 // NewLogger makes the slog logger the configuration asks for.
@@ -208,7 +211,13 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		m.Close()
 		return nil, err
 	}
+	var limiter web.LimitStore
+	if db.IsPostgres() {
+		// The nodes of a cluster count failed sign-ins and requests together.
+		limiter = sqldb.LimitStore{DB: db}
+	}
 	m.Server = web.New(web.Config{
+		Limiter:     limiter,
 		PublicURL:   cfg.PublicURL,
 		Log:         log,
 		Identity:    m.Identity,
@@ -240,8 +249,12 @@ func randomKey() ([]byte, error) {
 	return b, nil
 }
 
-// ready reports whether the database and the blob store are usable.
+// ready reports whether the node takes requests: it is not shutting down,
+// and the database and the blob store are usable.
 func (m *Main) ready(ctx context.Context) error {
+	if m.drain.Draining() {
+		return errors.New("shutting down")
+	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	if err := m.DB.Ping(ctx); err != nil {
@@ -286,7 +299,7 @@ func (m *Main) Listen() (net.Addr, error) {
 	l = web.LimitListener(l, m.Config.Limits.MaxConnections, m.Config.Limits.MaxConnectionsPerIP, m.Config.Limits.mustProxies())
 	m.listener = l
 	m.http = &http.Server{
-		Handler:           m.Server.Handler(),
+		Handler:           m.drain.Wrap(m.Server.Handler()),
 		ConnContext:       m.Server.ConnContext,
 		ReadHeaderTimeout: m.Config.HTTP.ReadHeaderTimeout,
 		IdleTimeout:       m.Config.HTTP.IdleTimeout,
@@ -329,7 +342,8 @@ func (m *Main) MetricsAddr() net.Addr {
 // Housekeeping runs once the maintenance that is not the drive's: it forgets
 // CardDAV and CalDAV deletions older than the sync log's age
 // (drive.sync_log_max_age), audit entries older than audit.max_age (when
-// set), idle or expired web sessions, and outbox events older than
+// set), idle or expired web sessions, sync clients' expired sign-ins, the
+// limits' counts past their window (PostgreSQL), and outbox events older than
 // app.EventsMaxAge that the search index has applied. It returns how many rows each step removed.
 func (m *Main) Housekeeping(ctx context.Context) (map[string]int, error) {
 	done := map[string]int{}
@@ -345,6 +359,8 @@ func (m *Main) Housekeeping(ctx context.Context) (map[string]int, error) {
 		}},
 		{"audit_pruned", m.pruneAudit},
 		{"web_sessions_pruned", m.Identity.PruneSessions},
+		{"login_flows_pruned", m.Identity.PruneLoginFlows},
+		{"limits_pruned", m.pruneLimits},
 		{"events_pruned", func(ctx context.Context) (int, error) {
 			return app.OutboxPruner{Store: sqldb.Outbox{DB: m.DB}, Applied: m.Search.Applied}.Prune(ctx, m.Clock.Now())
 		}},
@@ -358,6 +374,17 @@ func (m *Main) Housekeeping(ctx context.Context) (map[string]int, error) {
 		}
 	}
 	return done, errors.Join(errs...)
+}
+
+// pruneLimits deletes what the limits counted in the database that is past
+// its window (PostgreSQL only: on SQLite they count in memory).
+func (m *Main) pruneLimits(ctx context.Context) (int, error) {
+	if !m.DB.IsPostgres() {
+		return 0, nil
+	}
+	failures, known, windows := m.Config.Limits.web().Retention()
+	now := m.Clock.Now()
+	return sqldb.LimitStore{DB: m.DB}.PruneLimits(ctx, now.Add(-failures), now.Add(-known), now.Add(-windows))
 }
 
 // pruneAudit deletes the audit entries older than audit.max_age, in batches
@@ -378,18 +405,32 @@ func (m *Main) pruneAudit(ctx context.Context) (int, error) {
 	return total, ctx.Err()
 }
 
-// Serve serves HTTP until ctx is done, then shuts down gracefully: stop accepting,
-// finish in-flight requests (bounded by the shutdown timeout).
+// Serve serves HTTP until ctx is done, then shuts down gracefully within the
+// shutdown timeout: at once /readyz answers 503 (the balancer takes the node
+// out of its rotation) while the node still serves, until no request is in
+// flight or half the timeout passed; then it stops accepting and finishes the
+// requests in flight in the time left.
+//
+// The background work that changes what every node shares runs once in the
+// cluster, on the node that leads (RunOnce); the rest runs on every node:
+// webhook deliveries (each claimed with a lease in the database), the search
+// index's catching up (every node's queries apply the pending events
+// anyway), the resumable uploads' sweep (their partial bytes are this node's
+// files) and the release of the executable's pages.
 func (m *Main) Serve(ctx context.Context) error {
-	if m.mailer != nil {
-		m.mailer.Start(ctx)
-		defer m.mailer.Shutdown(context.Background())
-	}
+	leaderCtx, stopLeading := context.WithCancel(ctx)
+	leading := make(chan struct{})
+	go func() {
+		defer close(leading)
+		app.RunAsLeader(leaderCtx, m.DB.Leader("background", sqldb.DefaultLeaderRetry), m.Log, m.RunOnce()...)
+	}()
+	defer func() {
+		stopLeading()
+		<-leading
+	}()
 	m.Dispatcher.Start(ctx)
 	m.StartSearch(ctx)
-	go m.Drive.Run(ctx, m.Config.Drive.MaintenanceInterval)
 	go m.Tus.Run(ctx, m.Config.Drive.MaintenanceInterval)
-	go app.RunMaintenance(ctx, m.Config.Drive.MaintenanceInterval, m.Log, "dav and audit", m.Housekeeping)
 	go m.ReleaseExecutablePages(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- m.http.Serve(m.listener) }()
@@ -406,9 +447,15 @@ func (m *Main) Serve(ctx context.Context) error {
 		return err
 	case <-ctx.Done():
 	}
-	m.Log.Info("shutting down")
+	m.Log.Info("shutting down: not ready any more, finishing the requests in flight", "in_flight", m.drain.InFlight())
+	m.drain.Begin()
 	sctx, cancel := context.WithTimeout(context.Background(), m.Config.HTTP.ShutdownTimeout)
 	defer cancel()
+	dctx, dcancel := context.WithTimeout(sctx, m.Config.HTTP.ShutdownTimeout/2)
+	if err := m.drain.Wait(dctx); err != nil {
+		m.Log.Info("shutting down: requests still in flight; closing the listener", "in_flight", m.drain.InFlight())
+	}
+	dcancel()
 	if err := m.http.Shutdown(sctx); err != nil {
 		m.Log.Warn("shutdown did not finish in time", "err", err)
 		m.http.Close()
@@ -421,6 +468,30 @@ func (m *Main) Serve(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// RunOnce is the background work that runs on one node of the cluster: the
+// drive's maintenance (expiry, trash, versions, archive tier, garbage
+// collection), the housekeeping of the other services, and mail sending.
+func (m *Main) RunOnce() []func(context.Context) {
+	jobs := []func(context.Context){
+		func(ctx context.Context) { m.Drive.Run(ctx, m.Config.Drive.MaintenanceInterval) },
+		func(ctx context.Context) {
+			app.RunMaintenance(ctx, m.Config.Drive.MaintenanceInterval, m.Log, "dav and audit", m.Housekeeping)
+		},
+	}
+	if m.mailer != nil {
+		jobs = append(jobs, func(ctx context.Context) {
+			m.mailer.Start(ctx)
+			<-ctx.Done()
+			sctx, cancel := context.WithTimeout(context.Background(), m.Config.HTTP.ShutdownTimeout)
+			defer cancel()
+			if err := m.mailer.Shutdown(sctx); err != nil {
+				m.Log.Warn("mail sender did not stop in time", "err", err)
+			}
+		})
+	}
+	return jobs
 }
 
 // executableEvery is how often the pages of the executable that the process
@@ -543,7 +614,7 @@ func (m *Main) Token(ctx context.Context, email string, scopes []string, ttl tim
 // directory.
 func OpenDatabase(ctx context.Context, cfg Config, log *slog.Logger) (*sqldb.DB, error) {
 	if cfg.Database.URL != "" {
-		return sqldb.OpenPostgres(ctx, cfg.Database.URL, log)
+		return sqldb.OpenPostgres(ctx, cfg.Database.URL, log, sqldb.WithMaxConnections(cfg.Database.MaxConnections))
 	}
 	return sqldb.Open(ctx, filepath.Join(cfg.Data, "atrium.db"), log)
 }

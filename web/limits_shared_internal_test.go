@@ -1,0 +1,139 @@
+package web
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+)
+
+// memLimitStore is a LimitStore in memory, shared by the "nodes" of a test.
+type memLimitStore struct {
+	mu      sync.Mutex
+	fails   map[string][]time.Time
+	known   map[clientAccount]time.Time
+	windows map[string]int
+}
+
+func newMemLimitStore() *memLimitStore {
+	return &memLimitStore{fails: map[string][]time.Time{}, known: map[clientAccount]time.Time{}, windows: map[string]int{}}
+}
+
+func (m *memLimitStore) Failures(_ context.Context, keys []string, since time.Time, keep int) (map[string][]time.Time, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string][]time.Time{}
+	for _, k := range keys {
+		for _, at := range m.fails[k] {
+			if at.After(since) {
+				out[k] = append(out[k], at)
+			}
+		}
+		if ts := out[k]; keep > 0 && len(ts) > keep {
+			out[k] = ts[len(ts)-keep:]
+		}
+	}
+	return out, nil
+}
+
+func (m *memLimitStore) AddFailure(_ context.Context, keys []string, at, _ time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, k := range keys {
+		m.fails[k] = append(m.fails[k], at)
+	}
+	return nil
+}
+
+func (m *memLimitStore) ForgetFailures(_ context.Context, key string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.fails, key)
+	return nil
+}
+
+func (m *memLimitStore) KnownClient(_ context.Context, ip, account string) (time.Time, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.known[clientAccount{ip, account}], nil
+}
+
+func (m *memLimitStore) AddKnownClient(_ context.Context, ip, account string, at time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.known[clientAccount{ip, account}] = at
+	return nil
+}
+
+func (m *memLimitStore) CountRequest(_ context.Context, key string, start time.Time) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := key + "@" + start.String()
+	m.windows[k]++
+	return m.windows[k], nil
+}
+
+// With a shared store, two nodes' limiters count together: the failures of
+// both block either with the same rule, a client known to one is known to
+// the other, and the request rate of a key is one budget per window.
+func TestSharedLimits(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := newMemLimitStore()
+	now := time.Unix(1_700_000_000, 0)
+	clock := func() time.Time { return now }
+	fail := func(error) { t.Error("no store error expected") }
+	var nodes [2]*failLimiter
+	for i := range nodes {
+		nodes[i] = newFailLimiter(4, time.Minute, 0, clock)
+		nodes[i].sharedIn(store, "ip", fail)
+	}
+	for i := range 4 {
+		if w := nodes[0].blocked(ctx, "ip:1"); w != 0 {
+			t.Fatalf("blocked after %d failures", i)
+		}
+		nodes[i%2].fail(ctx, "ip:1")
+	}
+	for i, n := range nodes {
+		if w := n.blocked(ctx, "ip:1"); w != time.Minute {
+			t.Fatalf("node %d after 4 failures on both: wait %v, want the window", i, w)
+		}
+	}
+	nodes[1].forget(ctx, "ip:1")
+	if w := nodes[0].blocked(ctx, "ip:1"); w != 0 {
+		t.Fatalf("after a success on the other node: wait %v", w)
+	}
+
+	var known [2]*knownClients
+	for i := range known {
+		known[i] = newKnownClients(time.Hour, clock)
+		known[i].shared, known[i].onErr = store, fail
+	}
+	known[0].add(ctx, "10.0.0.1", "account:ann")
+	if !known[1].has(ctx, "10.0.0.1", "account:ann") || known[1].has(ctx, "10.0.0.2", "account:ann") {
+		t.Fatal("a client known to one node is not known to the other, or another is")
+	}
+	now = now.Add(time.Hour)
+	if known[1].has(ctx, "10.0.0.1", "account:ann") {
+		t.Fatal("a known client outlived the ttl")
+	}
+
+	var rates [2]*rateLimiters
+	for i := range rates {
+		rates[i] = newRateLimiters(1, 3, clock) // windows of 3 s, 3 requests each
+		rates[i].sharedIn(store, "token", fail)
+	}
+	now = time.Unix(1_700_000_002, 0) // 1 s into a window (they start at multiples of 3 s)
+	for i := range 3 {
+		if w := rates[i%2].wait(ctx, "pat:1"); w != 0 {
+			t.Fatalf("request %d waits %v", i+1, w)
+		}
+	}
+	if w := rates[1].wait(ctx, "pat:1"); w != 2*time.Second {
+		t.Fatalf("the fourth request of the window on both nodes waits %v, want the rest of the window", w)
+	}
+	now = now.Add(2 * time.Second)
+	if w := rates[0].wait(ctx, "pat:1"); w != 0 {
+		t.Fatalf("the next window waits %v", w)
+	}
+}
