@@ -53,7 +53,12 @@ type TusUpload struct {
 	LengthDeferred bool
 	Offset         int64
 	HashState      []byte
-	Status         string
+	// Parts names, in order, the stored pieces that hold the bytes up to
+	// Offset, as the door's part store named them (one per PATCH when the
+	// pieces are objects of a bucket); empty when the store keeps one file
+	// per upload.
+	Parts  []string
+	Status string
 	// ContentHash ("sha256:…") is the blob of an upload in conflict.
 	ContentHash string
 	// FileID is the file a done upload became (or kept, for skip).
@@ -73,7 +78,8 @@ type TusStore interface {
 	CreateTusUpload(ctx context.Context, u TusUpload) error
 	TusUpload(ctx context.Context, id string) (TusUpload, error)
 	// UpdateTusUpload writes the mutable columns: length, deferral, offset,
-	// hash state, status, content hash, file id, updated and expiry times.
+	// hash state, parts, status, content hash, file id, updated and expiry
+	// times.
 	UpdateTusUpload(ctx context.Context, u TusUpload) error
 	DeleteTusUploads(ctx context.Context, ids []string) error
 	// TusUploadsKnown returns which of ids are uploads that exist.
@@ -283,12 +289,18 @@ func QuotaError(room int64) error {
 	return app.Errorf(app.EQuotaExceeded, "The upload would exceed the storage quota: %d more bytes fit.", room)
 }
 
-// TusProgress records that the upload's durable bytes now end at offset, with
-// the hash state after them; the upload's expiry moves UploadTTL ahead. Errors:
-// insufficient_scope (no drive:write), no_bound_user, feature_not_in_plan,
-// not_found (no such upload of the caller's, or an expired one), conflict (a
-// complete upload).
-func (s *Service) TusProgress(ctx context.Context, p *app.Principal, id string, offset int64, hashState []byte) (TusUpload, error) {
+// TusProgress records that the upload's durable bytes, which ended at from,
+// now end at to, with the hash state after them and, when not empty, the
+// name of the part that holds the new bytes (appended to Parts); the
+// upload's expiry moves UploadTTL ahead. It is a compare-and-set on the
+// offset: when the recorded offset is no longer from (another request, on
+// this node or another, recorded bytes meanwhile), nothing changes and the
+// error is conflict, so that of two requests that wrote at the same offset
+// exactly one counts. Errors: insufficient_scope (no drive:write),
+// no_bound_user, feature_not_in_plan, not_found (no such upload of the
+// caller's, or an expired one), conflict (a complete upload, or an offset
+// that moved on).
+func (s *Service) TusProgress(ctx context.Context, p *app.Principal, id string, from, to int64, hashState []byte, part string) (TusUpload, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return TusUpload{}, err
 	}
@@ -301,11 +313,17 @@ func (s *Service) TusProgress(ctx context.Context, p *app.Principal, id string, 
 		if u.Status != TusUploading {
 			return app.Errorf(app.EConflict, "The upload is complete; it takes no more bytes.")
 		}
-		if offset < u.Offset || (!u.LengthDeferred && offset > u.Length) {
-			return fmt.Errorf("tus upload %s: offset %d outside [%d, %d]", id, offset, u.Offset, u.Length)
+		if u.Offset != from {
+			return app.Errorf(app.EConflict, "Upload-Offset does not match the upload's offset (%d bytes recorded since); send HEAD to learn where to resume.", u.Offset)
+		}
+		if to < from || (!u.LengthDeferred && to > u.Length) {
+			return fmt.Errorf("tus upload %s: offset %d outside [%d, %d]", id, to, u.Offset, u.Length)
 		}
 		now := s.clock.Now()
-		u.Offset, u.HashState, u.UpdatedAt, u.ExpiresAt = offset, hashState, now, now.Add(s.opts.UploadTTL)
+		u.Offset, u.HashState, u.UpdatedAt, u.ExpiresAt = to, hashState, now, now.Add(s.opts.UploadTTL)
+		if part != "" {
+			u.Parts = append(u.Parts[:len(u.Parts):len(u.Parts)], part)
+		}
 		out = u
 		return s.updateTusUpload(ctx, u)
 	})

@@ -273,7 +273,7 @@ func (up *upload) WriteChunk(ctx context.Context, offset int64, src io.Reader) (
 			return 0, rq.fail(fmt.Errorf("save hash state: %w", err))
 		}
 		// Record what is on disk even when the client went away meanwhile.
-		nu, err := up.s.svc.TusProgress(context.WithoutCancel(ctx), rq.p, u.ID, offset+n, state)
+		nu, err := up.s.svc.TusProgress(context.WithoutCancel(ctx), rq.p, u.ID, offset, offset+n, state, "")
 		if err != nil {
 			return 0, rq.fail(err)
 		}
