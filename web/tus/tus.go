@@ -68,11 +68,15 @@ type ProblemFunc func(w http.ResponseWriter, r *http.Request, err error)
 // Config is what the door needs.
 type Config struct {
 	Drive *drive.Service
+	// Parts keeps the bytes of uploads in progress; nil: one file per upload
+	// in Dir, moved into Blobs when finished.
+	Parts Parts
+	// Blobs and Dir are the blob store and the directory of the data files,
+	// without Parts. Dir must survive restarts and, with the blob store on
+	// the local disk, be on the store's file system (finished uploads are
+	// renamed into it).
 	Blobs Blobs
-	// Dir keeps the partial uploads and must survive restarts; with the blob
-	// store on the local disk it must be on the store's file system (finished
-	// uploads are renamed into it; into a bucket they are uploaded).
-	Dir string
+	Dir   string
 	// PublicURL makes the absolute Location of new uploads.
 	PublicURL string
 	Log       *slog.Logger
@@ -95,15 +99,19 @@ var corsHeaders = handler.CorsConfig{
 	ExposeHeaders: handler.DefaultCorsConfig.ExposeHeaders + ", Upload-Expires, " + HeaderStatus + ", " + HeaderFileID + ", X-Request-Id",
 }
 
-// New returns the door; it creates cfg.Dir when missing.
+// New returns the door; without cfg.Parts it creates cfg.Dir when missing.
 func New(cfg Config) (*Handler, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("tus: create upload dir: %w", err)
+	parts := cfg.Parts
+	if parts == nil {
+		if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+			return nil, fmt.Errorf("tus: create upload dir: %w", err)
+		}
+		parts = dirParts{dir: cfg.Dir, blobs: cfg.Blobs}
 	}
-	st := &store{svc: cfg.Drive, blobs: cfg.Blobs, dir: cfg.Dir, log: cfg.Log}
+	st := &store{svc: cfg.Drive, parts: parts, log: cfg.Log}
 	composer := handler.NewStoreComposer()
 	composer.UseCore(st)
 	composer.UseTerminater(st)
@@ -305,7 +313,7 @@ func (h *Handler) options(w http.ResponseWriter, r *http.Request) {
 // bytes, and the bytes of uploads that are gone (with a deleted user); it
 // returns how many went.
 func (h *Handler) Sweep(ctx context.Context) (int, error) {
-	n, err := h.svc.ExpireTusUploads(ctx, func(u drive.TusUpload) error { return h.store.remove(u.ID) })
+	n, err := h.svc.ExpireTusUploads(ctx, func(u drive.TusUpload) error { return h.store.remove(ctx, u.ID) })
 	if err != nil {
 		return n, err
 	}
