@@ -204,7 +204,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 			WithEditor(cfg.Editor.options(wopiKey)).WithConverter(converter).WithImaging(imaging.Codec{}).
 			WithSearch(m.Search).WithDirect(direct))
 	m.Partner.WithUserData(m.Drive) // contacts and calendars go with the user by the schema's cascades
-	if m.Tus, err = tus.New(tus.Config{Drive: m.Drive, Blobs: tusBlobs{m.Blobs}, Dir: filepath.Join(cfg.Data, "tus"), PublicURL: cfg.PublicURL, Log: log}); err != nil {
+	if m.Tus, err = tus.New(tus.Config{Drive: m.Drive, Parts: tusParts(m.Blobs), Blobs: tusBlobs{m.Blobs}, Dir: filepath.Join(cfg.Data, "tus"),
+		PublicURL: cfg.PublicURL, Log: log}); err != nil {
 		m.Close()
 		return nil, err
 	}
