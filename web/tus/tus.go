@@ -1,13 +1,31 @@
 // Package tus is the drive's resumable upload door (tus 1.0.0 with the
 // creation, creation-with-upload, creation-defer-length, termination and
 // expiration extensions) at /api/v1/drive/tus/, served by tusd v2 over a data
-// store of our own: each upload's bytes go to a partial file beside the blob
-// store while their SHA-256 is computed, the hash state is saved with the
-// offset after every PATCH (so a resumed upload, also after a restart,
-// continues the hash), and the finished file is moved into the blob store
-// without a second read. The drive service decides everything else: who may
-// upload where, the quota, the upload's owner, expiry, conflicts and the
+// store of our own: each upload's bytes go to its parts (Parts) while their
+// SHA-256 is computed, the hash state is saved with the offset after every
+// PATCH (so a resumed upload, also after a restart or on another node,
+// continues the hash), and the finished bytes become a blob under that hash
+// without hashing them again. The drive service decides everything else: who
+// may upload where, the quota, the upload's owner, expiry, conflicts and the
 // resulting file.
+//
+// The parts are a data file per upload in a local directory (the blob store
+// on the local disk: renamed into it when finished), or, with the bytes in a
+// bucket, one object per PATCH in it (storage/s3blob), so that any node takes
+// an upload's next PATCH and reports its offset: nothing of an upload stays
+// on a node's disk. A PATCH's bytes are durable in the parts before the
+// offset is recorded, and the offset moves by a compare-and-set, so that of
+// two PATCHes racing at one offset exactly one counts (the other answers 409).
+//
+// This store rather than tusd's own S3 store: that one would pull
+// aws-sdk-go-v2 in beside minio-go, and keep each upload's state in .info
+// objects and its offset in the bucket's multipart listing, beside the row
+// the drive keeps anyway (owner, folder, quota, expiry, conflict, hash
+// state); its parts need 5 MiB, so short PATCHes go through an extra object
+// it must fetch and send again. Here the row stays the one source of truth
+// and the hash is computed once, as the bytes arrive; a finished upload's
+// parts are read back once, into its blob (docs/ARCHITECTURE.md, "Object
+// store").
 package tus
 
 import (
