@@ -174,15 +174,28 @@ func (s *Service) CreateTusUpload(ctx context.Context, p *app.Principal, req Tus
 	if err != nil {
 		return TusUpload{}, err
 	}
-	s.freshTus.put(u)
+	if !s.opts.sharedTus {
+		s.freshTus.put(u)
+	}
 	return u, nil
+}
+
+// WithSharedUploads tells the service that other processes (the nodes of a
+// cluster, on one database and one bucket) may change its resumable uploads:
+// every read of an upload then goes to the database, none is answered from
+// what this process created (freshTus), since another node may have taken
+// its bytes since.
+func (o Options) WithSharedUploads() Options {
+	o.sharedTus = true
+	return o
 }
 
 // TusUpload returns one of the caller's resumable uploads; another user's, or
 // an expired one, is not_found. An upload this process created and no request
 // read since is returned as it was created, without a read of the database:
 // a client sends its bytes right after creating it, and each change of an
-// upload reads it again in its transaction. Errors: insufficient_scope (no
+// upload reads it again in its transaction (not with WithSharedUploads, where
+// another node may have taken its bytes). Errors: insufficient_scope (no
 // drive:read), no_bound_user, feature_not_in_plan, not_found (no such upload of
 // the caller's, or an expired one).
 func (s *Service) TusUpload(ctx context.Context, p *app.Principal, id string) (TusUpload, error) {
