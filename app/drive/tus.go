@@ -388,11 +388,14 @@ func (s *Service) TusDeclareLength(ctx context.Context, p *app.Principal, id str
 // state for ResolveTusUpload, keeping the blob referenced. When put fails
 // nothing changes (the caller keeps its bytes and may try again); when
 // completion fails after it, the upload is dropped and its blob left to the
-// collector. Errors: insufficient_scope (no drive:write), no_bound_user,
+// collector. When another request (on another node) completed the upload
+// meanwhile, a large content's completion returns the upload as that one
+// left it (the same recorded bytes), a small content's is conflict. Errors: insufficient_scope (no drive:write), no_bound_user,
 // feature_not_in_plan, not_found (no such upload of the caller's, or an expired
 // one, no such parent folder), validation_failed (a parent that is a file),
-// forbidden (a parent shared for viewing), conflict (a folder gone meanwhile),
-// locked (a lock on the folder), quota_exceeded.
+// forbidden (a parent shared for viewing), conflict (a folder gone meanwhile,
+// or a small content's upload completed meanwhile), locked (a lock on the
+// folder), quota_exceeded.
 func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, hash string, size int64, small []byte, put func() error) (TusUpload, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return TusUpload{}, err
@@ -420,6 +423,10 @@ func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, h
 	u, err := s.completeTus(ctx, p, id, u, c, put)
 	var pe *PutError
 	var stays *tusUploadStays
+	var done *tusCompleted
+	if errors.As(err, &done) {
+		return done.u, nil
+	}
 	if errors.As(err, &pe) {
 		return TusUpload{}, err
 	}
@@ -451,6 +458,14 @@ type tusUploadStays struct{ err error }
 
 func (e *tusUploadStays) Error() string { return e.err.Error() }
 func (e *tusUploadStays) Unwrap() error { return e.err }
+
+// tusCompleted is the upload as another request (on another node) completed
+// it while this one put its bytes: this one's completion is that one.
+type tusCompleted struct{ u TusUpload }
+
+func (e *tusCompleted) Error() string {
+	return fmt.Sprintf("tus upload %s completed meanwhile", e.u.ID)
+}
 
 // completeTus completes upload id: u is the upload as read before, or, for a
 // small content (c.small), read here in the transaction.
@@ -494,11 +509,27 @@ func (s *Service) completeTus(ctx context.Context, p *app.Principal, id string, 
 			if u, err = s.ownTusUpload(ctx, p, id); err != nil {
 				return &tusUploadStays{err}
 			}
+			if u.Status != TusUploading {
+				// Completed by another request meanwhile (on another
+				// node), which may have carried other bytes: these do not
+				// count, and the upload stays as that one left it.
+				return &tusUploadStays{app.Errorf(app.EConflict, "The upload is complete; it takes no more bytes.")}
+			}
 			if err := ready(u); err != nil {
 				return err
 			}
 			if parent, err = s.parentFolder(ctx, p, u.ParentID, tusParentField); err != nil {
 				return err
+			}
+		} else {
+			// Read again in the transaction: another node may have
+			// completed (or dropped) the upload while its bytes were put.
+			cur, err := s.ownTusUpload(ctx, p, id)
+			if err != nil {
+				return &tusUploadStays{err}
+			}
+			if cur.Status != TusUploading {
+				return &tusCompleted{cur}
 			}
 		}
 		if err := s.completeTusIn(ctx, p, &u, c, parent); err != nil {

@@ -209,3 +209,55 @@ func TestTusProgressCountsOneWriterPerOffset(t *testing.T) {
 		t.Fatalf("a refused progress changed the upload: %+v", again)
 	}
 }
+
+// Two requests finishing one complete upload (on two nodes: the last PATCH on
+// one, a HEAD on another while the first puts the bytes): the second to
+// commit finds it completed and answers as it was left, one file, not a
+// second completion into the conflict state, and the upload is kept.
+func TestTusCompletedWhileItsBytesWerePut(t *testing.T) {
+	t.Parallel()
+	s := webtest.New(t)
+	cr := s.Bootstrap("Tus Twice Org", "ann@example.test", "admin")
+	ctx := context.Background()
+	p, err := s.Main.Identity.Authenticate(ctx, cr.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := bytes.Repeat([]byte("finished twice "), 10000) // past a small content
+	u, err := s.Main.Drive.CreateTusUpload(ctx, p, drive.TusCreate{Name: "twice.bin", Length: int64(len(content))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	h.Write(content)
+	state, _ := h.(encoding.BinaryMarshaler).MarshalBinary()
+	if _, err := s.Main.Drive.TusProgress(ctx, p, u.ID, 0, int64(len(content)), state, ""); err != nil {
+		t.Fatal(err)
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	put := func() error { _, err := s.Main.Blobs.Put(ctx, bytes.NewReader(content), 0); return err }
+	var other drive.TusUpload
+	var otherErr error
+	first, err := s.Main.Drive.CompleteTusUpload(ctx, p, u.ID, sum, int64(len(content)), nil, func() error {
+		if err := put(); err != nil {
+			return err
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			other, otherErr = s.Main.Drive.CompleteTusUpload(ctx, p, u.ID, sum, int64(len(content)), nil, put)
+		}()
+		<-done
+		return nil
+	})
+	if err != nil || otherErr != nil {
+		t.Fatalf("completions: %v, %v", err, otherErr)
+	}
+	if other.Status != drive.TusDone || first.Status != drive.TusDone || first.FileID != other.FileID || first.FileID == "" {
+		t.Fatalf("completions: %+v and %+v, want one done file", first, other)
+	}
+	again, err := s.Main.Drive.TusUpload(ctx, p, u.ID)
+	if err != nil || again.Status != drive.TusDone || again.FileID != first.FileID {
+		t.Fatalf("upload after both: %+v %v", again, err)
+	}
+}
