@@ -569,7 +569,7 @@ func (s *Service) completeTusIn(ctx context.Context, p *app.Principal, u *TusUpl
 		return err
 	}
 	now := s.clock.Now()
-	u.Offset, u.HashState, u.UpdatedAt, u.ExpiresAt = c.size, nil, now, now.Add(s.opts.UploadTTL)
+	u.Offset, u.HashState, u.Parts, u.UpdatedAt, u.ExpiresAt = c.size, nil, nil, now, now.Add(s.opts.UploadTTL)
 	return nil
 }
 
