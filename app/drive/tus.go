@@ -714,7 +714,7 @@ func (s *Service) TerminateTusUpload(ctx context.Context, p *app.Principal, id s
 
 // TusAbandonedBefore returns the time before which an upload with no activity
 // since is abandoned (UploadTTL ago): bytes stored before it whose upload is
-// gone are left over for certain. Errors: none.
+// gone are left over for certain. Errors: none of its own.
 func (s *Service) TusAbandonedBefore() time.Time { return s.clock.Now().Add(-s.opts.UploadTTL) }
 
 // TusUploadsKnown returns which of ids are uploads that exist: the bytes of
