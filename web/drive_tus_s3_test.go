@@ -152,9 +152,8 @@ func TestTusRacingPatchesOnTwoNodes(t *testing.T) {
 	}
 }
 
-// Terminating an upload frees its parts; maintenance frees those of expired
-// uploads, and stray parts (of uploads gone) once older than the upload
-// lifetime.
+// Terminating an upload frees its parts; maintenance frees stray parts (of
+// uploads gone) at once, and those of uploads when they expire.
 func TestTusBucketPartsFreed(t *testing.T) {
 	t.Parallel()
 	s, _, tc := newTus(t)
@@ -181,21 +180,22 @@ func TestTusBucketPartsFreed(t *testing.T) {
 		bytes.NewReader([]byte("left over")), 1<<20); err != nil {
 		t.Fatal(err)
 	}
-	// Young, it stays; the abandoned upload is still live.
-	if n, err := s.Main.Tus.Sweep(ctx); err != nil || n != 0 {
-		t.Fatalf("sweep: %d %v, want nothing", n, err)
+	// The stray goes at once; the abandoned upload, still live, stays.
+	if n, err := s.Main.Tus.Sweep(ctx); err != nil || n != 1 {
+		t.Fatalf("sweep: %d %v, want the stray", n, err)
 	}
-	if keys := tusPartKeys(t, cfg, stray); len(keys) != 1 {
-		t.Fatalf("young stray part: %v", keys)
+	if keys := tusPartKeys(t, cfg, stray); len(keys) != 0 {
+		t.Fatalf("stray part left: %v", keys)
+	}
+	if keys := tusPartKeys(t, cfg, abandoned); len(keys) != 1 {
+		t.Fatalf("a live upload's part was swept: %v", keys)
 	}
 	s.Clock.Advance(25 * time.Hour)
-	if n, err := s.Main.Tus.Sweep(ctx); err != nil || n != 2 {
-		t.Fatalf("sweep: %d %v, want the expired upload and the stray", n, err)
+	if n, err := s.Main.Tus.Sweep(ctx); err != nil || n != 1 {
+		t.Fatalf("sweep: %d %v, want the expired upload", n, err)
 	}
-	for _, up := range []string{abandoned, stray} {
-		if keys := tusPartKeys(t, cfg, up); len(keys) != 0 {
-			t.Fatalf("parts of %s left after the sweep: %v", up, keys)
-		}
+	if keys := tusPartKeys(t, cfg, abandoned); len(keys) != 0 {
+		t.Fatalf("parts of the expired upload left: %v", keys)
 	}
 	noTusFiles(t, s.Data)
 }

@@ -712,11 +712,6 @@ func (s *Service) TerminateTusUpload(ctx context.Context, p *app.Principal, id s
 	return out, err
 }
 
-// TusAbandonedBefore returns the time before which an upload with no activity
-// since is abandoned (UploadTTL ago): bytes stored before it whose upload is
-// gone are left over for certain. Errors: none of its own.
-func (s *Service) TusAbandonedBefore() time.Time { return s.clock.Now().Add(-s.opts.UploadTTL) }
-
 // TusUploadsKnown returns which of ids are uploads that exist: the bytes of
 // the others (their user was deleted, or the server stopped between dropping
 // a row and its file) are free to go. Errors: none of its own.

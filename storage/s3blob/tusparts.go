@@ -34,7 +34,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/minio/minio-go/v7"
 
@@ -306,12 +305,13 @@ func (p TusParts) Remove(ctx context.Context, id string) error {
 // strayBatch is how many uploads RemoveStrays asks about at once.
 const strayBatch = 500
 
-// RemoveStrays removes the parts stored before before (by the store's clock)
-// of uploads that no longer exist, and returns for how many uploads. A part
-// is only ever stored after its upload's row, so one whose row is gone is
-// left over at any age; the age keeps the sweep from ever racing the
-// creation of an upload, whatever the database's readers see.
-func (p TusParts) RemoveStrays(ctx context.Context, before time.Time, known func(context.Context, []string) (map[string]bool, error)) (int, error) {
+// RemoveStrays removes the parts of uploads that no longer exist, and returns
+// for how many uploads. A part is only ever stored after its upload's row,
+// and an upload id never comes back, so a part whose row is gone (looked up
+// after the listing) is left over at any age: the parts of a deleted user's
+// uploads go at the next sweep, and those a PATCH stored as its upload was
+// terminated or expired on another node at the one after.
+func (p TusParts) RemoveStrays(ctx context.Context, known func(context.Context, []string) (map[string]bool, error)) (int, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	keys := map[string][]string{} // upload id → its old parts' keys
@@ -322,9 +322,6 @@ func (p TusParts) RemoveStrays(ctx context.Context, before time.Time, known func
 				return 0, err
 			}
 			return 0, fmt.Errorf("s3 tus sweep: %w", o.Err)
-		}
-		if !o.LastModified.Before(before) {
-			continue
 		}
 		id, _, _ := strings.Cut(strings.TrimPrefix(o.Key, tusPartPrefix), ".")
 		if checkUploadID(id) != nil {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"time"
 
 	"atrium/diskio"
 )
@@ -54,11 +53,12 @@ type Parts interface {
 	// Remove frees every byte kept for upload id, also parts never recorded;
 	// none is not an error.
 	Remove(ctx context.Context, id string) error
-	// RemoveStrays frees the bytes, stored before before, of uploads that no
-	// longer exist (known reports which of the ids given exist), and returns
-	// for how many uploads. A store may free younger ones when it can tell
-	// they are left over.
-	RemoveStrays(ctx context.Context, before time.Time, known func(ctx context.Context, ids []string) (map[string]bool, error)) (int, error)
+	// RemoveStrays frees the bytes of uploads that no longer exist (known
+	// reports which of the ids given exist), whatever their age, and returns
+	// for how many uploads: bytes are only ever stored after their upload's
+	// row, and an upload id never comes back, so bytes whose row is gone
+	// (looked up after they were listed) are left over.
+	RemoveStrays(ctx context.Context, known func(ctx context.Context, ids []string) (map[string]bool, error)) (int, error)
 }
 
 // dirParts keeps each upload's bytes in the file dir/<id>, appended to by
@@ -151,10 +151,8 @@ func (d dirParts) Remove(_ context.Context, id string) error {
 	return nil
 }
 
-// RemoveStrays removes the data files of uploads that no longer exist,
-// whatever their age: a data file is only ever made after its row, so one
-// without a row (looked up after the directory was read) is left over.
-func (d dirParts) RemoveStrays(ctx context.Context, _ time.Time, known func(context.Context, []string) (map[string]bool, error)) (int, error) {
+// RemoveStrays removes the data files of uploads that no longer exist.
+func (d dirParts) RemoveStrays(ctx context.Context, known func(context.Context, []string) (map[string]bool, error)) (int, error) {
 	entries, err := os.ReadDir(d.dir)
 	if err != nil {
 		return 0, fmt.Errorf("list upload data files: %w", err)

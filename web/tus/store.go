@@ -48,7 +48,7 @@ func (s *store) remove(ctx context.Context, id string) error {
 // was deleted, the server stopped between dropping a row and its bytes, a
 // PATCH stored its part as its upload went).
 func (s *store) removeStrays(ctx context.Context) (int, error) {
-	return s.parts.RemoveStrays(ctx, s.svc.TusAbandonedBefore(), s.svc.TusUploadsKnown)
+	return s.parts.RemoveStrays(ctx, s.svc.TusUploadsKnown)
 }
 
 // NewUpload creates the upload row (the service checks the caller, the folder,
