@@ -182,7 +182,7 @@ func TestDriveWriteMatrix(t *testing.T) {
 				put := func() error { _, err := w.s.Main.Blobs.Put(ctx, strings.NewReader("ann's"), 5); return err }
 				return w.as(ctx, func(pr *app.Principal) error {
 					id := path.Base(p["path"])
-					if _, err := w.s.Main.Drive.TusProgress(ctx, pr, id, 5, nil); err != nil {
+					if _, err := w.s.Main.Drive.TusProgress(ctx, pr, id, 0, 5, nil, ""); err != nil {
 						return err
 					}
 					_, err := w.s.Main.Drive.CompleteTusUpload(ctx, pr, id, hex.EncodeToString(sum[:]), 5, nil, put)

@@ -57,6 +57,9 @@ type Options struct {
 	direct Direct
 	// search is the search index (WithSearch); nil: none.
 	search SearchBackend
+	// sharedTus: other processes may change resumable uploads
+	// (WithSharedUploads).
+	sharedTus bool
 	// PreviewCacheBytes caps the cached thumbnails and previews (default 1 GiB);
 	// PreviewMaxPixels refuses larger source images (default 50 million).
 	PreviewCacheBytes, PreviewMaxPixels int64

@@ -53,7 +53,12 @@ type TusUpload struct {
 	LengthDeferred bool
 	Offset         int64
 	HashState      []byte
-	Status         string
+	// Parts names, in order, the stored pieces that hold the bytes up to
+	// Offset, as the door's part store named them (one per PATCH when the
+	// pieces are objects of a bucket); empty when the store keeps one file
+	// per upload.
+	Parts  []string
+	Status string
 	// ContentHash ("sha256:…") is the blob of an upload in conflict.
 	ContentHash string
 	// FileID is the file a done upload became (or kept, for skip).
@@ -73,7 +78,8 @@ type TusStore interface {
 	CreateTusUpload(ctx context.Context, u TusUpload) error
 	TusUpload(ctx context.Context, id string) (TusUpload, error)
 	// UpdateTusUpload writes the mutable columns: length, deferral, offset,
-	// hash state, status, content hash, file id, updated and expiry times.
+	// hash state, parts, status, content hash, file id, updated and expiry
+	// times.
 	UpdateTusUpload(ctx context.Context, u TusUpload) error
 	DeleteTusUploads(ctx context.Context, ids []string) error
 	// TusUploadsKnown returns which of ids are uploads that exist.
@@ -168,15 +174,28 @@ func (s *Service) CreateTusUpload(ctx context.Context, p *app.Principal, req Tus
 	if err != nil {
 		return TusUpload{}, err
 	}
-	s.freshTus.put(u)
+	if !s.opts.sharedTus {
+		s.freshTus.put(u)
+	}
 	return u, nil
+}
+
+// WithSharedUploads tells the service that other processes (the nodes of a
+// cluster, on one database and one bucket) may change its resumable uploads:
+// every read of an upload then goes to the database, none is answered from
+// what this process created (freshTus), since another node may have taken
+// its bytes since.
+func (o Options) WithSharedUploads() Options {
+	o.sharedTus = true
+	return o
 }
 
 // TusUpload returns one of the caller's resumable uploads; another user's, or
 // an expired one, is not_found. An upload this process created and no request
 // read since is returned as it was created, without a read of the database:
 // a client sends its bytes right after creating it, and each change of an
-// upload reads it again in its transaction. Errors: insufficient_scope (no
+// upload reads it again in its transaction (not with WithSharedUploads, where
+// another node may have taken its bytes). Errors: insufficient_scope (no
 // drive:read), no_bound_user, feature_not_in_plan, not_found (no such upload of
 // the caller's, or an expired one).
 func (s *Service) TusUpload(ctx context.Context, p *app.Principal, id string) (TusUpload, error) {
@@ -283,12 +302,18 @@ func QuotaError(room int64) error {
 	return app.Errorf(app.EQuotaExceeded, "The upload would exceed the storage quota: %d more bytes fit.", room)
 }
 
-// TusProgress records that the upload's durable bytes now end at offset, with
-// the hash state after them; the upload's expiry moves UploadTTL ahead. Errors:
-// insufficient_scope (no drive:write), no_bound_user, feature_not_in_plan,
-// not_found (no such upload of the caller's, or an expired one), conflict (a
-// complete upload).
-func (s *Service) TusProgress(ctx context.Context, p *app.Principal, id string, offset int64, hashState []byte) (TusUpload, error) {
+// TusProgress records that the upload's durable bytes, which ended at from,
+// now end at to, with the hash state after them and, when not empty, the
+// name of the part that holds the new bytes (appended to Parts); the
+// upload's expiry moves UploadTTL ahead. It is a compare-and-set on the
+// offset: when the recorded offset is no longer from (another request, on
+// this node or another, recorded bytes meanwhile), nothing changes and the
+// error is conflict, so that of two requests that wrote at the same offset
+// exactly one counts. Errors: insufficient_scope (no drive:write),
+// no_bound_user, feature_not_in_plan, not_found (no such upload of the
+// caller's, or an expired one), conflict (a complete upload, or an offset
+// that moved on).
+func (s *Service) TusProgress(ctx context.Context, p *app.Principal, id string, from, to int64, hashState []byte, part string) (TusUpload, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return TusUpload{}, err
 	}
@@ -301,11 +326,17 @@ func (s *Service) TusProgress(ctx context.Context, p *app.Principal, id string, 
 		if u.Status != TusUploading {
 			return app.Errorf(app.EConflict, "The upload is complete; it takes no more bytes.")
 		}
-		if offset < u.Offset || (!u.LengthDeferred && offset > u.Length) {
-			return fmt.Errorf("tus upload %s: offset %d outside [%d, %d]", id, offset, u.Offset, u.Length)
+		if u.Offset != from {
+			return app.Errorf(app.EConflict, "Upload-Offset does not match the upload's offset (%d bytes recorded since); send HEAD to learn where to resume.", u.Offset)
+		}
+		if to < from || (!u.LengthDeferred && to > u.Length) {
+			return fmt.Errorf("tus upload %s: offset %d outside [%d, %d]", id, to, u.Offset, u.Length)
 		}
 		now := s.clock.Now()
-		u.Offset, u.HashState, u.UpdatedAt, u.ExpiresAt = offset, hashState, now, now.Add(s.opts.UploadTTL)
+		u.Offset, u.HashState, u.UpdatedAt, u.ExpiresAt = to, hashState, now, now.Add(s.opts.UploadTTL)
+		if part != "" {
+			u.Parts = append(u.Parts[:len(u.Parts):len(u.Parts)], part)
+		}
 		out = u
 		return s.updateTusUpload(ctx, u)
 	})
@@ -357,11 +388,14 @@ func (s *Service) TusDeclareLength(ctx context.Context, p *app.Principal, id str
 // state for ResolveTusUpload, keeping the blob referenced. When put fails
 // nothing changes (the caller keeps its bytes and may try again); when
 // completion fails after it, the upload is dropped and its blob left to the
-// collector. Errors: insufficient_scope (no drive:write), no_bound_user,
+// collector. When another request (on another node) completed the upload
+// meanwhile, a large content's completion returns the upload as that one
+// left it (the same recorded bytes), a small content's is conflict. Errors: insufficient_scope (no drive:write), no_bound_user,
 // feature_not_in_plan, not_found (no such upload of the caller's, or an expired
 // one, no such parent folder), validation_failed (a parent that is a file),
-// forbidden (a parent shared for viewing), conflict (a folder gone meanwhile),
-// locked (a lock on the folder), quota_exceeded.
+// forbidden (a parent shared for viewing), conflict (a folder gone meanwhile,
+// or a small content's upload completed meanwhile), locked (a lock on the
+// folder), quota_exceeded.
 func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, hash string, size int64, small []byte, put func() error) (TusUpload, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return TusUpload{}, err
@@ -389,6 +423,10 @@ func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, h
 	u, err := s.completeTus(ctx, p, id, u, c, put)
 	var pe *PutError
 	var stays *tusUploadStays
+	var done *tusCompleted
+	if errors.As(err, &done) {
+		return done.u, nil
+	}
 	if errors.As(err, &pe) {
 		return TusUpload{}, err
 	}
@@ -420,6 +458,14 @@ type tusUploadStays struct{ err error }
 
 func (e *tusUploadStays) Error() string { return e.err.Error() }
 func (e *tusUploadStays) Unwrap() error { return e.err }
+
+// tusCompleted is the upload as another request (on another node) completed
+// it while this one put its bytes: this one's completion is that one.
+type tusCompleted struct{ u TusUpload }
+
+func (e *tusCompleted) Error() string {
+	return fmt.Sprintf("tus upload %s completed meanwhile", e.u.ID)
+}
 
 // completeTus completes upload id: u is the upload as read before, or, for a
 // small content (c.small), read here in the transaction.
@@ -463,11 +509,27 @@ func (s *Service) completeTus(ctx context.Context, p *app.Principal, id string, 
 			if u, err = s.ownTusUpload(ctx, p, id); err != nil {
 				return &tusUploadStays{err}
 			}
+			if u.Status != TusUploading {
+				// Completed by another request meanwhile (on another
+				// node), which may have carried other bytes: these do not
+				// count, and the upload stays as that one left it.
+				return &tusUploadStays{app.Errorf(app.EConflict, "The upload is complete; it takes no more bytes.")}
+			}
 			if err := ready(u); err != nil {
 				return err
 			}
 			if parent, err = s.parentFolder(ctx, p, u.ParentID, tusParentField); err != nil {
 				return err
+			}
+		} else {
+			// Read again in the transaction: another node may have
+			// completed (or dropped) the upload while its bytes were put.
+			cur, err := s.ownTusUpload(ctx, p, id)
+			if err != nil {
+				return &tusUploadStays{err}
+			}
+			if cur.Status != TusUploading {
+				return &tusCompleted{cur}
 			}
 		}
 		if err := s.completeTusIn(ctx, p, &u, c, parent); err != nil {
@@ -507,7 +569,7 @@ func (s *Service) completeTusIn(ctx context.Context, p *app.Principal, u *TusUpl
 		return err
 	}
 	now := s.clock.Now()
-	u.Offset, u.HashState, u.UpdatedAt, u.ExpiresAt = c.size, nil, now, now.Add(s.opts.UploadTTL)
+	u.Offset, u.HashState, u.Parts, u.UpdatedAt, u.ExpiresAt = c.size, nil, nil, now, now.Add(s.opts.UploadTTL)
 	return nil
 }
 

@@ -99,7 +99,7 @@ func TestTusCompleteKeepsDeduplicatedOrphan(t *testing.T) {
 	h := sha256.New()
 	h.Write(content)
 	state, _ := h.(encoding.BinaryMarshaler).MarshalBinary()
-	if _, err := s.Main.Drive.TusProgress(ctx, p, u.ID, int64(len(content)), state); err != nil {
+	if _, err := s.Main.Drive.TusProgress(ctx, p, u.ID, 0, int64(len(content)), state, ""); err != nil {
 		t.Fatal(err)
 	}
 	// A put that fails changes nothing: the upload stays, to be finished again.
@@ -147,5 +147,117 @@ func TestTusCompleteKeepsDeduplicatedOrphan(t *testing.T) {
 	defer res.Body.Close()
 	if got, _ := io.ReadAll(res.Body); res.StatusCode != 200 || !bytes.Equal(got, content) {
 		t.Fatalf("downloaded %d %q", res.StatusCode, got)
+	}
+}
+
+// TusProgress is a compare-and-set on the offset: of requests that wrote at
+// the same offset (on one node or several), exactly one moves it and records
+// its part; the others are refused with conflict and change nothing, and a
+// request at an offset that moved on is refused too.
+func TestTusProgressCountsOneWriterPerOffset(t *testing.T) {
+	t.Parallel()
+	s := webtest.New(t)
+	cr := s.Bootstrap("Tus Race Org", "ann@example.test", "admin")
+	ctx := context.Background()
+	p, err := s.Main.Identity.Authenticate(ctx, cr.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := s.Main.Drive.CreateTusUpload(ctx, p, drive.TusCreate{Name: "raced.bin", Length: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Main.Drive.TusProgress(ctx, p, u.ID, 0, 100, []byte("state-100"), "p0"); err != nil {
+		t.Fatal(err)
+	}
+	const racers = 6
+	var wg sync.WaitGroup
+	errs := make([]error, racers)
+	for i := range racers {
+		wg.Go(func() {
+			_, errs[i] = s.Main.Drive.TusProgress(ctx, p, u.ID, 100, int64(200+i), []byte("state"), "p1-"+string(rune('a'+i)))
+		})
+	}
+	wg.Wait()
+	won := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && won >= 0:
+			t.Fatalf("racers %d and %d both moved the offset", won, i)
+		case err == nil:
+			won = i
+		case app.ErrorCode(err) != app.EConflict:
+			t.Fatalf("racer %d: %v, want conflict", i, err)
+		}
+	}
+	if won < 0 {
+		t.Fatal("no racer moved the offset")
+	}
+	got, err := s.Main.Drive.TusUpload(ctx, p, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"p0", "p1-" + string(rune('a'+won))}
+	if got.Offset != int64(200+won) || strings.Join(got.Parts, ",") != strings.Join(want, ",") {
+		t.Fatalf("upload at %d with parts %v, want %d with %v", got.Offset, got.Parts, 200+won, want)
+	}
+	// A stale offset is refused and changes nothing.
+	if _, err := s.Main.Drive.TusProgress(ctx, p, u.ID, 100, 300, []byte("late"), "late"); app.ErrorCode(err) != app.EConflict {
+		t.Fatalf("stale offset: %v, want conflict", err)
+	}
+	if again, _ := s.Main.Drive.TusUpload(ctx, p, u.ID); again.Offset != got.Offset || len(again.Parts) != 2 || string(again.HashState) != "state" {
+		t.Fatalf("a refused progress changed the upload: %+v", again)
+	}
+}
+
+// Two requests finishing one complete upload (on two nodes: the last PATCH on
+// one, a HEAD on another while the first puts the bytes): the second to
+// commit finds it completed and answers as it was left, one file, not a
+// second completion into the conflict state, and the upload is kept.
+func TestTusCompletedWhileItsBytesWerePut(t *testing.T) {
+	t.Parallel()
+	s := webtest.New(t)
+	cr := s.Bootstrap("Tus Twice Org", "ann@example.test", "admin")
+	ctx := context.Background()
+	p, err := s.Main.Identity.Authenticate(ctx, cr.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := bytes.Repeat([]byte("finished twice "), 10000) // past a small content
+	u, err := s.Main.Drive.CreateTusUpload(ctx, p, drive.TusCreate{Name: "twice.bin", Length: int64(len(content))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	h.Write(content)
+	state, _ := h.(encoding.BinaryMarshaler).MarshalBinary()
+	if _, err := s.Main.Drive.TusProgress(ctx, p, u.ID, 0, int64(len(content)), state, ""); err != nil {
+		t.Fatal(err)
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	put := func() error { _, err := s.Main.Blobs.Put(ctx, bytes.NewReader(content), 0); return err }
+	var other drive.TusUpload
+	var otherErr error
+	first, err := s.Main.Drive.CompleteTusUpload(ctx, p, u.ID, sum, int64(len(content)), nil, func() error {
+		if err := put(); err != nil {
+			return err
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			other, otherErr = s.Main.Drive.CompleteTusUpload(ctx, p, u.ID, sum, int64(len(content)), nil, put)
+		}()
+		<-done
+		return nil
+	})
+	if err != nil || otherErr != nil {
+		t.Fatalf("completions: %v, %v", err, otherErr)
+	}
+	if other.Status != drive.TusDone || first.Status != drive.TusDone || first.FileID != other.FileID || first.FileID == "" {
+		t.Fatalf("completions: %+v and %+v, want one done file", first, other)
+	}
+	again, err := s.Main.Drive.TusUpload(ctx, p, u.ID)
+	if err != nil || again.Status != drive.TusDone || again.FileID != first.FileID {
+		t.Fatalf("upload after both: %+v %v", again, err)
 	}
 }

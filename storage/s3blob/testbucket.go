@@ -86,3 +86,20 @@ func TestPublicEndpoint(endpoint string) string {
 	u.Host = other
 	return u.String()
 }
+
+// TestKeys returns the keys that begin with prefix in the bucket of c
+// (c.Bucket), for tests that look at what a server left in its bucket.
+func TestKeys(ctx context.Context, c Config, prefix string) ([]string, error) {
+	cl, err := newClient(c.Endpoint, c)
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for o := range cl.ListObjects(ctx, c.Bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+		if o.Err != nil {
+			return nil, fmt.Errorf("list test bucket %s: %w", c.Bucket, o.Err)
+		}
+		keys = append(keys, o.Key)
+	}
+	return keys, nil
+}

@@ -2,6 +2,8 @@ package sqldb
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"atrium/app/drive"
@@ -10,22 +12,39 @@ import (
 var _ drive.TusStore = DriveStore{}
 
 const tusCols = `id, organization_id, created_by, parent_id, name, mime_type, length, length_deferred, upload_offset, hash_state,
-	status, content_hash, file_id, created_at, updated_at, expires_at`
+	parts, status, content_hash, file_id, created_at, updated_at, expires_at`
 
 func scanTusUpload(sc interface{ Scan(...any) error }) (drive.TusUpload, error) {
 	var u drive.TusUpload
 	var c, up, e int64
+	var parts string
 	err := sc.Scan(&u.ID, &u.OrgID, &u.CreatedBy, &u.ParentID, &u.Name, &u.MimeType, &u.Length, &u.LengthDeferred, &u.Offset,
-		&u.HashState, &u.Status, &u.ContentHash, &u.FileID, &c, &up, &e)
+		&u.HashState, &parts, &u.Status, &u.ContentHash, &u.FileID, &c, &up, &e)
+	if err != nil {
+		return u, err
+	}
 	u.CreatedAt, u.UpdatedAt, u.ExpiresAt = fromMS(c), fromMS(up), fromMS(e)
-	return u, err
+	if parts != "" && parts != "[]" {
+		if err := json.Unmarshal([]byte(parts), &u.Parts); err != nil {
+			return u, fmt.Errorf("parts of upload %s: %w", u.ID, err)
+		}
+	}
+	return u, nil
+}
+
+// tusParts is the parts column of u: a JSON array, '[]' for none.
+func tusParts(u drive.TusUpload) string {
+	if len(u.Parts) == 0 {
+		return "[]"
+	}
+	return jsonText(u.Parts)
 }
 
 // CreateTusUpload inserts a resumable upload.
 func (s DriveStore) CreateTusUpload(ctx context.Context, u drive.TusUpload) error {
 	_, err := s.write(ctx).ExecContext(ctx, `INSERT INTO drive_tus_uploads (`+tusCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, u.ID, u.OrgID, u.CreatedBy, u.ParentID, u.Name, u.MimeType,
-		u.Length, u.LengthDeferred, u.Offset, u.HashState, u.Status, u.ContentHash, u.FileID, ms(u.CreatedAt), ms(u.UpdatedAt), ms(u.ExpiresAt))
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, u.ID, u.OrgID, u.CreatedBy, u.ParentID, u.Name, u.MimeType,
+		u.Length, u.LengthDeferred, u.Offset, u.HashState, tusParts(u), u.Status, u.ContentHash, u.FileID, ms(u.CreatedAt), ms(u.UpdatedAt), ms(u.ExpiresAt))
 	return mapErr(err, "upload")
 }
 
@@ -38,8 +57,8 @@ func (s DriveStore) TusUpload(ctx context.Context, id string) (drive.TusUpload, 
 // UpdateTusUpload writes the mutable columns of u.
 func (s DriveStore) UpdateTusUpload(ctx context.Context, u drive.TusUpload) error {
 	res, err := s.write(ctx).ExecContext(ctx, `UPDATE drive_tus_uploads SET length = ?, length_deferred = ?, upload_offset = ?,
-		hash_state = ?, status = ?, content_hash = ?, file_id = ?, updated_at = ?, expires_at = ? WHERE id = ?`,
-		u.Length, u.LengthDeferred, u.Offset, u.HashState, u.Status, u.ContentHash, u.FileID, ms(u.UpdatedAt), ms(u.ExpiresAt), u.ID)
+		hash_state = ?, parts = ?, status = ?, content_hash = ?, file_id = ?, updated_at = ?, expires_at = ? WHERE id = ?`,
+		u.Length, u.LengthDeferred, u.Offset, u.HashState, tusParts(u), u.Status, u.ContentHash, u.FileID, ms(u.UpdatedAt), ms(u.ExpiresAt), u.ID)
 	return affected(res, err, "upload")
 }
 

@@ -13,23 +13,18 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
-	"sync"
 
 	"github.com/tus/tusd/v2/pkg/handler"
 
 	"atrium/app"
 	"atrium/app/drive"
-	"atrium/diskio"
 )
 
-// store is tusd's data store: rows in the drive service, bytes in dir/<id>.
+// store is tusd's data store: rows in the drive service, bytes in parts.
 type store struct {
 	svc   *drive.Service
-	blobs Blobs
-	dir   string
+	parts Parts
 	log   *slog.Logger
 }
 
@@ -41,57 +36,19 @@ var (
 
 var validID = regexp.MustCompile(`^[0-9A-Za-z-]{1,100}$`)
 
-func (s *store) path(id string) string { return filepath.Join(s.dir, id) }
-
-// holds reports whether the blob store has the object hash of size bytes.
-func (s *store) holds(hash string, size int64) bool {
-	n, err := s.blobs.Stat(hash)
-	return err == nil && n == size
-}
-
-// remove frees the partial bytes of upload id.
-func (s *store) remove(id string) error {
+// remove frees the bytes of upload id.
+func (s *store) remove(ctx context.Context, id string) error {
 	if !validID.MatchString(id) {
 		return nil
 	}
-	if err := os.Remove(s.path(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return nil
+	return s.parts.Remove(ctx, id)
 }
 
-// removeStrays frees the data files of uploads that no longer exist. A data
-// file is only ever made after its row, so one without a row (looked up after
-// the directory was read) is left over.
+// removeStrays frees the bytes of uploads that no longer exist (their user
+// was deleted, the server stopped between dropping a row and its bytes, a
+// PATCH stored its part as its upload went).
 func (s *store) removeStrays(ctx context.Context) (int, error) {
-	entries, err := os.ReadDir(s.dir)
-	if err != nil {
-		return 0, fmt.Errorf("list upload data files: %w", err)
-	}
-	var ids []string
-	for _, e := range entries {
-		if e.Type().IsRegular() && validID.MatchString(e.Name()) {
-			ids = append(ids, e.Name())
-		}
-	}
-	if len(ids) == 0 {
-		return 0, nil
-	}
-	known, err := s.svc.TusUploadsKnown(ctx, ids)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, id := range ids {
-		if known[id] {
-			continue
-		}
-		if err := s.remove(id); err != nil {
-			return n, fmt.Errorf("free the bytes of gone upload %s: %w", id, err)
-		}
-		n++
-	}
-	return n, nil
+	return s.parts.RemoveStrays(ctx, s.svc.TusUploadsKnown)
 }
 
 // NewUpload creates the upload row (the service checks the caller, the folder,
@@ -120,20 +77,16 @@ func (s *store) NewUpload(ctx context.Context, info handler.FileInfo) (handler.U
 	}
 	if !u.LengthDeferred && s.svc.SmallContent(u.Length) {
 		// A small upload usually comes whole in its first PATCH and never
-		// needs a data file (smallChunk); WriteChunk creates one at offset 0
+		// needs a data file (smallChunk); Append creates one at offset 0
 		// when it does.
 		up.headers()
 		return up, nil
 	}
-	f, err := os.OpenFile(s.path(u.ID), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err == nil {
-		err = f.Close()
-	}
-	if err != nil {
+	if err := s.parts.Create(ctx, u.ID); err != nil {
 		if _, terr := s.svc.TerminateTusUpload(context.WithoutCancel(ctx), rq.p, u.ID); terr != nil {
-			s.log.ErrorContext(ctx, "drop upload without data file", "upload", u.ID, "err", terr)
+			s.log.ErrorContext(ctx, "drop upload without room for its bytes", "upload", u.ID, "err", terr)
 		}
-		return nil, rq.fail(fmt.Errorf("create upload data file: %w", err))
+		return nil, rq.fail(err)
 	}
 	up.headers()
 	return up, nil
@@ -204,15 +157,16 @@ func (up *upload) GetInfo(context.Context) (handler.FileInfo, error) {
 
 func (up *upload) GetReader(context.Context) (io.ReadCloser, error) { return nil, errNotServed }
 
-// buffers recycle the copy buffers of WriteChunk.
-var buffers = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}
-
-// WriteChunk appends src at offset: the bytes go to the data file and through
-// the SHA-256 restored from the saved state; after the body ends (or breaks
-// off) the file is fsynced and the new offset saved with the hash state, so
-// the recorded offset never runs ahead of durable bytes. The quota is checked
-// before (known length) or as the bytes arrive (deferred length); a small
-// upload's whole content in one request, by the transaction that completes it.
+// WriteChunk appends src at offset: the bytes go to the upload's parts and
+// through the SHA-256 restored from the saved state; after the body ends (or
+// breaks off) they are made durable (a data file fsynced, an object stored)
+// and the new offset saved with the hash state and the new part, so the
+// recorded offset never runs ahead of durable bytes. The offset is saved by a
+// compare-and-set (drive.Service.TusProgress): when another request, on any
+// node, recorded bytes at this offset meanwhile, this one counts for nothing
+// and is refused with conflict (409). The quota is checked before (known
+// length) or as the bytes arrive (deferred length); a small upload's whole
+// content in one request, by the transaction that completes it.
 func (up *upload) WriteChunk(ctx context.Context, offset int64, src io.Reader) (int64, error) {
 	rq, u := up.rq, up.u
 	if up.whole {
@@ -247,34 +201,27 @@ func (up *upload) WriteChunk(ctx context.Context, offset int64, src io.Reader) (
 	if err != nil {
 		return 0, rq.fail(err)
 	}
-	flag := os.O_WRONLY
-	if offset == 0 {
-		// The server may have stopped between the upload's row and its data
-		// file: nothing was written yet, so a missing file is an empty one.
-		flag |= os.O_CREATE
-	}
-	f, err := os.OpenFile(up.s.path(u.ID), flag, 0o600)
+	// The bytes that arrived are stored even when the client went away
+	// meanwhile.
+	keep := context.WithoutCancel(ctx)
+	part, n, over, err := up.s.parts.Append(keep, u.ID, offset, u.Parts, h, src, limit)
 	if err != nil {
-		return 0, rq.fail(fmt.Errorf("open upload data file: %w", err))
-	}
-	n, over, werr := appendAt(f, offset, h, src, limit)
-	if n > 0 && werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return 0, rq.fail(fmt.Errorf("write upload %s: %w", u.ID, werr))
+		return 0, rq.fail(err)
 	}
 	if n > 0 {
 		state, err := h.(encoding.BinaryMarshaler).MarshalBinary()
 		if err != nil {
 			return 0, rq.fail(fmt.Errorf("save hash state: %w", err))
 		}
-		// Record what is on disk even when the client went away meanwhile.
-		nu, err := up.s.svc.TusProgress(context.WithoutCancel(ctx), rq.p, u.ID, offset+n, state)
+		nu, err := up.s.svc.TusProgress(keep, rq.p, u.ID, offset, offset+n, state, part)
 		if err != nil {
+			if part != "" {
+				// Not counted (another request's bytes were, or the upload
+				// went): the part is garbage; the sweep takes what this misses.
+				if rerr := up.s.parts.Discard(keep, u.ID, part); rerr != nil {
+					up.s.log.WarnContext(ctx, "tus: free a part not counted", "upload", u.ID, "part", part, "err", rerr)
+				}
+			}
 			return 0, rq.fail(err)
 		}
 		up.u = nu
@@ -307,69 +254,6 @@ func (up *upload) smallChunk(src io.Reader) (n int64, rest io.Reader, err error)
 	return 0, io.MultiReader(bytes.NewReader(data), src), nil
 }
 
-// appendAt drops whatever follows offset in f (bytes written before a crash
-// but never recorded), then copies src to f and h until EOF or limit bytes;
-// over reports that src had more than limit. Reading the next MiB overlaps
-// with hashing and writing the previous one (in parallel too), and writeback
-// of written bytes starts at once, so the fsync after the PATCH finds little
-// left to do.
-func appendAt(f *os.File, offset int64, h hash.Hash, src io.Reader, limit int64) (n int64, over bool, err error) {
-	if err := f.Truncate(offset); err != nil {
-		return 0, false, err
-	}
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
-		return 0, false, err
-	}
-	var bufs [2]*[]byte
-	for i := range bufs {
-		bufs[i] = buffers.Get().(*[]byte)
-		defer buffers.Put(bufs[i])
-	}
-	var pending chan error // the stage in flight, nil when none
-	wait := func() error {
-		if pending == nil {
-			return nil
-		}
-		err := <-pending
-		pending = nil
-		return err
-	}
-	defer wait()
-	for i := 0; ; i++ {
-		buf := *bufs[i%2]
-		m, rerr := io.ReadFull(src, buf)
-		if m > 0 && int64(m) > limit-n {
-			m, over = int(max(0, limit-n)), true
-		}
-		if err := wait(); err != nil {
-			return n, false, err
-		}
-		if m > 0 {
-			pending = make(chan error, 1)
-			go func(b []byte, at int64) {
-				hashed := make(chan struct{})
-				go func() { h.Write(b); close(hashed) }()
-				_, err := f.Write(b)
-				if err == nil {
-					diskio.StartWriteback(f, at, int64(len(b)))
-				}
-				<-hashed
-				pending <- err
-			}(buf[:m], offset+n)
-			n += int64(m)
-		}
-		if over || rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
-			return n, over, wait()
-		}
-		if rerr != nil {
-			if err := wait(); err != nil {
-				return n, false, err
-			}
-			return n, false, rerr
-		}
-	}
-}
-
 func restoreHash(u drive.TusUpload) (hash.Hash, error) {
 	h := sha256.New()
 	if u.Offset == 0 {
@@ -384,9 +268,12 @@ func restoreHash(u drive.TusUpload) (hash.Hash, error) {
 // FinishUpload runs when the last byte is stored: see finish.
 func (up *upload) FinishUpload(ctx context.Context) error { return up.finish(ctx) }
 
-// finish moves the data file into the blob store under the hash computed while
-// it was written, and lets the service commit it: a new file, or the conflict
-// state when the name is taken.
+// finish moves the upload's bytes into the blob store under the hash
+// computed while they arrived (Parts.Store: a data file renamed, or a
+// bucket's parts streamed into one object, checked against that hash), and
+// lets the service commit them: a new file, or the conflict state when the
+// name is taken. The parts left after the commit are freed then; when the
+// process stops in between, the upload's expiry frees them.
 func (up *upload) finish(ctx context.Context) error {
 	if up.whole {
 		return nil
@@ -398,50 +285,43 @@ func (up *upload) finish(ctx context.Context) error {
 		return rq.fail(err)
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
-	adopt := func() error {
-		if err := up.s.blobs.Adopt(up.s.path(u.ID), sum, u.Length); err != nil {
-			// The process stopped after Adopt moved the data file into the store
-			// and before the commit: the bytes are already there.
-			if !errors.Is(err, fs.ErrNotExist) || !up.s.holds(sum, u.Length) {
-				return err
-			}
-		}
-		return nil
-	}
+	store := func() error { return up.s.parts.Store(ctx, u.ID, u.Parts, sum, u.Length) }
 	// A small content goes into the database with the file's commit (no move
-	// into the blob store, no directory to sync); the data file it was read
-	// from is then freed. When the process stops in between, the upload's
-	// expiry removes it. A content that came whole in this request's memory
-	// had no data file (NewUpload makes none for a small upload); one that an
+	// into the blob store, no directory to sync); the bytes it was read from
+	// are then freed. When the process stops in between, the upload's expiry
+	// removes them. A content that came whole in this request's memory had
+	// no data file (NewUpload makes none for a small upload); one that an
 	// earlier, broken attempt left behind also goes with the expiry.
 	small := up.small
-	fromFile := false
+	free := len(u.Parts) > 0 // parts of a bucket: freed once committed
 	switch {
-	case small != nil || !up.s.svc.SmallContent(u.Length):
+	case small != nil:
+		free = false
+	case !up.s.svc.SmallContent(u.Length):
 	case u.Length == 0:
-		small = []byte{} // completed at its creation: no data file
+		small, free = []byte{}, false // completed at its creation: no data file
 	default:
-		small, err = os.ReadFile(up.s.path(u.ID))
+		small, err = up.s.parts.Read(ctx, u.ID, u.Parts, u.Length)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			small = nil // moved into the blob store by an earlier attempt: adopt finds it
+			small = nil // moved into the blob store by an earlier attempt: Store finds it
 		case err != nil:
-			return rq.fail(fmt.Errorf("read upload data file: %w", err))
+			return rq.fail(err)
 		default:
-			fromFile = true
+			free = true
 		}
 	}
 	if small != nil {
 		s := sha256.Sum256(small)
 		sum = hex.EncodeToString(s[:])
 	}
-	nu, err := up.s.svc.CompleteTusUpload(ctx, rq.p, u.ID, sum, u.Length, small, adopt)
+	nu, err := up.s.svc.CompleteTusUpload(ctx, rq.p, u.ID, sum, u.Length, small, store)
 	if err != nil {
 		return rq.fail(err)
 	}
-	if fromFile {
-		if err := up.s.remove(u.ID); err != nil {
-			up.s.log.Warn("tus: remove the data file of a small upload", "upload", u.ID, "err", err)
+	if free {
+		if err := up.s.remove(ctx, u.ID); err != nil {
+			up.s.log.Warn("tus: free the bytes of a completed upload", "upload", u.ID, "err", err)
 		}
 	}
 	up.u = nu
@@ -464,8 +344,8 @@ func (up *upload) Terminate(ctx context.Context) error {
 	if _, err := up.s.svc.TerminateTusUpload(ctx, up.rq.p, up.u.ID); err != nil {
 		return up.rq.fail(err)
 	}
-	if err := up.s.remove(up.u.ID); err != nil {
-		return up.rq.fail(fmt.Errorf("remove upload data file: %w", err))
+	if err := up.s.remove(ctx, up.u.ID); err != nil {
+		return up.rq.fail(fmt.Errorf("free the bytes of upload %s: %w", up.u.ID, err))
 	}
 	return nil
 }

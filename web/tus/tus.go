@@ -1,13 +1,31 @@
 // Package tus is the drive's resumable upload door (tus 1.0.0 with the
 // creation, creation-with-upload, creation-defer-length, termination and
 // expiration extensions) at /api/v1/drive/tus/, served by tusd v2 over a data
-// store of our own: each upload's bytes go to a partial file beside the blob
-// store while their SHA-256 is computed, the hash state is saved with the
-// offset after every PATCH (so a resumed upload, also after a restart,
-// continues the hash), and the finished file is moved into the blob store
-// without a second read. The drive service decides everything else: who may
-// upload where, the quota, the upload's owner, expiry, conflicts and the
+// store of our own: each upload's bytes go to its parts (Parts) while their
+// SHA-256 is computed, the hash state is saved with the offset after every
+// PATCH (so a resumed upload, also after a restart or on another node,
+// continues the hash), and the finished bytes become a blob under that hash
+// without hashing them again. The drive service decides everything else: who
+// may upload where, the quota, the upload's owner, expiry, conflicts and the
 // resulting file.
+//
+// The parts are a data file per upload in a local directory (the blob store
+// on the local disk: renamed into it when finished), or, with the bytes in a
+// bucket, one object per PATCH in it (storage/s3blob), so that any node takes
+// an upload's next PATCH and reports its offset: nothing of an upload stays
+// on a node's disk. A PATCH's bytes are durable in the parts before the
+// offset is recorded, and the offset moves by a compare-and-set, so that of
+// two PATCHes racing at one offset exactly one counts (the other answers 409).
+//
+// This store rather than tusd's own S3 store: that one would pull
+// aws-sdk-go-v2 in beside minio-go, and keep each upload's state in .info
+// objects and its offset in the bucket's multipart listing, beside the row
+// the drive keeps anyway (owner, folder, quota, expiry, conflict, hash
+// state); its parts need 5 MiB, so short PATCHes go through an extra object
+// it must fetch and send again. Here the row stays the one source of truth
+// and the hash is computed once, as the bytes arrive; a finished upload's
+// parts are read back once, into its blob (docs/ARCHITECTURE.md, "Object
+// store").
 package tus
 
 import (
@@ -68,11 +86,15 @@ type ProblemFunc func(w http.ResponseWriter, r *http.Request, err error)
 // Config is what the door needs.
 type Config struct {
 	Drive *drive.Service
+	// Parts keeps the bytes of uploads in progress; nil: one file per upload
+	// in Dir, moved into Blobs when finished.
+	Parts Parts
+	// Blobs and Dir are the blob store and the directory of the data files,
+	// without Parts. Dir must survive restarts and, with the blob store on
+	// the local disk, be on the store's file system (finished uploads are
+	// renamed into it).
 	Blobs Blobs
-	// Dir keeps the partial uploads and must survive restarts; with the blob
-	// store on the local disk it must be on the store's file system (finished
-	// uploads are renamed into it; into a bucket they are uploaded).
-	Dir string
+	Dir   string
 	// PublicURL makes the absolute Location of new uploads.
 	PublicURL string
 	Log       *slog.Logger
@@ -95,15 +117,19 @@ var corsHeaders = handler.CorsConfig{
 	ExposeHeaders: handler.DefaultCorsConfig.ExposeHeaders + ", Upload-Expires, " + HeaderStatus + ", " + HeaderFileID + ", X-Request-Id",
 }
 
-// New returns the door; it creates cfg.Dir when missing.
+// New returns the door; without cfg.Parts it creates cfg.Dir when missing.
 func New(cfg Config) (*Handler, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("tus: create upload dir: %w", err)
+	parts := cfg.Parts
+	if parts == nil {
+		if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+			return nil, fmt.Errorf("tus: create upload dir: %w", err)
+		}
+		parts = dirParts{dir: cfg.Dir, blobs: cfg.Blobs}
 	}
-	st := &store{svc: cfg.Drive, blobs: cfg.Blobs, dir: cfg.Dir, log: cfg.Log}
+	st := &store{svc: cfg.Drive, parts: parts, log: cfg.Log}
 	composer := handler.NewStoreComposer()
 	composer.UseCore(st)
 	composer.UseTerminater(st)
@@ -305,7 +331,7 @@ func (h *Handler) options(w http.ResponseWriter, r *http.Request) {
 // bytes, and the bytes of uploads that are gone (with a deleted user); it
 // returns how many went.
 func (h *Handler) Sweep(ctx context.Context) (int, error) {
-	n, err := h.svc.ExpireTusUploads(ctx, func(u drive.TusUpload) error { return h.store.remove(u.ID) })
+	n, err := h.svc.ExpireTusUploads(ctx, func(u drive.TusUpload) error { return h.store.remove(ctx, u.ID) })
 	if err != nil {
 		return n, err
 	}

@@ -217,6 +217,41 @@ func start(dir string, clock *Clock, logs io.Writer, report func(*http.Request, 
 	return &Server{Server: ts, Main: m, Clock: clock, Data: dir, conns: conns}, nil
 }
 
+// Node starts another server on the database and the bucket of the test
+// data directory dir, with a data directory of its own: another node of a
+// cluster, which shares nothing on disk with the first. On PostgreSQL it runs
+// beside the server on dir. On SQLite, whose database is a file of the data
+// directory, the server on dir must have stopped: the database's files move
+// to the new directory (dir keeps everything else, such as its tus/).
+func Node(t testing.TB, dir string, opts ...Option) *Server {
+	t.Helper()
+	other := t.TempDir()
+	for _, name := range []string{testDatabaseFile, testBucketFile} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(other, name), b, 0o600)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if DatabaseURL(dir) == "" {
+		files, err := filepath.Glob(filepath.Join(dir, "atrium.db*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if err := os.Rename(f, filepath.Join(other, filepath.Base(f))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return Start(t, other, opts...)
+}
+
 // Peer starts a second node of s's cluster for a cross-node test: another
 // server on s's PostgreSQL database and bucket (or, without a bucket, on
 // s's blob directories: a disk both nodes share), with s's clock and a data

@@ -15,6 +15,7 @@ import (
 	"atrium/storage/s3blob"
 	"atrium/storage/sqldb"
 	"atrium/web/presign"
+	"atrium/web/tus"
 )
 
 // contents is the drive's byte store (drive.Blobs) of two tiers: objects of
@@ -241,6 +242,19 @@ func (s stagedReader) Read(p []byte) (int, error) {
 }
 
 func (s stagedReader) Close() error { return s.r.Close() }
+
+// tusParts is where the tus door keeps the bytes of uploads in progress: with
+// the bytes in a bucket, its parts go there too (any node takes an upload's
+// next PATCH); nil, on the local disk, for one file per upload under
+// --data/tus.
+func tusParts(objects blob.Objects) tus.Parts {
+	if s, ok := objects.(*s3blob.Store); ok {
+		return s.TusParts()
+	}
+	return nil
+}
+
+var _ tus.Parts = s3blob.TusParts{}
 
 // tusBlobs is the blob store as the tus door needs it (tus.Blobs): a
 // finished upload's file is moved into the disk store, or uploaded to the

@@ -202,12 +202,17 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 	m.Contents = contents{files: m.Blobs, small: sqldb.SmallBlobs{DB: db}, smallFirst: cfg.Blob.S3()}
 	m.Search = indexer.New(sqldb.DriveStore{DB: db}, m.Contents, searchIndexes(cfg.Data, db), extractor{}, log)
 	direct, storeOrigin := directTransfers(m.Blobs, cfg.Blob)
-	m.Drive = drive.NewService(sqldb.DriveStore{DB: db}, m.Contents, driveURLs{signer}, audit, sqldb.Outbox{DB: db}, m.Clock, log,
-		cfg.Drive.options().WithSyncKey(cursorKey).WithPublicURL(cfg.PublicURL).WithArchive(archive, cfg.Drive.ArchiveAfter).
-			WithEditor(cfg.Editor.options(wopiKey)).WithConverter(converter).WithImaging(imaging.Codec{}).
-			WithSearch(m.Search).WithDirect(direct))
+	driveOpts := cfg.Drive.options().WithSyncKey(cursorKey).WithPublicURL(cfg.PublicURL).WithArchive(archive, cfg.Drive.ArchiveAfter).
+		WithEditor(cfg.Editor.options(wopiKey)).WithConverter(converter).WithImaging(imaging.Codec{}).
+		WithSearch(m.Search).WithDirect(direct)
+	if db.IsPostgres() {
+		// Nodes of a cluster share the uploads: any may take the next PATCH.
+		driveOpts = driveOpts.WithSharedUploads()
+	}
+	m.Drive = drive.NewService(sqldb.DriveStore{DB: db}, m.Contents, driveURLs{signer}, audit, sqldb.Outbox{DB: db}, m.Clock, log, driveOpts)
 	m.Partner.WithUserData(m.Drive) // contacts and calendars go with the user by the schema's cascades
-	if m.Tus, err = tus.New(tus.Config{Drive: m.Drive, Blobs: tusBlobs{m.Blobs}, Dir: filepath.Join(cfg.Data, "tus"), PublicURL: cfg.PublicURL, Log: log}); err != nil {
+	if m.Tus, err = tus.New(tus.Config{Drive: m.Drive, Parts: tusParts(m.Blobs), Blobs: tusBlobs{m.Blobs}, Dir: filepath.Join(cfg.Data, "tus"),
+		PublicURL: cfg.PublicURL, Log: log}); err != nil {
 		m.Close()
 		return nil, err
 	}
