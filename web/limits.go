@@ -188,7 +188,23 @@ type rateLimiters struct {
 	shared LimitStore
 	name   string
 	onErr  func(error)
+	// counts are this node's view of the shared windows (sharedWait).
+	counts map[string]*sharedCount
 }
+
+// sharedCount is a node's view of a key's shared window: the cluster's
+// count when this node last added to it, and the requests it let through
+// since, not yet added.
+type sharedCount struct {
+	start          time.Time
+	known, pending int
+	synced         time.Time
+}
+
+// sharedSyncEvery is how long a node counts a key's requests by itself,
+// while the window's count is below half its budget, before it adds them to
+// the cluster's count.
+const sharedSyncEvery = 100 * time.Millisecond
 
 // sharedIn makes l count in store under name's keys (nil store: in memory).
 func (l *rateLimiters) sharedIn(store LimitStore, name string, onErr func(error)) {
@@ -219,18 +235,7 @@ func (l *rateLimiters) wait(ctx context.Context, key string) time.Duration {
 		return 0
 	}
 	if l.shared != nil {
-		now := l.now()
-		w := l.window()
-		start := time.UnixMilli(now.UnixMilli() / w.Milliseconds() * w.Milliseconds())
-		n, err := l.shared.CountRequest(ctx, l.name+" "+key, start)
-		if err != nil {
-			l.onErr(fmt.Errorf("count a request: %w", err))
-			return 0
-		}
-		if n > l.burst {
-			return start.Add(w).Sub(now)
-		}
-		return 0
+		return l.sharedWait(ctx, key)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -254,6 +259,62 @@ func (l *rateLimiters) wait(ctx context.Context, key string) time.Duration {
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
 		return d
+	}
+	return 0
+}
+
+// sharedWait is wait with the cluster's count. A request that finds its
+// window's count in the store below half the budget is counted here and
+// added to the store with the others of the next sharedSyncEvery (a query
+// for each request cost the database a write on every request of every
+// node); from half the budget on, every request is added to the store's
+// count as it comes, so the budget is kept exactly where it matters (nodes
+// may let a window's first half through some requests early); once the
+// store's count is over the budget, the rest of the window is refused here.
+func (l *rateLimiters) sharedWait(ctx context.Context, key string) time.Duration {
+	now := l.now()
+	w := l.window()
+	start := time.UnixMilli(now.UnixMilli() / w.Milliseconds() * w.Milliseconds())
+	l.mu.Lock()
+	if l.counts == nil {
+		l.counts = map[string]*sharedCount{}
+	}
+	c := l.counts[key]
+	if c == nil || !c.start.Equal(start) {
+		if len(l.counts) > 10000 { // windows of idle keys
+			for k, o := range l.counts {
+				if o.start.Before(start) {
+					delete(l.counts, k)
+				}
+			}
+		}
+		c = &sharedCount{start: start}
+		l.counts[key] = c
+	}
+	if c.known > l.burst {
+		l.mu.Unlock()
+		return start.Add(w).Sub(now)
+	}
+	if !c.synced.IsZero() && now.Sub(c.synced) < sharedSyncEvery && (c.known+c.pending+1)*2 <= l.burst {
+		c.pending++
+		l.mu.Unlock()
+		return 0
+	}
+	n := c.pending + 1
+	c.pending = 0
+	l.mu.Unlock()
+	total, err := l.shared.CountRequests(ctx, l.name+" "+key, start, n)
+	if err != nil {
+		l.onErr(fmt.Errorf("count requests: %w", err))
+		return 0
+	}
+	l.mu.Lock()
+	if c.start.Equal(start) && total > c.known {
+		c.known, c.synced = total, now
+	}
+	l.mu.Unlock()
+	if total > l.burst {
+		return start.Add(w).Sub(now)
 	}
 	return 0
 }

@@ -13,6 +13,7 @@ type memLimitStore struct {
 	fails   map[string][]time.Time
 	known   map[clientAccount]time.Time
 	windows map[string]int
+	calls   int // CountRequests
 }
 
 func newMemLimitStore() *memLimitStore {
@@ -65,11 +66,12 @@ func (m *memLimitStore) AddKnownClient(_ context.Context, ip, account string, at
 	return nil
 }
 
-func (m *memLimitStore) CountRequest(_ context.Context, key string, start time.Time) (int, error) {
+func (m *memLimitStore) CountRequests(_ context.Context, key string, start time.Time, n int) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := key + "@" + start.String()
-	m.windows[k]++
+	m.windows[k] += n
+	m.calls++
 	return m.windows[k], nil
 }
 
@@ -94,9 +96,15 @@ func TestSharedLimits(t *testing.T) {
 		}
 		nodes[i%2].fail(ctx, "ip:1")
 	}
+	// Node 0 found the key clear just before node 1's failure: it trusts
+	// that for sharedClearFor, then sees the lockout.
+	if w := nodes[0].blocked(ctx, "ip:1"); w != 0 {
+		t.Fatalf("node 0 within %v of finding the key clear: wait %v", sharedClearFor, w)
+	}
+	now = now.Add(sharedClearFor)
 	for i, n := range nodes {
-		if w := n.blocked(ctx, "ip:1"); w != time.Minute {
-			t.Fatalf("node %d after 4 failures on both: wait %v, want the window", i, w)
+		if w := n.blocked(ctx, "ip:1"); w != time.Minute-sharedClearFor {
+			t.Fatalf("node %d after 4 failures on both: wait %v, want the rest of the window", i, w)
 		}
 	}
 	nodes[1].forget(ctx, "ip:1")
@@ -135,5 +143,45 @@ func TestSharedLimits(t *testing.T) {
 	now = now.Add(2 * time.Second)
 	if w := rates[0].wait(ctx, "pat:1"); w != 0 {
 		t.Fatalf("the next window waits %v", w)
+	}
+}
+
+// A node adds a key's requests to the shared count in batches while the
+// window is below half its budget (one store call for many requests), and
+// each request from there on, so that two nodes let exactly the budget
+// through.
+func TestSharedRateBatches(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := newMemLimitStore()
+	now := time.Unix(1_700_000_000, 0)
+	clock := func() time.Time { return now }
+	fail := func(error) { t.Error("no store error expected") }
+	var rates [2]*rateLimiters
+	for i := range rates {
+		rates[i] = newRateLimiters(10, 100, clock) // windows of 10 s, 100 requests each
+		rates[i].sharedIn(store, "token", fail)
+	}
+	for i := range 30 {
+		if w := rates[0].wait(ctx, "pat:1"); w != 0 {
+			t.Fatalf("request %d waits %v", i+1, w)
+		}
+	}
+	if store.calls != 1 {
+		t.Fatalf("30 requests far below the budget made %d store calls, want 1 (the window's first)", store.calls)
+	}
+	now = now.Add(sharedSyncEvery)
+	rates[0].wait(ctx, "pat:1")
+	if store.calls != 2 || store.windows["token pat:1@"+time.Unix(1_700_000_000, 0).String()] != 31 {
+		t.Fatalf("after %v: %d calls, counts %v; want the 31 added", sharedSyncEvery, store.calls, store.windows)
+	}
+	allowed := 31
+	for i := 0; i < 200; i++ {
+		if rates[i%2].wait(ctx, "pat:1") == 0 {
+			allowed++
+		}
+	}
+	if allowed != 100 {
+		t.Fatalf("two nodes let %d requests of the window through, want the budget of 100", allowed)
 	}
 }

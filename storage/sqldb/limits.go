@@ -90,12 +90,13 @@ func (s LimitStore) AddKnownClient(ctx context.Context, ip, account string, at t
 
 // CountRequest counts a request of key in the window that starts at start
 // and returns the window's count so far, this one included: one statement,
-// so that the nodes' requests add up.
-func (s LimitStore) CountRequest(ctx context.Context, key string, start time.Time) (int, error) {
-	var n int
-	err := s.write(ctx).QueryRowContext(ctx, `INSERT INTO rate_windows(key, start, n) VALUES (?, ?, 1)
-		ON CONFLICT (key, start) DO UPDATE SET n = rate_windows.n + 1 RETURNING n`, key, ms(start)).Scan(&n)
-	return n, mapErr(err, "request count")
+// CountRequests adds n requests of key to the window that starts at start
+// and returns the window's count.
+func (s LimitStore) CountRequests(ctx context.Context, key string, start time.Time, n int) (int, error) {
+	var total int
+	err := s.write(ctx).QueryRowContext(ctx, `INSERT INTO rate_windows(key, start, n) VALUES (?, ?, ?)
+		ON CONFLICT (key, start) DO UPDATE SET n = rate_windows.n + excluded.n RETURNING n`, key, ms(start), n).Scan(&total)
+	return total, mapErr(err, "request count")
 }
 
 // PruneLimits deletes the failures at or before failures, the known clients

@@ -61,7 +61,7 @@ func TestLimitStore(t *testing.T) {
 	seen := make(chan int, 20)
 	for range 20 {
 		wg.Go(func() {
-			n, err := s.CountRequest(ctx, "token pat:1", t0)
+			n, err := s.CountRequests(ctx, "token pat:1", t0, 1)
 			if err != nil {
 				t.Error(err)
 			}
@@ -77,7 +77,7 @@ func TestLimitStore(t *testing.T) {
 	if len(counts) != 20 || !counts[1] || !counts[20] {
 		t.Fatalf("counts of 20 requests: %v", counts)
 	}
-	if n, err := s.CountRequest(ctx, "token pat:1", t0.Add(time.Second)); err != nil || n != 1 {
+	if n, err := s.CountRequests(ctx, "token pat:1", t0.Add(time.Second), 1); err != nil || n != 1 {
 		t.Fatalf("the next window: %d %v", n, err)
 	}
 
