@@ -51,6 +51,9 @@ start_atrium() {
   DATA_DIR=$(mktemp -d)
   local port; port=$(free_port)
   ATRIUM_URL="http://127.0.0.1:$port"
+  # The server's and the CLI's public URL (with a database and a bucket set,
+  # cluster mode requires it; otherwise it is what they would derive).
+  export ATRIUM_PUBLIC_URL="$ATRIUM_URL"
   # Webhook receivers of the tests listen on loopback, which the server refuses
   # by default; one attempt per delivery, so that a failed one can be replayed
   # at once (the default schedule retries after 30 s).
