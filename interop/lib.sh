@@ -51,9 +51,13 @@ start_atrium() {
   DATA_DIR=$(mktemp -d)
   local port; port=$(free_port)
   ATRIUM_URL="http://127.0.0.1:$port"
-  # The server's and the CLI's public URL (with a database and a bucket set,
-  # cluster mode requires it; otherwise it is what they would derive).
-  export ATRIUM_PUBLIC_URL="$ATRIUM_URL"
+  # Cluster mode (a database and a bucket set) requires a public URL of the
+  # server and the CLI: this server's. Only then: suites that start servers of
+  # their own (backup, Litestream, crash; skipped in cluster mode) must not
+  # inherit it.
+  if [ -n "${ATRIUM_DATABASE_URL:-}" ] && [ -n "${ATRIUM_S3_ENDPOINT:-}" ]; then
+    export ATRIUM_PUBLIC_URL="$ATRIUM_URL"
+  fi
   # Webhook receivers of the tests listen on loopback, which the server refuses
   # by default; one attempt per delivery, so that a failed one can be replayed
   # at once (the default schedule retries after 30 s).
