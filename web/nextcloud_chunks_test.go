@@ -5,9 +5,14 @@ import (
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"atrium/storage/s3blob"
 	"atrium/web/webtest"
 )
 
@@ -121,5 +126,64 @@ func TestSyncClientChunkedUpload(t *testing.T) {
 	caps := want(200, "GET", "/ocs/v1.php/cloud/capabilities?format=json", nil, nil)
 	if !strings.Contains(string(caps.Body), `"dav":{"chunking":"1.0"}`) || !strings.Contains(string(caps.Body), `"bigfilechunking":true`) {
 		t.Fatalf("capabilities %s", caps.Body)
+	}
+}
+
+// With the bytes in a bucket, a chunked upload's chunks are objects of the
+// bucket and nothing of them is under a node's data directory: a transfer
+// begun on one node is listed, continued and assembled on another (a node
+// with a data directory of its own on the same database and bucket), and
+// its objects are gone after the MOVE. Without a bucket the test is skipped.
+func TestSyncClientChunksAnyNode(t *testing.T) {
+	t.Parallel()
+	s := webtest.New(t)
+	_, cfg := tusBucket(t, s.Data)
+	ann := newDavUser(t, s, "Chunk Nodes Org", "ann@example.test", "admin")
+	up := "/remote.php/dav/uploads/" + ann.creds.UserID + "/777"
+	files := "/remote.php/dav/files/" + ann.creds.UserID
+	on := func(s *webtest.Server, status int, method, path string, header map[string]string, body any) *webtest.Response {
+		t.Helper()
+		res := s.Do(webtest.Request{Method: method, Path: path, BasicID: ann.creds.Email, BasicPW: ann.creds.AppPassword, Header: header, Body: body})
+		if res.StatusCode != status {
+			t.Fatalf("%s %s: %d %s, want %d", method, path, res.StatusCode, res.Body, status)
+		}
+		return res
+	}
+	keys := func() []string {
+		t.Helper()
+		k, err := s3blob.TestKeys(context.Background(), cfg, "chunks/"+ann.creds.UserID+"/777/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	first, second := strings.Repeat("1", 100000), strings.Repeat("2", 5000)
+	on(s, 201, "MKCOL", up, nil, nil)
+	on(s, 201, "PUT", up+"/0000000000000000", nil, first)
+	if k := keys(); len(k) != 2 { // the folder's mark and the chunk
+		t.Fatalf("objects of the transfer: %v", k)
+	}
+	if webtest.DatabaseURL(s.Data) == "" {
+		s.Stop() // SQLite: the database moves to the other node's directory
+	}
+	s2 := webtest.Node(t, s.Data)
+	list := on(s2, 207, "PROPFIND", up, map[string]string{"Depth": "1"}, nil)
+	if !strings.Contains(string(list.Body), up+"/0000000000000000</D:href>") || !strings.Contains(string(list.Body), "<D:getcontentlength>100000<") {
+		t.Fatalf("the other node's listing: %s", list.Body)
+	}
+	on(s2, 405, "MKCOL", up, nil, nil)
+	on(s2, 201, "PUT", up+"/0000000000100000", nil, second)
+	on(s2, 201, "MOVE", up+"/.file", map[string]string{"Destination": s2.URL + files + "/nodes.bin", "OC-Total-Length": "105000"}, nil)
+	got := on(s2, 200, "GET", files+"/nodes.bin", nil, nil)
+	if string(got.Body) != first+second {
+		t.Fatalf("the file is not its chunks in order (%d bytes)", len(got.Body))
+	}
+	if k := keys(); len(k) != 0 {
+		t.Fatalf("objects left after the MOVE: %v", k)
+	}
+	for _, dir := range []string{s.Data, s2.Data} {
+		if left, err := os.ReadDir(filepath.Join(dir, "chunks")); !errors.Is(err, fs.ErrNotExist) || len(left) != 0 {
+			t.Fatalf("the data directory has chunks/ (%v, %v) with the bytes in a bucket", left, err)
+		}
 	}
 }

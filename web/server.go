@@ -68,9 +68,9 @@ type Config struct {
 	StoreOrigin string
 	// Tus is the drive's resumable upload door; nil when absent.
 	Tus *tus.Handler
-	// ChunkDir keeps the sync clients' chunked uploads (webdav.WithChunks);
-	// empty: they are not offered.
-	ChunkDir string
+	// Chunks keeps the sync clients' chunked uploads (webdav.WithChunks);
+	// nil: they are not offered.
+	Chunks webdav.ChunkStore
 	// Writes reports what the database's writer did, for the metrics; nil
 	// leaves them out.
 	Writes func() app.WriteStats
@@ -269,13 +269,10 @@ func (s *Server) routes() {
 		wd := webdav.New(s.cfg.Drive, s.cfg.PublicURL, s.log)
 		paths := []string{webdav.Prefix, webdav.Prefix + "/*path", webdav.AliasPrefix, webdav.AliasPrefix + "/*path",
 			webdav.RemotePrefix, webdav.RemotePrefix + "/*path", webdav.RemoteFilesPrefix + "*path"}
-		if s.cfg.ChunkDir != "" {
-			if _, err := wd.WithChunks(s.cfg.ChunkDir); err != nil {
-				s.log.Error("chunked uploads are off", "err", err)
-			} else {
-				chunking = true
-				paths = append(paths, webdav.UploadsPrefix+"*path")
-			}
+		if s.cfg.Chunks != nil {
+			wd.WithChunks(s.cfg.Chunks)
+			chunking = true
+			paths = append(paths, webdav.UploadsPrefix+"*path")
 		}
 		wh := gin.WrapH(wd)
 		for _, m := range webdav.Methods {

@@ -160,16 +160,41 @@ sc_big() { # a 600 MiB file goes up in chunks, whole
     { echo "no chunked upload in the log"; return 1; }
   [ "$(sc_dav GET big.bin | sc_sha)" = "$(sc_sha <"$SC_LOCAL/big.bin")" ]
 }
+# sc_chunks_sent: the names of the chunks of the client's user's uploads in
+# progress that the server holds whole, one a line; with a bucket, listed from
+# the bucket (curl signs the request), else found under the data directory.
+sc_chunks_sent() {
+  local uid; uid=$(jq -r .user_id <<<"$SC_CREDS")
+  if [ -n "${ATRIUM_S3_ENDPOINT:-}" ]; then
+    # The payload's hash is that of an empty body; the prefix is encoded as
+    # the store encodes it when it checks the signature.
+    curl -fsS --aws-sigv4 "aws:amz:${ATRIUM_S3_REGION:-us-east-1}:s3" -u "$ATRIUM_S3_ACCESS_KEY:$ATRIUM_S3_SECRET_KEY" \
+      -H "x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" \
+      "${ATRIUM_S3_ENDPOINT%/}/$ATRIUM_S3_BUCKET?list-type=2&prefix=chunks%2F$uid%2F" |
+      grep -o '<Key>[^<]*</Key>' | sed 's|<Key>.*/\([^/]*\)</Key>|\1|' | grep '^0' | sort
+  else
+    (cd "$DATA_DIR/chunks/$uid" 2>/dev/null && find . -name '0*' -type f | sed 's|.*/||' | sort)
+  fi
+}
+# sc_chunk_in_progress: a chunk is being received (on the local disk: its
+# partial file is past 1 MB; a bucket shows only whole objects, so a moment
+# after the first whole chunk stands for it).
+sc_chunk_in_progress() {
+  if [ -n "${ATRIUM_S3_ENDPOINT:-}" ]; then
+    sleep 0.3
+  else
+    [ -n "$(find "$DATA_DIR/chunks/$(jq -r .user_id <<<"$SC_CREDS")" -name '.part-*' -size +1M 2>/dev/null)" ]
+  fi
+}
 sc_resume() { # an upload interrupted after its first chunks goes on from them
-  local f=$SC_LOCAL/resume.bin cdir sent log=$SC_DIR/$SC_CLIENT-interrupted.log
-  cdir=$DATA_DIR/chunks/$(jq -r .user_id <<<"$SC_CREDS")
+  local f=$SC_LOCAL/resume.bin sent log=$SC_DIR/$SC_CLIENT-interrupted.log
   head -c $((200 << 20)) /dev/urandom >"$f" || return 1
   # Slowed down, so that the upload is under way long enough to interrupt.
   $(sc_client_args) --non-interactive --uplimit 20000 -u "$SC_USER" -p "$SC_PASS" "$SC_LOCAL" "$ATRIUM_URL" >"$log" 2>&1 &
   local pid=$! i
   for i in $(seq 1 600); do
-    sent=$(cd "$cdir" 2>/dev/null && find . -name '0*' -type f | sort)
-    [ -n "$sent" ] && [ -n "$(find "$cdir" -name '.part-*' -size +1M 2>/dev/null)" ] && break
+    sent=$(sc_chunks_sent)
+    [ -n "$sent" ] && sc_chunk_in_progress && break
     sleep 0.05
   done
   kill -KILL "$pid" && wait "$pid" 2>/dev/null

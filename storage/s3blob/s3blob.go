@@ -13,6 +13,10 @@
 //	blobs/<64-hex-sha256>        an object, its content as stored
 //	archive/<64-hex-sha256>.zst  the archive tier's zstd copy of an object
 //
+// (and the uploads in progress: staged.go, tusparts.go; the sync clients'
+// chunks, chunks.go, are the one deeper layout: chunks/<user>/<transfer>/
+// holds the chunks and the folder's mark, never a key that is a prefix).
+//
 // Put spools the stream to a scratch file under the data directory while its
 // SHA-256 is computed, then uploads the file under its final key. The key is
 // the hash, known only at the end; spooling (rather than uploading to a temp

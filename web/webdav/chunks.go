@@ -18,20 +18,21 @@ package webdav
 //     takes them): the chunks become the file through the drive's one
 //     content write, as a PUT's body would, and the folder goes.
 //
-// The chunks are files in a directory of the data directory, one folder an
-// upload under the user's id, as the resumable uploads' bytes are (package
-// tus); a folder untouched for the drive's upload lifetime (24 h by default)
-// is deleted (sweep).
+// The chunks are kept by a ChunkStore, one folder an upload under the user's
+// id: files in a directory of the data directory (DirChunks), or objects in
+// the bucket when the bytes are there, so that any node takes the next chunk
+// and the MOVE. A folder untouched for the drive's upload lifetime (24 h by
+// default) is deleted (sweep).
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,32 +48,29 @@ import (
 // where chunked uploads go.
 const UploadsPrefix = "/remote.php/dav/uploads/"
 
-// chunkSweepEvery is how often, at most, the chunk folders are swept.
+// chunkSweepEvery is how often, at most, a node sweeps the chunk folders.
 const chunkSweepEvery = 10 * time.Minute
 
-// chunks is the store of chunked uploads.
+// chunks is the door's state of chunked uploads.
 type chunks struct {
-	dir string
-	ttl time.Duration
+	store ChunkStore
+	ttl   time.Duration
 
 	mu        sync.Mutex
 	lastSweep time.Time
 }
 
-// WithChunks turns on chunked uploads, kept under dir. Without it the
-// uploads path is not served.
-func (h *Handler) WithChunks(dir string) (*Handler, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("chunk directory: %w", err)
-	}
-	h.chunks = &chunks{dir: dir, ttl: h.drive.Options().UploadTTL}
-	h.chunks.sweep(time.Now(), h.log)
-	return h, nil
+// WithChunks turns on chunked uploads, kept in store. Without it the uploads
+// path is not served.
+func (h *Handler) WithChunks(store ChunkStore) *Handler {
+	h.chunks = &chunks{store: store, ttl: h.drive.Options().UploadTTL}
+	h.chunks.sweep(context.Background(), time.Now(), h.log)
+	return h
 }
 
 // sweep deletes the upload folders untouched for the lifetime, at most
 // every chunkSweepEvery.
-func (c *chunks) sweep(now time.Time, log interface{ Warn(string, ...any) }) {
+func (c *chunks) sweep(ctx context.Context, now time.Time, log interface{ Warn(string, ...any) }) {
 	c.mu.Lock()
 	if now.Sub(c.lastSweep) < chunkSweepEvery {
 		c.mu.Unlock()
@@ -80,18 +78,8 @@ func (c *chunks) sweep(now time.Time, log interface{ Warn(string, ...any) }) {
 	}
 	c.lastSweep = now
 	c.mu.Unlock()
-	users, _ := os.ReadDir(c.dir)
-	for _, u := range users {
-		ups, _ := os.ReadDir(filepath.Join(c.dir, u.Name()))
-		for _, up := range ups {
-			info, err := up.Info()
-			if err != nil || now.Sub(info.ModTime()) < c.ttl {
-				continue
-			}
-			if err := os.RemoveAll(filepath.Join(c.dir, u.Name(), up.Name())); err != nil {
-				log.Warn("expire chunked upload", "dir", up.Name(), "err", err)
-			}
-		}
+	if _, err := c.store.Sweep(ctx, now.Add(-c.ttl)); err != nil {
+		log.Warn("expire chunked uploads", "err", err)
 	}
 }
 
@@ -126,23 +114,19 @@ type chunkFile struct {
 	mod  time.Time
 }
 
-// list returns the chunks of an upload folder in their order.
-func listChunks(dir string) ([]chunkFile, error) {
-	ents, err := os.ReadDir(dir)
+// listChunks returns the chunks of an upload folder in their order.
+func (c *chunks) list(ctx context.Context, user, transfer string) ([]chunkFile, error) {
+	stored, err := c.store.List(ctx, user, transfer)
 	if err != nil {
 		return nil, err
 	}
 	var out []chunkFile
-	for _, e := range ents {
-		n, ok := chunkNumber(e.Name())
-		if !ok || !e.Type().IsRegular() {
+	for _, e := range stored {
+		n, ok := chunkNumber(e.Name)
+		if !ok {
 			continue
 		}
-		info, err := e.Info()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, chunkFile{name: e.Name(), n: n, size: info.Size(), mod: info.ModTime()})
+		out = append(out, chunkFile{name: e.Name, n: n, size: e.Size, mod: e.ModTime})
 	}
 	slices.SortFunc(out, func(a, b chunkFile) int {
 		switch {
@@ -168,10 +152,9 @@ func (q *request) uploads() error {
 	if _, err := q.h.drive.TusRoom(q.ctx, q.p); err != nil {
 		return err
 	}
-	c.sweep(time.Now(), q.h.log)
+	c.sweep(q.ctx, time.Now(), q.h.log)
 	rest = strings.Trim(rest, "/")
 	transfer, chunk, _ := strings.Cut(rest, "/")
-	userDir := filepath.Join(c.dir, q.p.UserID)
 	if transfer == "" {
 		if q.r.Method == "PROPFIND" || q.r.Method == http.MethodOptions {
 			return q.chunkListing(nil, true)
@@ -181,34 +164,34 @@ func (q *request) uploads() error {
 	if !validTransfer(transfer) || strings.Contains(chunk, "/") {
 		return app.Errorf(app.ENotFound, "No upload at %s.", q.r.URL.Path)
 	}
-	dir := filepath.Join(userDir, transfer)
-	_, statErr := os.Stat(dir)
-	exists := statErr == nil
+	uid := q.p.UserID
 	if chunk == "" {
 		switch q.r.Method {
 		case "MKCOL":
-			if exists {
-				return methodNotAllowed("The upload folder exists.")
+			made, err := c.store.MakeFolder(q.ctx, uid, transfer)
+			if err != nil {
+				return err
 			}
-			if err := os.MkdirAll(dir, 0o700); err != nil {
-				return fmt.Errorf("upload folder: %w", err)
+			if !made {
+				return methodNotAllowed("The upload folder exists.")
 			}
 			q.w.WriteHeader(http.StatusCreated)
 			return nil
 		case http.MethodDelete:
-			if !exists {
-				return app.Errorf(app.ENotFound, "No upload at %s.", q.r.URL.Path)
+			removed, err := c.store.RemoveFolder(q.ctx, uid, transfer)
+			if err != nil {
+				return err
 			}
-			if err := os.RemoveAll(dir); err != nil {
-				return fmt.Errorf("remove upload: %w", err)
+			if !removed {
+				return app.Errorf(app.ENotFound, "No upload at %s.", q.r.URL.Path)
 			}
 			q.w.WriteHeader(http.StatusNoContent)
 			return nil
 		case "PROPFIND":
-			if !exists {
+			list, err := c.list(q.ctx, uid, transfer)
+			if errors.Is(err, os.ErrNotExist) {
 				return app.Errorf(app.ENotFound, "No upload at %s.", q.r.URL.Path)
 			}
-			list, err := listChunks(dir)
 			if err != nil {
 				return fmt.Errorf("list chunks: %w", err)
 			}
@@ -216,29 +199,31 @@ func (q *request) uploads() error {
 		}
 		return methodNotAllowed("The method %s is not allowed on an upload folder.", q.r.Method)
 	}
-	if !exists {
+	// In use: not abandoned.
+	if exists, err := c.store.Touch(q.ctx, uid, transfer); err != nil {
+		return fmt.Errorf("upload folder: %w", err)
+	} else if !exists {
 		return app.Errorf(app.ENotFound, "No upload folder %s: MKCOL it first.", transfer)
 	}
-	now := time.Now()
-	_ = os.Chtimes(dir, now, now) // in use: not abandoned
 	if chunk == ".file" {
 		if q.r.Method != "MOVE" {
 			return methodNotAllowed("An upload's .file is only moved.")
 		}
-		return q.assemble(dir)
+		return q.assemble(uid, transfer)
 	}
 	if _, ok := chunkNumber(chunk); !ok {
 		return app.Errorf(app.EBadRequest, "A chunk is named by a number.")
 	}
-	path := filepath.Join(dir, chunk)
 	switch q.r.Method {
 	case http.MethodPut:
-		return q.putChunk(dir, chunk)
+		return q.putChunk(uid, transfer, chunk)
 	case http.MethodDelete:
-		if err := os.Remove(path); errors.Is(err, os.ErrNotExist) {
+		removed, err := c.store.RemoveChunk(q.ctx, uid, transfer, chunk)
+		if err != nil {
+			return err
+		}
+		if !removed {
 			return app.Errorf(app.ENotFound, "No chunk %s.", chunk)
-		} else if err != nil {
-			return fmt.Errorf("remove chunk: %w", err)
 		}
 		q.w.WriteHeader(http.StatusNoContent)
 		return nil
@@ -246,10 +231,11 @@ func (q *request) uploads() error {
 	return methodNotAllowed("The method %s is not allowed on a chunk.", q.r.Method)
 }
 
-// putChunk stores a chunk: written to a temporary file, made durable and
-// renamed, so that a listing shows only whole chunks.
-func (q *request) putChunk(dir, name string) error {
-	list, err := listChunks(dir)
+// putChunk stores a chunk, whole or not at all, within what the quota and
+// the upload cap leave beside the transfer's other chunks.
+func (q *request) putChunk(uid, transfer, name string) error {
+	c := q.h.chunks
+	list, err := c.list(q.ctx, uid, transfer)
 	if err != nil {
 		return fmt.Errorf("list chunks: %w", err)
 	}
@@ -264,40 +250,23 @@ func (q *request) putChunk(dir, name string) error {
 		return err
 	}
 	limit := min(q.h.drive.MaxTusBytes()-stored, room-stored)
-	if limit < 0 || q.r.ContentLength > limit {
+	tooLarge := func() error {
 		if room-stored < q.h.drive.MaxTusBytes()-stored {
 			return drive.QuotaError(max(0, room-stored))
 		}
 		return app.Errorf(app.EPayloadTooLarge, "An upload is at most %d bytes.", q.h.drive.MaxTusBytes())
 	}
-	tmp, err := os.CreateTemp(dir, ".part-*")
-	if err != nil {
-		return fmt.Errorf("chunk: %w", err)
+	if limit < 0 || q.r.ContentLength > limit {
+		return tooLarge()
 	}
-	defer os.Remove(tmp.Name())
-	n, err := io.Copy(tmp, io.LimitReader(q.r.Body, limit+1))
-	if err == nil && q.r.ContentLength >= 0 && n != q.r.ContentLength {
-		err = io.ErrUnexpectedEOF
-	}
-	if err == nil && n > limit {
-		err = drive.QuotaError(max(0, room-stored))
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return app.Errorf(app.EBadRequest, "The chunk ended before its Content-Length; it was not kept.")
-		}
-		if app.ErrorCode(err) != "" && app.ErrorCode(err) != app.EInternal {
-			return err
-		}
-		return fmt.Errorf("chunk: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
+	err = c.store.Put(q.ctx, uid, transfer, name, q.r.Body, q.r.ContentLength, limit)
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrChunkTooLarge):
+		return tooLarge()
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return app.Errorf(app.EBadRequest, "The chunk ended before its Content-Length; it was not kept.")
+	default:
 		return fmt.Errorf("chunk: %w", err)
 	}
 	q.w.WriteHeader(http.StatusCreated)
@@ -306,8 +275,9 @@ func (q *request) putChunk(dir, name string) error {
 
 // assemble serves MOVE .file: the chunks, in order, become the content of
 // the destination, through the same write as a PUT's.
-func (q *request) assemble(dir string) error {
-	list, err := listChunks(dir)
+func (q *request) assemble(uid, transfer string) error {
+	c := q.h.chunks
+	list, err := c.list(q.ctx, uid, transfer)
 	if err != nil {
 		return fmt.Errorf("list chunks: %w", err)
 	}
@@ -343,27 +313,66 @@ func (q *request) assemble(dir string) error {
 		}
 	}
 	q.ctx = drive.WithStrictLocks(q.ctx)
-	files := make([]*os.File, 0, len(list))
-	defer func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}()
-	readers := make([]io.Reader, 0, len(list))
-	for _, c := range list {
-		f, err := os.Open(filepath.Join(dir, c.name))
-		if err != nil {
-			return fmt.Errorf("open chunk: %w", err)
-		}
-		files = append(files, f)
-		readers = append(readers, f)
-	}
-	q.assembled = &assembled{body: bufio.NewReaderSize(io.MultiReader(readers...), 1<<20), size: total}
+	body := &chunkReader{ctx: q.ctx, store: c.store, user: uid, transfer: transfer, list: list}
+	defer body.Close()
+	q.assembled = &assembled{body: bufio.NewReaderSize(body, 1<<20), size: total}
 	if err := q.put(); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(dir); err != nil {
-		q.h.log.Warn("remove assembled upload", "dir", dir, "err", err)
+	if _, err := c.store.RemoveFolder(q.ctx, uid, transfer); err != nil {
+		q.h.log.Warn("remove assembled upload", "transfer", transfer, "err", err)
+	}
+	return nil
+}
+
+// chunkReader reads a transfer's chunks one after the other, each opened
+// when the one before it ends, and checks each holds what it was listed
+// with (a chunk replaced since is refused, not mixed in).
+type chunkReader struct {
+	ctx            context.Context
+	store          ChunkStore
+	user, transfer string
+	list           []chunkFile
+	cur            io.ReadCloser
+	left           int64 // of cur
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	for {
+		if r.cur == nil {
+			if len(r.list) == 0 {
+				return 0, io.EOF
+			}
+			f, err := r.store.Open(r.ctx, r.user, r.transfer, r.list[0].name)
+			if err != nil {
+				return 0, fmt.Errorf("open chunk %s: %w", r.list[0].name, err)
+			}
+			r.cur, r.left = f, r.list[0].size
+			r.list = r.list[1:]
+		}
+		n, err := r.cur.Read(p[:min(int64(len(p)), r.left+1)])
+		r.left -= int64(n)
+		if r.left < 0 {
+			return 0, fmt.Errorf("a chunk of %s changed while it was assembled", r.transfer)
+		}
+		if err == io.EOF {
+			if r.left != 0 {
+				return n, fmt.Errorf("a chunk of %s changed while it was assembled", r.transfer)
+			}
+			r.cur.Close()
+			r.cur = nil
+			if n > 0 {
+				return n, nil
+			}
+			continue
+		}
+		return n, err
+	}
+}
+
+func (r *chunkReader) Close() error {
+	if r.cur != nil {
+		return r.cur.Close()
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package webdav
 
 import (
+	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -13,7 +14,12 @@ import (
 func TestChunkFoldersExpire(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	c := &chunks{dir: dir, ttl: 24 * time.Hour}
+	store, err := NewDirChunks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &chunks{store: store, ttl: 24 * time.Hour}
+	ctx := context.Background()
 	now := time.Now()
 	mk := func(name string, age time.Duration) string {
 		t.Helper()
@@ -31,16 +37,16 @@ func TestChunkFoldersExpire(t *testing.T) {
 	}
 	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
 	old, recent := mk("1", 25*time.Hour), mk("2", time.Hour)
-	c.sweep(now, slog.Default())
+	c.sweep(ctx, now, slog.Default())
 	if exists(old) || !exists(recent) {
 		t.Fatalf("after a sweep: old %v, recent %v", exists(old), exists(recent))
 	}
 	later := mk("3", 30*time.Hour)
-	c.sweep(now.Add(time.Minute), slog.Default())
+	c.sweep(ctx, now.Add(time.Minute), slog.Default())
 	if !exists(later) {
 		t.Fatal("a sweep ran again within chunkSweepEvery")
 	}
-	c.sweep(now.Add(chunkSweepEvery+time.Second), slog.Default())
+	c.sweep(ctx, now.Add(chunkSweepEvery+time.Second), slog.Default())
 	if exists(later) {
 		t.Fatal("the next sweep kept an abandoned folder")
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"atrium/storage/sqldb"
 	"atrium/web/presign"
 	"atrium/web/tus"
+	"atrium/web/webdav"
 )
 
 // contents is the drive's byte store (drive.Blobs) of two tiers: objects of
@@ -255,6 +257,41 @@ func tusParts(objects blob.Objects) tus.Parts {
 }
 
 var _ tus.Parts = s3blob.TusParts{}
+
+// chunkStore is where the sync clients' chunked uploads wait for their MOVE:
+// the bucket when the bytes are there (any node takes the next chunk), else
+// --data/chunks.
+func chunkStore(objects blob.Objects, data string) (webdav.ChunkStore, error) {
+	if s, ok := objects.(*s3blob.Store); ok {
+		return bucketChunks{s.Chunks()}, nil
+	}
+	return webdav.NewDirChunks(filepath.Join(data, "chunks"))
+}
+
+// bucketChunks is the bucket's s3blob.Chunks as a webdav.ChunkStore.
+type bucketChunks struct{ s3blob.Chunks }
+
+func (b bucketChunks) List(ctx context.Context, user, transfer string) ([]webdav.StoredChunk, error) {
+	list, err := b.Chunks.List(ctx, user, transfer)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]webdav.StoredChunk, len(list))
+	for i, c := range list {
+		out[i] = webdav.StoredChunk{Name: c.Name, Size: c.Size, ModTime: c.ModTime}
+	}
+	return out, nil
+}
+
+func (b bucketChunks) Put(ctx context.Context, user, transfer, name string, r io.Reader, size, limit int64) error {
+	err := b.Chunks.Put(ctx, user, transfer, name, r, size, limit)
+	if errors.Is(err, s3blob.ErrChunkTooLarge) {
+		return fmt.Errorf("%w: %w", webdav.ErrChunkTooLarge, err)
+	}
+	return err
+}
+
+var _ webdav.ChunkStore = bucketChunks{}
 
 // tusBlobs is the blob store as the tus door needs it (tus.Blobs): a
 // finished upload's file is moved into the disk store, or uploaded to the

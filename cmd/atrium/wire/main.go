@@ -216,6 +216,11 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		m.Close()
 		return nil, err
 	}
+	chunks, err := chunkStore(m.Blobs, cfg.Data)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
 	var limiter web.LimitStore
 	if db.IsPostgres() {
 		// The nodes of a cluster count failed sign-ins and requests together.
@@ -241,7 +246,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 		Blob:        presign.NewHandler(m.Contents, signer, web.DriveUpload(m.Drive), log),
 		StoreOrigin: storeOrigin,
 		Tus:         m.Tus,
-		ChunkDir:    filepath.Join(cfg.Data, "chunks"),
+		Chunks:      chunks,
 		Limits:      cfg.Limits.web(),
 		Clock:       m.Clock,
 		Metrics:     web.MetricsAccess{Token: cfg.Metrics.Token, Elsewhere: cfg.Metrics.Listen != ""},
