@@ -75,6 +75,16 @@ func (m *memLimitStore) CountRequests(_ context.Context, key string, start time.
 	return m.windows[k], nil
 }
 
+// sharedRateNodes are two nodes' request limiters on one shared store.
+func sharedRateNodes(store LimitStore, clock func() time.Time, perSecond float64, burst int, fail func(error)) [2]*rateLimiters {
+	var rates [2]*rateLimiters
+	for i := range rates {
+		rates[i] = newRateLimiters(perSecond, burst, clock)
+		rates[i].sharedIn(store, "token", fail)
+	}
+	return rates
+}
+
 // With a shared store, two nodes' limiters count together: the failures of
 // both block either with the same rule, a client known to one is known to
 // the other, and the request rate of a key is one budget per window.
@@ -126,12 +136,10 @@ func TestSharedLimits(t *testing.T) {
 		t.Fatal("a known client outlived the ttl")
 	}
 
-	var rates [2]*rateLimiters
-	for i := range rates {
-		rates[i] = newRateLimiters(1, 3, clock) // windows of 3 s, 3 requests each
-		rates[i].sharedIn(store, "token", fail)
-	}
-	now = time.Unix(1_700_000_002, 0) // 1 s into a window (they start at multiples of 3 s)
+	// Windows of 3 s, 3 requests each; now is 1 s into a window (they start
+	// at multiples of 3 s).
+	rates := sharedRateNodes(store, clock, 1, 3, fail)
+	now = time.Unix(1_700_000_002, 0)
 	for i := range 3 {
 		if w := rates[i%2].wait(ctx, "pat:1"); w != 0 {
 			t.Fatalf("request %d waits %v", i+1, w)
@@ -157,11 +165,7 @@ func TestSharedRateBatches(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
 	clock := func() time.Time { return now }
 	fail := func(error) { t.Error("no store error expected") }
-	var rates [2]*rateLimiters
-	for i := range rates {
-		rates[i] = newRateLimiters(10, 100, clock) // windows of 10 s, 100 requests each
-		rates[i].sharedIn(store, "token", fail)
-	}
+	rates := sharedRateNodes(store, clock, 10, 100, fail) // windows of 10 s, 100 requests each
 	for i := range 30 {
 		if w := rates[0].wait(ctx, "pat:1"); w != 0 {
 			t.Fatalf("request %d waits %v", i+1, w)

@@ -92,16 +92,7 @@ func TestTusCompleteKeepsDeduplicatedOrphan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := s.Main.Drive.CreateTusUpload(ctx, p, drive.TusCreate{Name: "again.txt", Length: int64(len(content))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := sha256.New()
-	h.Write(content)
-	state, _ := h.(encoding.BinaryMarshaler).MarshalBinary()
-	if _, err := s.Main.Drive.TusProgress(ctx, p, u.ID, 0, int64(len(content)), state, ""); err != nil {
-		t.Fatal(err)
-	}
+	u := receivedTusUpload(t, s.Main.Drive, p, "again.txt", content)
 	// A put that fails changes nothing: the upload stays, to be finished again.
 	_, err = s.Main.Drive.CompleteTusUpload(ctx, p, u.ID, obj.Hash, int64(len(content)), nil, func() error { return errors.New("disk full") })
 	var pe *drive.PutError
@@ -224,17 +215,9 @@ func TestTusCompletedWhileItsBytesWerePut(t *testing.T) {
 		t.Fatal(err)
 	}
 	content := bytes.Repeat([]byte("finished twice "), 10000) // past a small content
-	u, err := s.Main.Drive.CreateTusUpload(ctx, p, drive.TusCreate{Name: "twice.bin", Length: int64(len(content))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := sha256.New()
-	h.Write(content)
-	state, _ := h.(encoding.BinaryMarshaler).MarshalBinary()
-	if _, err := s.Main.Drive.TusProgress(ctx, p, u.ID, 0, int64(len(content)), state, ""); err != nil {
-		t.Fatal(err)
-	}
-	sum := hex.EncodeToString(h.Sum(nil))
+	u := receivedTusUpload(t, s.Main.Drive, p, "twice.bin", content)
+	digest := sha256.Sum256(content)
+	sum := hex.EncodeToString(digest[:])
 	put := func() error { _, err := s.Main.Blobs.Put(ctx, bytes.NewReader(content), 0); return err }
 	var other drive.TusUpload
 	var otherErr error
@@ -260,4 +243,23 @@ func TestTusCompletedWhileItsBytesWerePut(t *testing.T) {
 	if err != nil || again.Status != drive.TusDone || again.FileID != first.FileID {
 		t.Fatalf("upload after both: %+v %v", again, err)
 	}
+}
+
+// receivedTusUpload creates an upload of content named name and records
+// all of its bytes as received (what the door does after its PATCHes): the
+// upload is ready to be completed.
+func receivedTusUpload(t *testing.T, d *drive.Service, p *app.Principal, name string, content []byte) drive.TusUpload {
+	t.Helper()
+	ctx := context.Background()
+	u, err := d.CreateTusUpload(ctx, p, drive.TusCreate{Name: name, Length: int64(len(content))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	h.Write(content)
+	state, _ := h.(encoding.BinaryMarshaler).MarshalBinary()
+	if _, err := d.TusProgress(ctx, p, u.ID, 0, int64(len(content)), state, ""); err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

@@ -54,6 +54,14 @@ func stores(t *testing.T) map[string]func(t *testing.T) store {
 // openS3 opens a fresh bucket of the test environment's store, skipping the
 // test without one.
 func openS3(t *testing.T) *s3blob.Store {
+	s, _ := openTestStore(t, nil)
+	return s
+}
+
+// openTestStore opens a fresh bucket of the test environment's store, with
+// the settings edit changes (nil: none), and returns it with its settings;
+// it skips the test without a store, and drops the bucket when it ends.
+func openTestStore(t *testing.T, edit func(*s3blob.Config)) (*s3blob.Store, s3blob.Config) {
 	t.Helper()
 	cfg, ok := s3blob.TestConfig()
 	if !ok {
@@ -71,11 +79,14 @@ func openS3(t *testing.T) *s3blob.Store {
 	})
 	cfg.Bucket = bucket
 	cfg.Scratch = t.TempDir()
+	if edit != nil {
+		edit(&cfg)
+	}
 	s, err := s3blob.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return s, cfg
 }
 
 func sum(b []byte) string {

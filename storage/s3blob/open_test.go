@@ -108,27 +108,14 @@ func TestOpenRefuses(t *testing.T) {
 // PresignGet signs offline, path-style, for the public endpoint.
 func TestPresignGet(t *testing.T) {
 	t.Parallel()
-	cfg, ok := s3blob.TestConfig()
-	if !ok {
-		t.Skip(s3blob.TestEndpointEnv + " not set (scripts/s3-server.sh starts a store)")
-	}
 	ctx := context.Background()
-	bucket, drop, err := s3blob.NewTestBucket(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { drop() })
-	cfg.Bucket, cfg.Scratch, cfg.PublicEndpoint = bucket, t.TempDir(), "https://files.example.org:9443"
-	s, err := s3blob.Open(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, cfg := openTestStore(t, func(c *s3blob.Config) { c.PublicEndpoint = "https://files.example.org:9443" })
 	hash := strings.Repeat("ab", 32)
 	u, err := s.PresignGet(ctx, hash, time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u.Scheme != "https" || u.Host != "files.example.org:9443" || u.Path != "/"+bucket+"/blobs/"+hash ||
+	if u.Scheme != "https" || u.Host != "files.example.org:9443" || u.Path != "/"+cfg.Bucket+"/blobs/"+hash ||
 		u.Query().Get("X-Amz-Algorithm") != "AWS4-HMAC-SHA256" || u.Query().Get("X-Amz-Expires") != "60" {
 		t.Fatalf("presigned URL %s", u)
 	}

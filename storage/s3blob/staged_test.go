@@ -18,28 +18,7 @@ import (
 // openPublicS3 is openS3 with a public endpoint: the same store under
 // another host name.
 func openPublicS3(t *testing.T) (*s3blob.Store, s3blob.Config) {
-	t.Helper()
-	cfg, ok := s3blob.TestConfig()
-	if !ok {
-		t.Skip(s3blob.TestEndpointEnv + " not set (scripts/s3-server.sh starts a store)")
-	}
-	ctx := context.Background()
-	bucket, drop, err := s3blob.NewTestBucket(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := drop(); err != nil {
-			t.Errorf("drop test bucket: %v", err)
-		}
-	})
-	cfg.Bucket, cfg.Scratch = bucket, t.TempDir()
-	cfg.PublicEndpoint = s3blob.TestPublicEndpoint(cfg.Endpoint)
-	s, err := s3blob.Open(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, cfg
+	return openTestStore(t, func(c *s3blob.Config) { c.PublicEndpoint = s3blob.TestPublicEndpoint(c.Endpoint) })
 }
 
 // stage PUTs body to upload ref's presigned URL, as a client does.
