@@ -8,6 +8,11 @@
 #   go test ./...                                   # the suite on SQLite and on PostgreSQL
 #   bash scripts/pg-cluster.sh stop DIR             # stops the server by its PID, removes DIR
 #
+# PG_FSYNC=off makes it fast rather than durable (tests); PG_EXTRA_CONF adds
+# lines to its postgresql.conf (for example
+# "shared_preload_libraries = 'pg_stat_statements'" for a benchmark that counts
+# statements).
+#
 # start prints shell assignments (ATRIUM_TEST_DATABASE_URL, PG_CLUSTER_DIR) and
 # nothing else on stdout; the server's log is DIR/log.
 set -euo pipefail
@@ -55,6 +60,7 @@ max_connections = 400
 shared_buffers = 128MB
 fsync = ${PG_FSYNC:-on}
 full_page_writes = ${PG_FSYNC:-on}
+${PG_EXTRA_CONF:-}
 EOF
   as "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 60 start >/dev/null ||
     { cat "$dir/log" >&2; exit 1; }

@@ -213,9 +213,13 @@ func redactErr(err error, url string) error {
 // lock (an advisory lock: nodes that start together migrate once).
 func migratePG(ctx context.Context, pool *sql.DB, log *slog.Logger) (int, error) {
 	var foreign int
-	err := pool.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.tables
-		WHERE table_schema = current_schema() AND table_name NOT IN ('goose_db_version')
-		AND NOT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'goose_db_version')`).Scan(&foreign)
+	// Tables and views of the schema, but those of extensions (a DBA's
+	// pg_stat_statements, say, whose views live in the schema it was
+	// created in), while no Atrium migration is recorded.
+	err := pool.QueryRowContext(ctx, `SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND c.relname <> 'goose_db_version'
+		AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e')
+		AND to_regclass(quote_ident(current_schema()) || '.goose_db_version') IS NULL`).Scan(&foreign)
 	if err != nil {
 		return 0, fmt.Errorf("database: list its tables: %w", err)
 	}

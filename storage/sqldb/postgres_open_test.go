@@ -12,7 +12,8 @@ import (
 
 // OpenPostgres refuses what it cannot use with a message an operator can act
 // on, and changes nothing: a malformed URL, a server that does not answer, a
-// database that does not exist, one holding another application's tables,
+// database that does not exist, one holding another application's tables
+// (an extension's views do not count),
 // one whose schema is newer than the binary.
 func TestOpenPostgresRefuses(t *testing.T) {
 	t.Parallel()
@@ -66,6 +67,23 @@ func TestOpenPostgresRefuses(t *testing.T) {
 	var tables int
 	if err := pool.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'`).Scan(&tables); err != nil || tables != 1 {
 		t.Errorf("after the refusal the database holds %d tables (%v), want its one", tables, err)
+	}
+
+	// A database whose only objects are an extension's (a DBA's
+	// pg_stat_statements, whose views live in the schema): Atrium's.
+	withExt := emptyPostgres(t, admin)
+	extPool, err := pgPool(withExt, DefaultMaxConnections)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer extPool.Close()
+	if _, err := extPool.ExecContext(ctx, `CREATE EXTENSION pg_stat_statements`); err != nil {
+		t.Fatal(err)
+	}
+	if db, err := OpenPostgres(ctx, withExt, nil); err != nil {
+		t.Errorf("a database with an extension's views only: %v", err)
+	} else {
+		db.Close()
 	}
 
 	// A schema newer than the binary: refused.
