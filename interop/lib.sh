@@ -45,9 +45,27 @@ same_json() {
   diff <(echo "$a") <(echo "$b")
 }
 
-# start_atrium BIN: exports ATRIUM_URL, DATA_DIR, ATRIUM_PID
+# start_atrium BIN: exports ATRIUM_URL, DATA_DIR, ATRIUM_PID. In cluster mode
+# (ATRIUM_CLUSTER=N, N >= 2) it starts N nodes behind nginx instead
+# (scripts/cluster.sh, with ATRIUM_DATABASE_URL and ATRIUM_S3_* when set, else
+# a PostgreSQL and a versitygw of its own): ATRIUM_URL is the balancer, DATA_DIR
+# node 1's data directory (for the CLI, which acts on the shared database), and
+# ATRIUM_NODE_URLS, ATRIUM_NODE_PIDS, ATRIUM_NODE_DATA_DIRS and CLUSTER_DIR
+# name the nodes; there is no ATRIUM_PID.
 start_atrium() {
   local bin=$1
+  # Webhook receivers of the tests listen on loopback, which the server refuses
+  # by default; one attempt per delivery, so that a failed one can be replayed
+  # at once (the default schedule retries after 30 s).
+  if [ "${ATRIUM_CLUSTER:-0}" -ge 2 ] 2>/dev/null; then
+    local cdir out
+    cdir=$(mktemp -d)
+    out=$(ATRIUM_BIN="$bin" ATRIUM_WEBHOOK_ALLOW_PRIVATE=true ATRIUM_WEBHOOK_RETRY_SCHEDULE=0s \
+      bash scripts/cluster.sh start "$cdir") || { echo "the cluster did not start (its logs are above)" >&2; return 1; }
+    eval "$out"
+    DATA_DIR=${ATRIUM_NODE_DATA_DIRS%% *}
+    return 0
+  fi
   DATA_DIR=$(mktemp -d)
   local port; port=$(free_port)
   ATRIUM_URL="http://127.0.0.1:$port"
@@ -58,9 +76,6 @@ start_atrium() {
   if [ -n "${ATRIUM_DATABASE_URL:-}" ] && [ -n "${ATRIUM_S3_ENDPOINT:-}" ]; then
     export ATRIUM_PUBLIC_URL="$ATRIUM_URL"
   fi
-  # Webhook receivers of the tests listen on loopback, which the server refuses
-  # by default; one attempt per delivery, so that a failed one can be replayed
-  # at once (the default schedule retries after 30 s).
   ATRIUM_WEBHOOK_ALLOW_PRIVATE=true ATRIUM_WEBHOOK_RETRY_SCHEDULE=0s \
     "$bin" serve --data "$DATA_DIR" --listen "127.0.0.1:$port" >"$DATA_DIR/server.log" 2>&1 &
   ATRIUM_PID=$!
@@ -70,6 +85,10 @@ start_atrium() {
 }
 
 stop_atrium() {
+  if [ -n "${CLUSTER_DIR:-}" ]; then
+    bash scripts/cluster.sh stop "$CLUSTER_DIR"
+    return
+  fi
   if [ -n "${ATRIUM_PID:-}" ]; then
     kill -TERM "$ATRIUM_PID" 2>/dev/null
     wait "$ATRIUM_PID" 2>/dev/null

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The interop suite: drives a real Atrium binary with real third-party clients.
 # Usage: interop/run.sh path/to/atrium [SUITE...]   (e.g. 50-webdav; default: every suite)
+# With ATRIUM_CLUSTER=N (N >= 2) the clients talk to N nodes behind nginx on
+# one PostgreSQL database and one bucket (scripts/cluster.sh; ATRIUM_DATABASE_URL
+# and ATRIUM_S3_* when set, else servers of its own), and 65-cluster runs.
 set -u
 cd "$(dirname "$0")/.."
 BIN=$(realpath "${1:-bin/atrium}")

@@ -11,7 +11,12 @@ want() { local w=$1; shift; local got; got=$(status "$@"); [ "$got" = "$w" ] || 
 
 check "healthz answers 200" want 200 "$ATRIUM_URL/healthz"
 check "readyz answers 200" want 200 "$ATRIUM_URL/readyz"
-check "metrics are Prometheus text" bash -c "curl -fsS '$ATRIUM_URL/metrics' | grep -q '^# TYPE atrium_http_requests_total counter'"
+# The metrics are a node's own, served to local clients (a balancer forwards
+# someone else's request): in cluster mode, scraped from each node.
+for FD_METRICS in ${ATRIUM_NODE_URLS:-$ATRIUM_URL}; do
+  check "metrics are Prometheus text ($FD_METRICS)" bash -c "curl -fsS '$FD_METRICS/metrics' | grep -q '^# TYPE atrium_http_requests_total counter'"
+done
+[ -z "${ATRIUM_NODE_URLS:-}" ] || check "the balancer does not serve a node's metrics to a forwarded client" want 403 "$ATRIUM_URL/metrics"
 check "openapi.json is OpenAPI 3.1.0, version 1.81.0.640" bash -c \
   "curl -fsS '$ATRIUM_URL/api/v1/openapi.json' | jq -e '.openapi == \"3.1.0\" and .info.version == \"1.81.0.640\"'"
 check "docs page loads no external asset" bash -c \
