@@ -79,14 +79,18 @@ start)
   command -v nginx >/dev/null || { echo "cluster: nginx not found (apt-get install nginx)" >&2; exit 1; }
   exports=()
   if [ -z "${ATRIUM_DATABASE_URL:-}" ]; then
-    eval "$(bash "$here/pg-cluster.sh" start "$dir/pg")"
+    # The postgres user (pg-cluster.sh as root) must reach DIR/pg.
+    [ "$(id -u)" = 0 ] && chmod 755 "$dir"
+    out=$(bash "$here/pg-cluster.sh" start "$dir/pg") || exit 1
+    eval "$out"
     psql "$ATRIUM_TEST_DATABASE_URL" -qc "CREATE DATABASE atrium" >&2
     ATRIUM_DATABASE_URL="${ATRIUM_TEST_DATABASE_URL%%/postgres\?*}/atrium?sslmode=disable"
     export ATRIUM_DATABASE_URL
     exports+=(ATRIUM_DATABASE_URL)
   fi
   if [ -z "${ATRIUM_S3_ENDPOINT:-}" ]; then
-    eval "$(bash "$here/s3-server.sh" start "$dir/s3")"
+    out=$(bash "$here/s3-server.sh" start "$dir/s3") || exit 1
+    eval "$out"
     export ATRIUM_S3_ENDPOINT="$ATRIUM_TEST_S3_ENDPOINT" ATRIUM_S3_BUCKET="$ATRIUM_TEST_S3_BUCKET" \
       ATRIUM_S3_ACCESS_KEY="$ATRIUM_TEST_S3_ACCESS_KEY" ATRIUM_S3_SECRET_KEY="$ATRIUM_TEST_S3_SECRET_KEY"
     exports+=(ATRIUM_S3_ENDPOINT ATRIUM_S3_BUCKET ATRIUM_S3_ACCESS_KEY ATRIUM_S3_SECRET_KEY)
