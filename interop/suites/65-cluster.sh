@@ -110,7 +110,7 @@ cl_revoke() {
     sleep 0.1
   done
   local ms=$((($(date +%s%N) - t0) / 1000000))
-  echo "refused by B after $ms ms"
+  echo "revoke: refused by B after $ms ms" | tee -a "$CL_DIR/summary"
   [ "$ms" -le 2000 ] && cl_want 401 -H "Authorization: Bearer $tok" "$CL_B/api/v1/me"
 }
 export -f cl_revoke
@@ -234,7 +234,7 @@ cl_failover() {
     sleep 0.1
   done
   ms=$((($(date +%s%N) - t0) / 1000000))
-  echo "node $l killed; node(s) ${now:-none} lead after $ms ms"
+  echo "failover: node $l killed; node(s) ${now:-none} lead after $ms ms" | tee -a "$CL_DIR/summary"
   bash scripts/cluster.sh restart-node "$CLUSTER_DIR" "$l" >/dev/null || return 1
   [ -n "$now" ] && [ "$ms" -le 15000 ]
 }
@@ -242,3 +242,5 @@ export -f cl_leader cl_failover
 check "cluster: exactly one node leads the background work" cl_leader
 check "cluster: kill -9 of the leader: another node leads within 15 s (the killed node starts again)" cl_failover
 check "cluster: every node is ready again" bash -c 'for u in $ATRIUM_NODE_URLS; do curl -fsS -o /dev/null "$u/readyz" || exit 1; done'
+[ -f "$CL_DIR/summary" ] && sed 's/^/     /' "$CL_DIR/summary"
+rm -rf "$CL_DIR"
