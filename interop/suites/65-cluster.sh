@@ -26,6 +26,14 @@ cl_want() { local w=$1 got; shift; got=$(cl_code "$@"); [ "$got" = "$w" ] || { e
 cl_dav() { echo "$1/api/v1/webdav/$2"; }
 export -f cl_code cl_want cl_dav
 
+# docs/cluster.md shows the balancer's configuration the tests run, as it is.
+cl_doc_conf() {
+  local fence='```'
+  awk -v op="${fence}nginx" -v cl="$fence" '$0 == op { f = 1; next } $0 == cl && f { exit } f' docs/cluster.md |
+    diff - scripts/nginx-cluster.conf.tmpl
+}
+check "cluster: docs/cluster.md shows scripts/nginx-cluster.conf.tmpl as it is" cl_doc_conf
+
 # A LOCK taken on node A holds on node B.
 cl_lock() {
   local tok
