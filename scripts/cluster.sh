@@ -73,6 +73,8 @@ case "$cmd" in
 start)
   mkdir -p "$dir"
   dir=$(cd "$dir" && pwd)
+  # A start that fails stops what it started (the logs were shown).
+  trap 'rc=$?; [ "$rc" = 0 ] || bash "$here/cluster.sh" stop "$dir" >&2; exit "$rc"' EXIT
   bin=$(realpath "${ATRIUM_BIN:-$here/../bin/atrium}")
   [ -x "$bin" ] || { echo "cluster: no binary at $bin (set ATRIUM_BIN)" >&2; exit 1; }
   n=${ATRIUM_CLUSTER:-2}
