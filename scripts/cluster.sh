@@ -5,7 +5,8 @@
 # 127.0.0.1 at free ports, everything in DIR.
 #
 #   eval "$(bash scripts/cluster.sh start DIR)"   # sets ATRIUM_URL, ATRIUM_NODE_URLS, ...
-#   bash scripts/cluster.sh restart-node DIR I    # SIGTERM node I (1-based), wait, start it again
+#   bash scripts/cluster.sh restart-node DIR I    # SIGTERM node I (1-based), wait, start it again,
+#                                                 # wait until nginx takes it back (fail_timeout)
 #   bash scripts/cluster.sh kill-node DIR I       # kill -9 node I (restart-node starts it again)
 #   bash scripts/cluster.sh stop DIR              # stops everything by PID, removes DIR
 #
@@ -144,6 +145,10 @@ restart-node | kill-node)
   stop_pid "$pid" 30
   start_node "$i"
   wait_url "$(cat "$dir/node-$i.url")" "$(cat "$dir/node-$i.pid")" "$dir/node-$i.log"
+  # nginx left the node out when it stopped answering, for fail_timeout (5 s)
+  # from its last failure: it is back behind the balancer only then. Another
+  # node stopped before that would leave nginx without a node (502).
+  sleep "${CLUSTER_READMIT_SECONDS:-6}"
   echo "ATRIUM_NODE_PIDS='$(pids)'; export ATRIUM_NODE_PIDS"
   ;;
 stop)

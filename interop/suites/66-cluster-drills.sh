@@ -39,7 +39,7 @@ dr_put() {
   local i=$1 a code
   sleep "0.$((RANDOM % 10))"
   for a in $(seq 1 10); do
-    code=$(curl -s -o /dev/null -w '%{http_code}' --limit-rate 48k -u "$DR_EMAIL:$DR_PASS" \
+    code=$(curl -s -o /dev/null -w '%{http_code}' --limit-rate 100k -u "$DR_EMAIL:$DR_PASS" \
       -T "$DR_DIR/small/small-$i.bin" "$DR_DAV/drill/small-$i.bin")
     echo "try $i $a $code" >>"$DR_DIR/puts.log"
     case "$code" in 2??) echo "ack $i" >>"$DR_DIR/puts.log"; return 0 ;; esac
@@ -51,10 +51,11 @@ export -f dr_put
 dr_kill_uploads() {
   local i victim=$((RANDOM % DR_NODES + 1)) pids=() rc=0
   mkdir -p "$DR_DIR/small"
-  for i in $(seq 1 40); do head -c $((16384 + RANDOM % 65536)) /dev/urandom >"$DR_DIR/small/small-$i.bin"; done
+  # 128 to 384 KiB at 100 KiB/s after up to 0.9 s: in flight when the node dies.
+  for i in $(seq 1 40); do head -c $((131072 + RANDOM * 8)) /dev/urandom >"$DR_DIR/small/small-$i.bin"; done
   : >"$DR_DIR/puts.log"
   for i in $(seq 1 40); do dr_put "$i" & pids+=($!); done
-  sleep 1
+  sleep 1.2
   bash scripts/cluster.sh kill-node "$CLUSTER_DIR" "$victim" || return 1
   for i in "${pids[@]}"; do wait "$i" || rc=1; done
   echo "uploads: node $victim killed; $(grep -c '^try' "$DR_DIR/puts.log") attempts, $(grep '^try' "$DR_DIR/puts.log" | grep -vc ' 2..$') failed, $(grep -c '^ack' "$DR_DIR/puts.log") acknowledged" | tee -a "$DR_DIR/summary"
@@ -152,11 +153,9 @@ dr_rolling() {
   for w in 1 2 3 4; do dr_load "$w" & pids+=($!); done
   sleep 2
   for i in $(seq 1 "$DR_NODES"); do
+    # restart-node returns once the node is ready and nginx's fail_timeout
+    # has passed (nginx takes it back): only then does the next node go down.
     bash scripts/cluster.sh restart-node "$CLUSTER_DIR" "$i" >/dev/null || { touch "$DR_DIR/stop"; wait; return 1; }
-    # nginx left the node out when it closed its listener, for fail_timeout
-    # (5 s) from then: the next node goes down only once nginx takes this
-    # one back, or nginx would have no node to send to.
-    sleep 6
   done
   touch "$DR_DIR/stop"
   for w in "${pids[@]}"; do wait "$w"; done
