@@ -4,9 +4,8 @@
 # tus upload (a failed PATCH is followed by a HEAD and the rest from the
 # offset it reports): every acknowledged upload is there with its SHA-256.
 # Then a rolling restart (SIGTERM, wait for ready and nginx's fail_timeout,
-# next node) under a load of
-# GET, PUT and PROPFIND: at most 1% of the requests fail, and each failed one
-# succeeds when retried.
+# next node) under a load of GET, PUT and PROPFIND: at most 1% of the requests
+# fail, and each failed one succeeds when retried.
 # shellcheck shell=bash
 
 if [ -z "${ATRIUM_NODE_URLS:-}" ] || [ "$(wc -w <<<"$ATRIUM_NODE_URLS")" -lt 2 ]; then
