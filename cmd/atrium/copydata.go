@@ -102,6 +102,7 @@ func newCopyDataCmd() *cobra.Command {
 	cmd.Flags().StringVar(&from, "from", "", "the embedded installation's data directory (required)")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress")
 	cmd.Flags().BoolVar(&noReindex, "no-reindex", false, "do not rebuild the search index at the end")
+	cmd.Flags().String("public-url", "", "public URL of the new installation (env ATRIUM_PUBLIC_URL; required with a database and a bucket, as for serve)")
 	return cmd
 }
 
