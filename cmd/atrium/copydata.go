@@ -128,7 +128,7 @@ func rowReporter(w io.Writer) func(table string, done, total int64) {
 		if table != last {
 			last, lastDone = table, 0
 		}
-		if done == total || done-lastDone >= 10000 {
+		if total > 0 && (done == total || done-lastDone >= 10000) {
 			fmt.Fprintf(w, "copy-data: table %s %s/%s rows\n", table, thousands(done), thousands(total))
 			lastDone = done
 		}

@@ -346,13 +346,14 @@ func checkMoved(t *testing.T, s *webtest.Server, w world) {
 // the target serves the same users with the same credentials and links.
 func TestCopyDataMovesEverything(t *testing.T) {
 	t.Parallel()
+	dst, config := copyTarget(t)
 	src := embedded(t)
 	w := fill(t, src)
-	dst, config := copyTarget(t)
 	out, errOut, err := run(t, "copy-data", "--config", config, "--from", src.Data)
 	if err != nil {
 		t.Fatalf("copy-data: %v\n%s", err, errOut)
 	}
+	t.Logf("atrium copy-data: %s", out)
 	if !strings.Contains(out, "copied "+src.Data) || !strings.Contains(out, "indexed ") {
 		t.Errorf("copy-data summary %q", out)
 	}
@@ -364,6 +365,12 @@ func TestCopyDataMovesEverything(t *testing.T) {
 	if err != nil || !strings.Contains(out, "copied into this database already") {
 		t.Errorf("copy-data again: %v %q", err, out)
 	}
+	if webtest.S3(dst) {
+		// The bytes went to the bucket, not to the target's directory.
+		if objects, _ := filepath.Glob(filepath.Join(dst, "blobs", "objects", "*", "*", "*")); len(objects) > 0 {
+			t.Errorf("with a bucket configured, copy-data wrote %d objects to the data directory", len(objects))
+		}
+	}
 	src.Stop()
 	checkMoved(t, webtest.Start(t, dst), w)
 }
@@ -371,10 +378,10 @@ func TestCopyDataMovesEverything(t *testing.T) {
 // An interrupted copy-data (after some rows, or some blobs) finishes when run
 // again, with every row once.
 func TestCopyDataCarriesOnAfterAnInterruption(t *testing.T) {
+	dst, config := copyTarget(t)
 	src := embedded(t)
 	w := fill(t, src)
 	src.Stop()
-	dst, config := copyTarget(t)
 	for _, stop := range []struct{ rows, blobs int64 }{{0, 1}, {5, 0}, {40, 0}} {
 		testStopAfterRows, testStopAfterBlobs = stop.rows, stop.blobs
 		_, _, err := run(t, "copy-data", "--config", config, "--from", src.Data, "--quiet", "--no-reindex")
@@ -417,17 +424,17 @@ func TestCopyDataCarriesOnAfterAnInterruption(t *testing.T) {
 // copy-data refuses what it must not do, saying why, and never shows a
 // secret.
 func TestCopyDataRefuses(t *testing.T) {
+	// No database URL.
+	if _, _, err := run(t, "copy-data", "--data", t.TempDir(), "--from", t.TempDir()); err == nil || !strings.Contains(err.Error(), "ATRIUM_DATABASE_URL") {
+		t.Errorf("copy-data without a database: %v, want a refusal naming ATRIUM_DATABASE_URL", err)
+	}
+	dst, config := copyTarget(t)
 	src := embedded(t)
 	davPW := src.Bootstrap("Copy Org", "ann@copy.test", "admin").AppPassword
 	big := randomBytes(t, 100<<10)
 	davOK(t, src, "PUT", "big.bin", "ann@copy.test", davPW, big)
 	src.Stop()
 
-	// No database URL.
-	if _, _, err := run(t, "copy-data", "--data", t.TempDir(), "--from", src.Data); err == nil || !strings.Contains(err.Error(), "ATRIUM_DATABASE_URL") {
-		t.Errorf("copy-data without a database: %v, want a refusal naming ATRIUM_DATABASE_URL", err)
-	}
-	dst, config := copyTarget(t)
 	// Not an Atrium directory; the target's own directory.
 	for _, tc := range []struct{ from, want string }{
 		{t.TempDir(), "not an Atrium data directory"},
