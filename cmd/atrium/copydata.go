@@ -17,16 +17,18 @@ import (
 
 func newCopyDataCmd() *cobra.Command {
 	var from string
-	var quiet, noReindex bool
+	var quiet, noReindex, again bool
 	cmd := &cobra.Command{
 		Use:   "copy-data --from DIR",
 		Short: "Copy an embedded installation into the configured PostgreSQL database and object store",
 		Long: "Copies the SQLite database and the blobs of the data directory DIR (taken as of one moment, also\n" +
 			"while a server runs on it) into the configured database ([database] url, ATRIUM_DATABASE_URL),\n" +
 			"which must be empty, and the configured blob store (the bucket of [blob] s3_*, else the blobs of\n" +
-			"--data). Every blob's hash is checked. Run it again after an interruption: it carries on. Then it\n" +
+			"--data). Every blob's hash is checked. Run it again after an interruption: it finishes the job. Then it\n" +
 			"rebuilds the search index (unless --no-reindex). Users, tokens, app passwords, sessions, shares,\n" +
-			"versions, trash, events, contacts, calendars and webhooks all come along.",
+			"versions, trash, events, contacts, calendars and webhooks all come along. A copy made while the\n" +
+			"old server serves misses what it writes after the snapshot: stop it, then run copy-data --again\n" +
+			"(the rows anew from a final snapshot; the blobs copied already are passed over).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadFor(cmd)
@@ -76,7 +78,7 @@ func newCopyDataCmd() *cobra.Command {
 			rows := rowReporter(errOut)
 			res, err := copydata.Run(ctx, copydata.Options{
 				From: src, Scratch: filepath.Join(dst, "copy-data"), DB: db, Objects: objects, Archive: archive,
-				Tus: filepath.Join(dst, "tus"), Rows: rows, Bytes: bar.set, Log: log,
+				Tus: filepath.Join(dst, "tus"), Rows: rows, Bytes: bar.set, Log: log, Again: again,
 				StopAfterRows: testStopAfterRows, StopAfterBlobs: testStopAfterBlobs,
 			})
 			bar.finish()
@@ -84,7 +86,7 @@ func newCopyDataCmd() *cobra.Command {
 				return err
 			}
 			if res.AlreadyDone {
-				fmt.Fprintf(out, "copy-data: %s was copied into this database already; nothing to do\n", from)
+				fmt.Fprintf(out, "copy-data: %s was copied into this database already; nothing to do (--again copies its rows anew, e.g. once its server stopped)\n", from)
 				return nil
 			}
 			fmt.Fprintf(out, "copied %s (schema %d) in %s: %d tables, %s rows, %d blobs and %d archived (%d already there), %s copied, %d uploads in progress, %d contacts indexed\n",
@@ -102,6 +104,7 @@ func newCopyDataCmd() *cobra.Command {
 	cmd.Flags().StringVar(&from, "from", "", "the embedded installation's data directory (required)")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress")
 	cmd.Flags().BoolVar(&noReindex, "no-reindex", false, "do not rebuild the search index at the end")
+	cmd.Flags().BoolVar(&again, "again", false, "copy the rows anew over a finished copy of the same directory (the final pass once its server stopped; blobs already copied are kept)")
 	cmd.Flags().String("public-url", "", "public URL of the new installation (env ATRIUM_PUBLIC_URL; required with a database and a bucket, as for serve)")
 	return cmd
 }

@@ -349,6 +349,8 @@ func TestCopyDataMovesEverything(t *testing.T) {
 	dst, config := copyTarget(t)
 	src := embedded(t)
 	w := fill(t, src)
+	davOK(t, src, "PUT", "gone.txt", "ann@copy.test", w.ann.AppPassword, []byte("copied, then deleted"))
+	w.cursor = deltaToEnd(t, src, w.ann.Token, w.cursor)
 	out, errOut, err := run(t, "copy-data", "--config", config, "--from", src.Data)
 	if err != nil {
 		t.Fatalf("copy-data: %v\n%s", err, errOut)
@@ -365,14 +367,34 @@ func TestCopyDataMovesEverything(t *testing.T) {
 	if err != nil || !strings.Contains(out, "copied into this database already") {
 		t.Errorf("copy-data again: %v %q", err, out)
 	}
+	// The old server goes on: a file written and one deleted after the
+	// snapshot. Once it stopped, --again copies the rows anew; the blobs
+	// already there are passed over.
+	late := randomBytes(t, 80<<10)
+	davOK(t, src, "PUT", "late.bin", "ann@copy.test", w.ann.AppPassword, late)
+	davOK(t, src, "DELETE", "gone.txt", "ann@copy.test", w.ann.AppPassword, nil)
+	w.cursor = deltaToEnd(t, src, w.ann.Token, w.cursor)
+	src.Stop()
+	out, errOut, err = run(t, "copy-data", "--config", config, "--from", src.Data, "--again", "--quiet")
+	if err != nil || !strings.Contains(out, "3 blobs and 0 archived (2 already there)") {
+		t.Fatalf("copy-data --again: %v %q %s", err, out, errOut)
+	}
 	if webtest.S3(dst) {
 		// The bytes went to the bucket, not to the target's directory.
 		if objects, _ := filepath.Glob(filepath.Join(dst, "blobs", "objects", "*", "*", "*")); len(objects) > 0 {
 			t.Errorf("with a bucket configured, copy-data wrote %d objects to the data directory", len(objects))
 		}
 	}
-	src.Stop()
-	checkMoved(t, webtest.Start(t, dst), w)
+	dstServer := webtest.Start(t, dst)
+	checkMoved(t, dstServer, w)
+	if b := davOK(t, dstServer, "GET", "late.bin", "ann@copy.test", w.ann.AppPassword, nil); !bytes.Equal(b, late) {
+		t.Errorf("a file written after the first pass: %d bytes, not the same", len(b))
+	}
+	res := dav(t, dstServer, "GET", "gone.txt", "ann@copy.test", w.ann.AppPassword, nil, nil)
+	res.Body.Close()
+	if res.StatusCode != 404 {
+		t.Errorf("a file deleted after the first pass: GET %d, want 404", res.StatusCode)
+	}
 }
 
 // An interrupted copy-data (after some rows, or some blobs) finishes when run

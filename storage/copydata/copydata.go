@@ -4,10 +4,11 @@
 //
 // The database is read from a snapshot (SQLite's VACUUM INTO, as a backup
 // takes it: the database as of one commit, also while a server writes to
-// it). The target database must be empty, or hold the marker of an
-// unfinished copy of the same installation: a run after an interruption
-// carries on, since every row already copied is left as it is and every blob
-// the store holds is passed over. Every blob's bytes are checked against
+// it). The target database must be empty, or hold the marker of a copy of
+// the same installation: a run after an interruption finishes the job (the
+// rows are copied anew from its snapshot, the blobs the store holds are
+// passed over), and --again copies the rows anew over a finished copy (the
+// final pass, once the source's server stopped). Every blob's bytes are checked against
 // their hash while they stream; a mismatch stops the copy naming the blob.
 //
 // Like package backup, it reads the source through the layouts of
@@ -58,6 +59,10 @@ type Options struct {
 	Bytes func(done, total int64)
 	// Log receives notes; nil discards them.
 	Log *slog.Logger
+	// Again copies the rows anew over a finished copy of the same
+	// installation (the final pass, once its server stopped, after one made
+	// while it served); without it Run finds the copy done and does nothing.
+	Again bool
 
 	// StopAfterRows and StopAfterBlobs, in tests, interrupt the copy
 	// (ErrStopped) after that many rows or blobs.
@@ -138,12 +143,16 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	switch {
 	case st.State != "" && st.Source != source:
 		return res, errors.New("copy-data: the target database holds a copy of another installation: give copy-data an empty database")
-	case st.State == "done":
+	case st.State == "done" && !o.Again:
 		res.AlreadyDone = true
 		return res, nil
 	case st.State != "":
+		// An interrupted copy, or a copy again (--again): the rows anew
+		// from this snapshot, the blobs copied so far kept.
 		res.Resumed = true
-		o.Log.Info("copy-data: carrying on an interrupted copy of the same installation")
+		if err := o.DB.ResetCopiedRows(ctx); err != nil {
+			return res, err
+		}
 	case !st.Empty:
 		return res, errors.New("copy-data: the target database is not empty (it has organisations, users or files): give copy-data an empty database")
 	}

@@ -79,6 +79,42 @@ func (db *DB) SetCopyMarker(ctx context.Context, source, state string) error {
 	return nil
 }
 
+// ResetCopiedRows empties every table a copy writes, before a run that
+// carries on an interrupted copy or copies again (atrium copy-data --again):
+// the rows are then those of one snapshot of the source, never a mix of two
+// (a row the source changed or deleted between them would stay as the first
+// had it, and could refer to a blob that the second's blob pass does not
+// copy). The blobs copied so far stay in the store. Kept: the migrations'
+// bookkeeping, and the secrets and plans, which the copy overwrites.
+func (db *DB) ResetCopiedRows(ctx context.Context) error {
+	rows, err := db.pg.pool.QueryContext(ctx, `SELECT c.relname FROM pg_class c
+		WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema()) AND c.relkind IN ('r', 'p')
+		AND c.relname NOT IN ('goose_db_version', 'server_secrets', 'plans') ORDER BY c.relname`)
+	if err != nil {
+		return fmt.Errorf("copy-data: list the target's tables: %w", err)
+	}
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return err
+		}
+		names = append(names, quoteIdent(n))
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	if _, err := db.pg.pool.ExecContext(ctx, `TRUNCATE `+strings.Join(names, ", ")); err != nil {
+		return fmt.Errorf("copy-data: empty the rows of the earlier run: %w", err)
+	}
+	return nil
+}
+
 // SourceIdentity names the installation of the SQLite database file at path
 // (a snapshot): a digest of its cursor key, a random secret made at its first
 // start that never changes. "" when it has none (a database never served).
@@ -166,8 +202,9 @@ var copyOverwrite = map[string]string{
 // database of the same schema: every table both schemas have, in the order
 // of their foreign keys, the columns both have. A row already in db is
 // left as it is (ON CONFLICT DO NOTHING), so that a run after an
-// interruption carries on; tables whose count already matches are passed
-// over. Then every sequence is set past the largest value copied.
+// interruption could carry on from where it stopped, though Run empties the
+// tables first (ResetCopiedRows); tables whose count already matches are
+// passed over. Then every sequence is set past the largest value copied.
 func (db *DB) CopyFromSQLite(ctx context.Context, path string, o CopyOptions) (CopyStats, error) {
 	if db.pg == nil {
 		return CopyStats{}, errors.New("copy-data: the target database must be PostgreSQL")
@@ -420,9 +457,11 @@ func (db *DB) copyTable(ctx context.Context, src *sql.DB, t *pgTable, cols []pgC
 		return 0, fmt.Errorf("count the target's rows: %w", err)
 	}
 	_, overwrite := copyOverwrite[t.name]
-	if total == 0 || have >= total && t.unique && !overwrite {
-		// Copied by an earlier run (a server's seeded rows are overwritten
-		// even so).
+	if total == 0 || have == total && !overwrite {
+		// Nothing to copy, or copied already (a table without a unique key
+		// is copied in one transaction: all of it or none). A run that
+		// carries on an interrupted copy finds the tables emptied
+		// (ResetCopiedRows); a server's seeded rows are overwritten.
 		if o.Progress != nil {
 			o.Progress(t.name, total, total)
 		}
