@@ -2,8 +2,9 @@
 # blobs on its disk) is filled by real clients (curl on REST, rclone on WebDAV
 # with an app password) and, while it still serves, `atrium copy-data` copies it
 # into a fresh database on the PostgreSQL server of ATRIUM_DATABASE_URL and a
-# fresh bucket of ATRIUM_S3_ENDPOINT; a server on the copy then answers the
-# same clients with the same credentials and share link.
+# fresh bucket of ATRIUM_S3_ENDPOINT; the old server writes on, stops, and
+# `copy-data --again` makes the final pass; a server on the copy then answers
+# the same clients with the same credentials and share link.
 # shellcheck shell=bash
 
 if [ -z "${ATRIUM_DATABASE_URL:-}" ] || [ -z "${ATRIUM_S3_ENDPOINT:-}" ]; then
@@ -107,11 +108,31 @@ check "copy-data: a second run finds it done" bash -c \
 check "copy-data: the password is never printed" bash -c \
   "! grep -qF '$(sed -n 's|^postgres[a-z]*://[^:]*:\([^@]*\)@.*|\1|p' <<<"$CD_DB_URL")@' '$CD_DIR/copy.out'"
 
+# The procedure of docs/operations.md: the old server wrote on after the first
+# pass; once it stopped, --again copies the rows anew (the blobs already in the
+# bucket are passed over).
+head -c 120000 /dev/urandom >"$CD_DIR/tree/late.bin"
+check "copy-data: rclone writes on the old server after the first pass" cd_rclone "$CD_SRC" copy "$CD_DIR/tree" cd:moved
+CD_PATHS=(/api/v1/me /api/v1/contacts/books /api/v1/calendar/calendars "/api/v1/drive/browse?per_page=500")
+for i in "${!CD_PATHS[@]}"; do
+  curl -fsS -H "Authorization: Bearer $CD_TOKEN" "$CD_SRC${CD_PATHS[$i]}" | jq -S . >"$CD_DIR/before-$i.json"
+done
+kill -TERM "$CD_SRC_PID" 2>/dev/null
+wait "$CD_SRC_PID" 2>/dev/null
+CD_SRC_PID=
+check "copy-data --again: the rows anew once the old server stopped, the blobs in the bucket kept" bash -c \
+  "$(declare -f cd_target); CD_DB_URL='$CD_DB_URL' CD_BUCKET='$CD_BUCKET' CD_DST='$CD_DST';
+   cd_target '$BIN' copy-data --from '$CD_DIR/src' --data '$CD_DIR/dst' --again --quiet | grep -q '^copied .* 3 blobs and 0 archived (2 already there)'"
+
 cd_target "$BIN" serve --data "$CD_DIR/dst" --listen "127.0.0.1:$CD_DST_PORT" >"$CD_DIR/target.log" 2>&1 &
 CD_DST_PID=$!
 if check "copy-data: a server on the copy serves" wait_ready "$CD_DST" "$CD_DIR/target.log"; then
-  for path in /api/v1/me /api/v1/contacts/books /api/v1/calendar/calendars "/api/v1/drive/browse?per_page=500"; do
-    check "copy-data: same answer to GET ${path%%\?*} (the same token)" same_json "$CD_TOKEN" "$CD_SRC$path" "$CD_DST$path"
+  cd_same() { # cd_same I: the copy answers CD_PATHS[I] as the old server did last
+    diff "$CD_DIR/before-$1.json" <(set -o pipefail; curl -fsS -H "Authorization: Bearer $CD_TOKEN" "$CD_DST${CD_PATHS[$1]}" | jq -S .)
+  }
+  for i in "${!CD_PATHS[@]}"; do
+    path=${CD_PATHS[$i]}
+    check "copy-data: same answer to GET ${path%%\?*} (the same token)" cd_same "$i"
   done
   check "copy-data: rclone with the same app password finds the same tree" cd_rclone "$CD_DST" check "$CD_DIR/tree" cd:moved
   check "copy-data: the share link downloads the same bytes" bash -c \
