@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"atrium/app/identity"
 	"atrium/cmd/atrium/wire"
@@ -401,6 +402,9 @@ func TestCopyDataMovesEverything(t *testing.T) {
 // again, with every row once.
 func TestCopyDataCarriesOnAfterAnInterruption(t *testing.T) {
 	dst, config := copyTarget(t)
+	// A server started on the target once: its own keys, which the
+	// source's replace.
+	webtest.Start(t, dst).Stop()
 	src := embedded(t)
 	w := fill(t, src)
 	src.Stop()
@@ -441,6 +445,47 @@ func TestCopyDataCarriesOnAfterAnInterruption(t *testing.T) {
 	srcDB.Close()
 	dstDB.Close()
 	checkMoved(t, webtest.Start(t, dst), w)
+}
+
+// An archived file's compressed copy moves to the target's archive tier
+// (checked decompressed) and is restored from there.
+func TestCopyDataArchivedFiles(t *testing.T) {
+	t.Parallel()
+	dst, config := copyTarget(t)
+	archiving := func(c *wire.Config) { c.Drive.ArchiveAfter = 30 * 24 * time.Hour }
+	src := webtest.Start(t, t.TempDir(), archiving)
+	cr := src.Bootstrap("Copy Org", "ann@copy.test", "admin")
+	cold := randomBytes(t, 90<<10)
+	davOK(t, src, "PUT", "cold.bin", "ann@copy.test", cr.AppPassword, cold)
+	id := itemID(t, ok(t, src.Do(webtest.Request{Method: "GET", Path: "/api/v1/drive/browse", Token: cr.Token}), "browse"), "cold.bin")
+	src.Clock.Advance(31 * 24 * time.Hour)
+	if done, err := src.Main.Drive.Maintain(context.Background()); err != nil || done["files_archived"] != 1 {
+		t.Fatalf("maintenance: %v %v", done, err)
+	}
+	src.Stop()
+	out, errOut, err := run(t, "copy-data", "--config", config, "--from", src.Data, "--quiet")
+	if err != nil || !strings.Contains(out, "1 archived") {
+		t.Fatalf("copy-data: %v %q %s", err, out, errOut)
+	}
+	s := webtest.Start(t, dst, archiving)
+	if res := s.Do(webtest.Request{Method: "GET", Path: "/api/v1/drive/" + id + "/download", Token: cr.Token}); res.StatusCode != 202 {
+		t.Fatalf("download of the archived file after the move: %d %s", res.StatusCode, res.Body)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var st struct{ Status string }
+		ok(t, s.Do(webtest.Request{Method: "GET", Path: "/api/v1/drive/" + id + "/restore-status", Token: cr.Token}), "restore status").Decode(t, &st)
+		if st.Status == "active" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the restore did not finish: %+v", st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if b := fetchURL(t, s, ok(t, s.Do(webtest.Request{Method: "GET", Path: "/api/v1/drive/" + id + "/download", Token: cr.Token}), "download")); !bytes.Equal(b, cold) {
+		t.Errorf("the archived file restored after the move: %d bytes, not the same", len(b))
+	}
 }
 
 // copy-data refuses what it must not do, saying why, and never shows a
