@@ -30,6 +30,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -96,6 +97,9 @@ var (
 )
 
 const dbName = "atrium.db"
+
+// blobWorkers is how many blobs are copied at once.
+const blobWorkers = 4
 
 var reUploadID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 
@@ -182,6 +186,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err := o.DB.SetCopyMarker(ctx, source, "done"); err != nil {
 		return res, err
 	}
+	os.RemoveAll(work)
+	os.Remove(o.Scratch) // when empty
 	return res, nil
 }
 
@@ -238,43 +244,89 @@ func copyBlobs(ctx context.Context, o Options, refs sqldb.BlobRefs, res *Result)
 		}
 	}
 	report()
-	var put int64
+	// A few copies at once: a bucket's requests wait mostly on the network.
+	var (
+		mu   sync.Mutex
+		put  int64
+		errs []error
+	)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	fail := func(err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+		cancel()
+	}
+	advance := func(n int64) {
+		mu.Lock()
+		done += n
+		report()
+		mu.Unlock()
+	}
+	next := make(chan item)
+	var wg sync.WaitGroup
+	for range blobWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := range next {
+				var held bool
+				if it.archive {
+					held = o.Archive.Exists(it.hash)
+				} else {
+					held = o.Objects.Exists(ctx, it.hash)
+				}
+				if held {
+					mu.Lock()
+					res.Present++
+					mu.Unlock()
+					advance(it.size)
+					continue
+				}
+				n, err := copyOne(ctx, o, it, advance)
+				switch {
+				case errors.Is(err, fs.ErrNotExist) && !it.required:
+					continue
+				case errors.Is(err, fs.ErrNotExist):
+					fail(fmt.Errorf("copy-data: blob %s is referred to by the database but missing from %s (if its server deleted it since the snapshot, run copy-data again: a new snapshot no longer refers to it)", it.hash, o.From))
+					continue
+				case err != nil:
+					fail(err)
+					continue
+				}
+				mu.Lock()
+				res.Bytes += n
+				put++
+				stop := o.StopAfterBlobs > 0 && put >= o.StopAfterBlobs
+				mu.Unlock()
+				if stop {
+					fail(ErrStopped)
+				}
+			}
+		}()
+	}
 	for _, it := range items {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
 		if it.archive {
 			res.Archived++
 		} else {
 			res.Blobs++
 		}
-		var held bool
-		if it.archive {
-			held = o.Archive.Exists(it.hash)
-		} else {
-			held = o.Objects.Exists(ctx, it.hash)
-		}
-		if held {
-			res.Present++
-			done += it.size
-			report()
+		select {
+		case next <- it:
 			continue
+		case <-ctx.Done():
 		}
-		n, err := copyOne(ctx, o, it, func(n int64) { done += n; report() })
-		if errors.Is(err, fs.ErrNotExist) && !it.required {
-			continue
-		}
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("copy-data: blob %s is referred to by the database but missing from %s (if the server deleted it after the snapshot, run copy-data again with the server stopped)", it.hash, o.From)
-		}
-		if err != nil {
-			return err
-		}
-		res.Bytes += n
-		put++
-		if o.StopAfterBlobs > 0 && put >= o.StopAfterBlobs {
-			return ErrStopped
-		}
+		break
+	}
+	close(next)
+	wg.Wait()
+	if len(errs) > 0 {
+		// The first failure; the others are mostly the cancellation it caused.
+		return errs[0]
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	for _, p := range refs.Tus {
 		ok, err := copyUpload(ctx, o, p)
