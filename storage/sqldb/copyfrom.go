@@ -236,6 +236,10 @@ func (db *DB) CopyFromSQLite(ctx context.Context, path string, o CopyOptions) (C
 			// search_docs, search_texts, search_state, filled by reindex).
 			continue
 		}
+		// Logged tables of short-lived state (drive_editor_presence,
+		// login_flows, drive_blob_holds, sign_in_challenges) are copied:
+		// harmless, each row expires by itself, and a sign-in under way may
+		// finish on the new servers.
 		if t.unlogged {
 			// The limits' counts (auth_failures, known_clients,
 			// rate_windows): a PostgreSQL crash forgets them by design, and
