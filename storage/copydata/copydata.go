@@ -172,7 +172,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err := copyBlobs(ctx, o, refs, &res); err != nil {
 		return res, err
 	}
-	stats, err := o.DB.CopyFromSQLite(ctx, snap, sqldb.CopyOptions{Progress: o.Rows, StopAfter: o.StopAfterRows})
+	stats, err := o.DB.CopyFromSQLite(ctx, snap, sqldb.CopyOptions{Progress: o.Rows, Warn: o.Log.Warn, StopAfter: o.StopAfterRows})
 	res.Tables, res.Rows = stats.Tables, stats.Rows
 	if errors.Is(err, sqldb.ErrCopyStopped) {
 		return res, ErrStopped

@@ -140,7 +140,10 @@ func SourceIdentity(ctx context.Context, path string) (string, error) {
 type CopyOptions struct {
 	// Progress, when set, is called as a table's rows are copied.
 	Progress func(table string, done, total int64)
-	// stopAfter, in tests, ends the copy with errCopyStopped once that many
+	// Warn, when set, is told of source columns the target's schema lacks
+	// (their values are not copied; the schemas are meant to match).
+	Warn func(msg string, args ...any)
+	// StopAfter, in tests, ends the copy with ErrCopyStopped once that many
 	// rows were written (an interruption).
 	StopAfter int64
 }
@@ -250,6 +253,13 @@ func (db *DB) CopyFromSQLite(ctx context.Context, path string, o CopyOptions) (C
 		for _, c := range t.columns {
 			if !c.generated && slices.Contains(srcCols, c.name) {
 				cols = append(cols, c)
+			}
+		}
+		if o.Warn != nil {
+			for _, c := range srcCols {
+				if !slices.ContainsFunc(t.columns, func(p pgColumn) bool { return p.name == c }) {
+					o.Warn("copy-data: a column of the source is not in PostgreSQL's schema: not copied", "table", name, "column", c)
+				}
 			}
 		}
 		if len(cols) == 0 {
@@ -449,6 +459,10 @@ func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`)
 // parameters of a statement).
 const copyRowsPerStatement = 500
 
+// copyBytesPerStatement bounds the text and bytes of a multi-row INSERT
+// (500 small contents of up to 64 KiB would be 32 MiB).
+const copyBytesPerStatement = 4 << 20
+
 // copyTable copies the rows of one table in batches, each its own
 // transaction; a table without a unique key (where ON CONFLICT would not
 // find a row again) is copied in one transaction that first empties it.
@@ -525,6 +539,7 @@ func (db *DB) copyTable(ctx context.Context, src *sql.DB, t *pgTable, cols []pgC
 		done  int64
 		args  []any
 		nrows int
+		size  int // bytes of text and binary values in args
 	)
 	flush := func() error {
 		if nrows == 0 {
@@ -570,10 +585,18 @@ func (db *DB) copyTable(ctx context.Context, src *sql.DB, t *pgTable, cols []pgC
 			return done, fmt.Errorf("read a row: %w", err)
 		}
 		for i, c := range cols {
-			args = append(args, pgValue(vals[i], c.dataType))
+			v := pgValue(vals[i], c.dataType)
+			switch x := v.(type) {
+			case []byte:
+				size += len(x)
+			case string:
+				size += len(x)
+			}
+			args = append(args, v)
 		}
 		nrows++
-		if nrows >= perStmt {
+		if nrows >= perStmt || size >= copyBytesPerStatement {
+			size = 0
 			if err := flush(); err != nil {
 				return done, err
 			}
