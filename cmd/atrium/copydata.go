@@ -82,6 +82,9 @@ func newCopyDataCmd() *cobra.Command {
 				StopAfterRows: testStopAfterRows, StopAfterBlobs: testStopAfterBlobs,
 			})
 			bar.finish()
+			if err != nil && ctx.Err() != nil {
+				return fmt.Errorf("copy-data: interrupted; run the same command again to finish the copy (blobs copied so far are kept): %w", err)
+			}
 			if err != nil {
 				return err
 			}
