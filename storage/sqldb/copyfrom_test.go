@@ -1,0 +1,61 @@
+package sqldb
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// copy-data's table order puts every table after those its foreign keys
+// refer to, ties by name, and names the tables of a cycle.
+func TestCopyOrder(t *testing.T) {
+	tables := map[string]*pgTable{
+		"users":         {name: "users", parents: []string{"organizations"}},
+		"organizations": {name: "organizations", selfFrom: "parent_organization_id", selfTo: "id"},
+		"drive_files":   {name: "drive_files", parents: []string{"users", "organizations"}, selfFrom: "parent_id", selfTo: "id"},
+		"drive_shares":  {name: "drive_shares", parents: []string{"drive_files", "teams", "users"}},
+		"teams":         {name: "teams", parents: []string{"organizations"}},
+		"audit_log":     {name: "audit_log"},
+	}
+	order, err := copyOrder(tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"audit_log", "organizations", "teams", "users", "drive_files", "drive_shares"}
+	if !slices.Equal(order, want) {
+		t.Errorf("order %v, want %v", order, want)
+	}
+	tables["organizations"].parents = []string{"drive_shares"}
+	if _, err := copyOrder(tables); err == nil || !strings.Contains(err.Error(), "cycle") || !strings.Contains(err.Error(), "organizations") {
+		t.Errorf("a cycle: %v", err)
+	}
+}
+
+// Values move to the PostgreSQL column's type where SQLite's differs.
+func TestCopyValues(t *testing.T) {
+	for _, tc := range []struct {
+		in       any
+		dataType string
+		want     any
+	}{
+		{"key", "bytea", []byte("key")},
+		{[]byte("text"), "text", "text"},
+		{[]byte(`{"a":1}`), "jsonb", `{"a":1}`},
+		{int64(1), "boolean", true},
+		{int64(0), "boolean", false},
+		{int64(7), "bigint", int64(7)},
+		{nil, "text", nil},
+		{3.5, "double precision", 3.5},
+	} {
+		got := pgValue(tc.in, tc.dataType)
+		if b, ok := got.([]byte); ok {
+			if w, _ := tc.want.([]byte); string(b) != string(w) {
+				t.Errorf("pgValue(%v, %s) = %v, want %v", tc.in, tc.dataType, got, tc.want)
+			}
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("pgValue(%v, %s) = %#v, want %#v", tc.in, tc.dataType, got, tc.want)
+		}
+	}
+}
