@@ -1,6 +1,8 @@
 package sqldb
 
 import (
+	"context"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -56,6 +58,60 @@ func TestCopyValues(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("pgValue(%v, %s) = %#v, want %#v", tc.in, tc.dataType, got, tc.want)
+		}
+	}
+}
+
+// Every column of every table of SQLite's schema is in PostgreSQL's (but
+// SQLite's full-text tables and the migrations' bookkeeping): atrium
+// copy-data copies the columns both have, so a column the PostgreSQL
+// migrations forgot would be lost in the move.
+func TestCopySchemasMatch(t *testing.T) {
+	admin := TestPostgresURL()
+	if admin == "" {
+		t.Skip("needs " + TestDatabaseEnv)
+	}
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "atrium.db")
+	if _, err := Migrate(ctx, path, nil); err != nil {
+		t.Fatal(err)
+	}
+	src, err := openImmutable(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	sqlite, err := sqliteTables(ctx, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, drop, err := NewTestPostgres(ctx, admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer drop()
+	db, err := OpenPostgres(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	pg, err := db.pgTables(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for table, cols := range sqlite {
+		if table == "goose_db_version" {
+			continue
+		}
+		p := pg[table]
+		if p == nil {
+			t.Errorf("table %s is not in PostgreSQL's schema", table)
+			continue
+		}
+		for _, c := range cols {
+			if !slices.ContainsFunc(p.columns, func(pc pgColumn) bool { return pc.name == c }) {
+				t.Errorf("column %s.%s is not in PostgreSQL's schema", table, c)
+			}
 		}
 	}
 }
