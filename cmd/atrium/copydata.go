@@ -12,6 +12,7 @@ import (
 
 	"atrium/cmd/atrium/wire"
 	"atrium/storage/copydata"
+	"atrium/storage/s3blob"
 	"atrium/storage/sqldb"
 )
 
@@ -76,11 +77,16 @@ func newCopyDataCmd() *cobra.Command {
 			}
 			bar := newByteBar(cmd.ErrOrStderr(), "copy-data: blobs", quiet)
 			rows := rowReporter(errOut)
-			res, err := copydata.Run(ctx, copydata.Options{
+			opts := copydata.Options{
 				From: src, Scratch: filepath.Join(dst, "copy-data"), DB: db, Objects: objects, Archive: archive,
 				Tus: filepath.Join(dst, "tus"), Rows: rows, Bytes: bar.set, Log: log, Again: again,
 				StopAfterRows: testStopAfterRows, StopAfterBlobs: testStopAfterBlobs,
-			})
+			}
+			if s, ok := objects.(*s3blob.Store); ok {
+				// With a bucket, uploads in progress keep their bytes in it.
+				opts.Parts = s.TusParts()
+			}
+			res, err := copydata.Run(ctx, opts)
 			bar.finish()
 			if err != nil && ctx.Err() != nil {
 				return fmt.Errorf("copy-data: interrupted; run the same command again to finish the copy (blobs copied so far are kept): %w", err)

@@ -5,11 +5,14 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -85,6 +88,8 @@ type world struct {
 	trashedID       string
 	linkToken       string
 	cursor          string // Ann's delta cursor after everything
+	tusPath         string // an upload in progress, 100 KiB of tusFull received
+	tusFull         []byte
 	bookID, calID   string
 	webhookID       string
 	contact, eventT string
@@ -210,9 +215,27 @@ func fill(t *testing.T, s *webtest.Server) world {
 		Body: map[string]any{"url": "http://127.0.0.1:9/hook", "events": []string{"drive.file.created"}}}), "webhook").Decode(t, &hook)
 	w.webhookID = hook.ID
 
+	// A resumable upload under way: 100 KiB of 150 received.
+	w.tusFull = randomBytes(t, 150<<10)
+	res := ok(t, s.Do(webtest.Request{Method: "POST", Path: "/api/v1/drive/tus/", Token: tok, Header: map[string]string{
+		"Tus-Resumable": "1.0.0", "Upload-Length": strconv.Itoa(len(w.tusFull)),
+		"Upload-Metadata": "filename " + base64.StdEncoding.EncodeToString([]byte("resumed.bin"))}}), "tus create")
+	w.tusPath = strings.TrimPrefix(res.Header.Get("Location"), s.URL)
+	tusPatch(t, s, tok, w.tusPath, 0, w.tusFull[:100<<10])
+
 	// A sync client's cursor, after all of it.
 	w.cursor = deltaToEnd(t, s, tok, "")
 	return w
+}
+
+// tusPatch sends body at offset to the resumable upload at path.
+func tusPatch(t *testing.T, s *webtest.Server, tok, path string, offset int, body []byte) {
+	t.Helper()
+	res := s.Do(webtest.Request{Method: "PATCH", Path: path, Token: tok, Body: body, Header: map[string]string{
+		"Tus-Resumable": "1.0.0", "Upload-Offset": strconv.Itoa(offset), "Content-Type": "application/offset+octet-stream"}})
+	if res.StatusCode != 204 {
+		t.Fatalf("PATCH %s at %d: %d %s", path, offset, res.StatusCode, res.Body)
+	}
 }
 
 // deltaToEnd pages the delta feed from cursor to its end and returns the
@@ -323,8 +346,17 @@ func checkMoved(t *testing.T, s *webtest.Server, w world) {
 	if res := ok(t, s.Do(webtest.Request{Method: "GET", Path: "/api/v1/webhooks/subscriptions", Token: tok}), "webhooks"); !strings.Contains(string(res.Body), w.webhookID) {
 		t.Errorf("webhooks after the move: %s", res.Body)
 	}
+	// The upload under way resumes where it was.
+	res := s.Do(webtest.Request{Method: "HEAD", Path: w.tusPath, Token: tok, Header: map[string]string{"Tus-Resumable": "1.0.0"}})
+	if got := res.Header.Get("Upload-Offset"); res.StatusCode != 200 || got != strconv.Itoa(100<<10) {
+		t.Fatalf("HEAD of the upload under way after the move: %d, offset %q", res.StatusCode, got)
+	}
+	tusPatch(t, s, tok, w.tusPath, 100<<10, w.tusFull[100<<10:])
+	if b := davOK(t, s, "GET", "resumed.bin", "ann@copy.test", w.ann.AppPassword, nil); !bytes.Equal(b, w.tusFull) {
+		t.Errorf("the upload finished after the move: %d bytes, not the same", len(b))
+	}
 	// A new upload works (the sequences moved on) and the sync client's
-	// cursor carries on: it sees the new file, and only that.
+	// cursor carries on: it sees the new files, and only those.
 	fresh := randomBytes(t, 70<<10)
 	davOK(t, s, "PUT", "Projects/after.bin", "ann@copy.test", w.ann.AppPassword, fresh)
 	var page struct {
@@ -337,8 +369,9 @@ func checkMoved(t *testing.T, s *webtest.Server, w world) {
 	for _, it := range page.Items {
 		names = append(names, it.Name)
 	}
-	if strings.Join(names, ",") != "after.bin" {
-		t.Errorf("the delta from the cursor of before the move: %v, want [after.bin]", names)
+	slices.Sort(names)
+	if strings.Join(names, ",") != "after.bin,resumed.bin" {
+		t.Errorf("the delta from the cursor of before the move: %v, want [after.bin resumed.bin]", names)
 	}
 }
 

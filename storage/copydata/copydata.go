@@ -52,8 +52,13 @@ type Options struct {
 	Objects blob.Objects
 	Archive blob.Cold
 	// Tus is the target's directory of resumable uploads' received bytes
-	// (<data>/tus): uploads in progress are copied there.
+	// (<data>/tus): uploads in progress are copied there, unless Parts is
+	// set.
 	Tus string
+	// Parts, set when the target's uploads in progress keep their bytes in
+	// the bucket (s3blob.TusParts), takes each upload's received bytes as
+	// its first part.
+	Parts TusParts
 	// Rows, when set, is called as a table's rows are copied; Bytes as
 	// blobs are.
 	Rows  func(table string, done, total int64)
@@ -68,6 +73,11 @@ type Options struct {
 	// StopAfterRows and StopAfterBlobs, in tests, interrupt the copy
 	// (ErrStopped) after that many rows or blobs.
 	StopAfterRows, StopAfterBlobs int64
+}
+
+// TusParts keeps the bytes of resumable uploads in a bucket (s3blob.TusParts).
+type TusParts interface {
+	Append(ctx context.Context, id string, offset int64, parts []string, h hash.Hash, src io.Reader, limit int64) (string, int64, bool, error)
 }
 
 // Result is what Run did.
@@ -169,7 +179,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("copy-data: %w", err)
 	}
-	if err := copyBlobs(ctx, o, refs, &res); err != nil {
+	parts, err := copyBlobs(ctx, o, refs, &res)
+	if err != nil {
 		return res, err
 	}
 	stats, err := o.DB.CopyFromSQLite(ctx, snap, sqldb.CopyOptions{Progress: o.Rows, Warn: o.Log.Warn, StopAfter: o.StopAfterRows})
@@ -179,6 +190,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	if err != nil {
 		return res, err
+	}
+	for id, part := range parts {
+		if err := o.DB.SetCopiedUploadParts(ctx, id, []string{part}); err != nil {
+			return res, err
+		}
 	}
 	if res.Contacts, err = (sqldb.ContactsStore{DB: o.DB}).IndexMissingContacts(ctx, contacts.StoredFields); err != nil {
 		return res, fmt.Errorf("copy-data: contacts' search: %w", err)
@@ -202,8 +218,8 @@ type item struct {
 
 // copyBlobs copies the objects and archive copies the snapshot refers to
 // that the target does not hold, and the received bytes of uploads in
-// progress.
-func copyBlobs(ctx context.Context, o Options, refs sqldb.BlobRefs, res *Result) error {
+// progress; it returns the part each upload's bytes became in a bucket.
+func copyBlobs(ctx context.Context, o Options, refs sqldb.BlobRefs, res *Result) (map[string]string, error) {
 	var items []item
 	add := func(hashes []string, archive, required bool) error {
 		for _, h := range hashes {
@@ -223,13 +239,13 @@ func copyBlobs(ctx context.Context, o Options, refs sqldb.BlobRefs, res *Result)
 		return nil
 	}
 	if err := add(refs.Hot, false, true); err != nil {
-		return err
+		return nil, err
 	}
 	if err := add(refs.Warm, false, false); err != nil {
-		return err
+		return nil, err
 	}
 	if err := add(refs.Cold, true, true); err != nil {
-		return err
+		return nil, err
 	}
 	var total, done int64
 	for _, it := range items {
@@ -323,24 +339,28 @@ func copyBlobs(ctx context.Context, o Options, refs sqldb.BlobRefs, res *Result)
 	wg.Wait()
 	if len(errs) > 0 {
 		// The first failure; the others are mostly the cancellation it caused.
-		return errs[0]
+		return nil, errs[0]
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
+	parts := map[string]string{}
 	for _, p := range refs.Tus {
-		ok, err := copyUpload(ctx, o, p)
+		part, ok, err := copyUpload(ctx, o, p)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if ok {
 			res.Uploads++
 			res.Bytes += p.Offset
 		}
+		if part != "" {
+			parts[p.ID] = part
+		}
 		done += p.Offset
 		report()
 	}
-	return nil
+	return parts, nil
 }
 
 // copyOne streams one object or archive copy into the target, checking its
@@ -429,48 +449,58 @@ func (c *countReader) Read(p []byte) (int, error) {
 }
 
 // copyUpload copies the received bytes of a resumable upload in progress,
-// as far as the snapshot recorded them, into the target's tus directory,
-// where a server finds the bytes of an upload with no parts in a bucket. It
-// reports false (copying nothing) when the upload finished meanwhile, is
-// there already, or its bytes do not match the recorded hash state (the
-// client then starts it again).
-func copyUpload(ctx context.Context, o Options, p sqldb.TusPart) (bool, error) {
-	if o.Tus == "" || !reUploadID.MatchString(p.ID) {
-		return false, nil
+// as far as the snapshot recorded them: into the bucket as the upload's first
+// part (o.Parts; part names it), else into the target's tus directory, where
+// a server finds the bytes of an upload with no parts. It reports false
+// (copying nothing) when the upload finished meanwhile or its bytes do not
+// match the recorded hash state (the client then starts it again).
+func copyUpload(ctx context.Context, o Options, p sqldb.TusPart) (part string, ok bool, err error) {
+	if !reUploadID.MatchString(p.ID) || p.Offset <= 0 {
+		return "", false, nil
 	}
+	// Copied anew on every run: the upload may have received more since.
 	dst := filepath.Join(o.Tus, p.ID)
-	if _, err := os.Stat(dst); err == nil {
-		return false, nil
-	}
 	f, err := os.Open(filepath.Join(o.From, "tus", p.ID))
 	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
+		return "", false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("copy-data: upload %s: %w", p.ID, err)
+		return "", false, fmt.Errorf("copy-data: upload %s: %w", p.ID, err)
 	}
 	defer f.Close()
 	want := sha256.New()
 	if err := want.(encoding.BinaryUnmarshaler).UnmarshalBinary(p.HashState); err != nil {
-		return false, nil
+		return "", false, nil
 	}
 	got := sha256.New()
 	if _, err := io.Copy(got, io.NewSectionReader(f, 0, p.Offset)); err != nil {
-		return false, fmt.Errorf("copy-data: upload %s: %w", p.ID, err)
+		return "", false, fmt.Errorf("copy-data: upload %s: %w", p.ID, err)
 	}
 	if hex.EncodeToString(got.Sum(nil)) != hex.EncodeToString(want.Sum(nil)) {
 		o.Log.Warn("copy-data: resumable upload left out: its bytes do not match its recorded hash", "upload", p.ID)
-		return false, nil
+		return "", false, nil
+	}
+	src := &countReader{ctx: ctx, r: io.NewSectionReader(f, 0, p.Offset)}
+	if o.Parts != nil {
+		part, n, _, err := o.Parts.Append(ctx, p.ID, 0, nil, sha256.New(), src, p.Offset)
+		if err != nil {
+			o.Log.Warn("copy-data: resumable upload left out: its bytes could not be stored in the bucket", "upload", p.ID, "err", err)
+			return "", false, nil
+		}
+		if n != p.Offset {
+			return "", false, fmt.Errorf("copy-data: upload %s: %d bytes stored of %d", p.ID, n, p.Offset)
+		}
+		return part, true, nil
 	}
 	if err := os.MkdirAll(o.Tus, 0o700); err != nil {
-		return false, fmt.Errorf("copy-data: %w", err)
+		return "", false, fmt.Errorf("copy-data: %w", err)
 	}
 	tmp, err := os.CreateTemp(o.Tus, "."+p.ID+".copy-*")
 	if err != nil {
-		return false, fmt.Errorf("copy-data: %w", err)
+		return "", false, fmt.Errorf("copy-data: %w", err)
 	}
 	defer os.Remove(tmp.Name())
-	_, err = io.Copy(tmp, &countReader{ctx: ctx, r: io.NewSectionReader(f, 0, p.Offset)})
+	_, err = io.Copy(tmp, src)
 	if err == nil {
 		err = tmp.Sync()
 	}
@@ -481,7 +511,7 @@ func copyUpload(ctx context.Context, o Options, p sqldb.TusPart) (bool, error) {
 		err = os.Rename(tmp.Name(), dst)
 	}
 	if err != nil {
-		return false, fmt.Errorf("copy-data: upload %s: %w", p.ID, err)
+		return "", false, fmt.Errorf("copy-data: upload %s: %w", p.ID, err)
 	}
-	return true, nil
+	return "", true, nil
 }

@@ -115,6 +115,20 @@ func (db *DB) ResetCopiedRows(ctx context.Context) error {
 	return nil
 }
 
+// SetCopiedUploadParts records the parts in a bucket of a resumable upload
+// whose received bytes copy-data stored there (the source kept them in one
+// file, and its row lists none).
+func (db *DB) SetCopiedUploadParts(ctx context.Context, id string, parts []string) error {
+	v, err := json.Marshal(parts)
+	if err != nil {
+		return err
+	}
+	if _, err := db.pg.pool.ExecContext(ctx, `UPDATE drive_tus_uploads SET parts = $1 WHERE id = $2`, string(v), id); err != nil {
+		return fmt.Errorf("copy-data: parts of upload %s: %w", id, err)
+	}
+	return nil
+}
+
 // SourceIdentity names the installation of the SQLite database file at path
 // (a snapshot): a digest of its cursor key, a random secret made at its first
 // start that never changes. "" when it has none (a database never served).
