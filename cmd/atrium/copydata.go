@@ -25,11 +25,12 @@ func newCopyDataCmd() *cobra.Command {
 		Long: "Copies the SQLite database and the blobs of the data directory DIR (taken as of one moment, also\n" +
 			"while a server runs on it) into the configured database ([database] url, ATRIUM_DATABASE_URL),\n" +
 			"which must be empty, and the configured blob store (the bucket of [blob] s3_*, else the blobs of\n" +
-			"--data). Every blob's hash is checked. Run it again after an interruption: it finishes the job. Then it\n" +
-			"rebuilds the search index (unless --no-reindex). Users, tokens, app passwords, sessions, shares,\n" +
-			"versions, trash, events, contacts, calendars and webhooks all come along. A copy made while the\n" +
-			"old server serves misses what it writes after the snapshot: stop it, then run copy-data --again\n" +
-			"(the rows anew from a final snapshot; the blobs copied already are passed over).",
+			"--data). Every blob's hash is checked. After an interruption, run it again: it finishes the job.\n" +
+			"At the end it rebuilds the search index (unless --no-reindex). Users, tokens, app passwords,\n" +
+			"sessions, shares, versions, trash, events, contacts, calendars and webhooks all come along.\n" +
+			"A copy made while the old server serves misses what it writes after the snapshot: stop it, then\n" +
+			"run copy-data --again (the rows anew from a final snapshot; blobs copied already are passed over).\n" +
+			"See docs/operations.md, \"Moving to PostgreSQL and S3\".",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadFor(cmd)
