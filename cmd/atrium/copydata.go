@@ -99,8 +99,12 @@ func newCopyDataCmd() *cobra.Command {
 				fmt.Fprintf(out, "copy-data: %s was copied into this database already; nothing to do (--again copies its rows anew, e.g. once its server stopped)\n", from)
 				return nil
 			}
-			fmt.Fprintf(out, "copied %s (schema %d) in %s: %d tables, %s rows, %d blobs and %d archived (%d already there), %s copied, %d uploads in progress, %d contacts indexed\n",
-				from, res.Schema, time.Since(start).Round(time.Millisecond), res.Tables, thousands(res.Rows), res.Blobs, res.Archived,
+			anew := ""
+			if res.Resumed {
+				anew = " (over an earlier copy: its rows replaced)"
+			}
+			fmt.Fprintf(out, "copied %s (schema %d) in %s: %d tables, %s rows%s, %d blobs and %d archived (%d already there), %s copied, %d uploads in progress, %d contacts indexed\n",
+				from, res.Schema, time.Since(start).Round(time.Millisecond), res.Tables, thousands(res.Rows), anew, res.Blobs, res.Archived,
 				res.Present, humanBytes(res.Bytes), res.Uploads, res.Contacts)
 			db.Close()
 			if noReindex {
