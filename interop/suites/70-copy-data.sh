@@ -26,11 +26,11 @@ CD_BASE=${ATRIUM_DATABASE_URL%%\?*}
 CD_DB_URL="${CD_BASE%/*}/$CD_NAME${ATRIUM_DATABASE_URL#"$CD_BASE"}"
 CD_REGION=${ATRIUM_S3_REGION:-us-east-1}
 
-# The source runs embedded: none of the cluster's settings.
-cd_embedded() {
-  env -u ATRIUM_DATABASE_URL -u ATRIUM_S3_ENDPOINT -u ATRIUM_S3_BUCKET -u ATRIUM_S3_ACCESS_KEY \
-    -u ATRIUM_S3_SECRET_KEY -u ATRIUM_S3_REGION -u ATRIUM_S3_PUBLIC_ENDPOINT -u ATRIUM_PUBLIC_URL "$@"
-}
+# The source runs embedded: none of the cluster's settings. (A command, not a
+# function: a server started with it in the background is $!, which the
+# cleanup stops.)
+CD_EMBEDDED=(env -u ATRIUM_DATABASE_URL -u ATRIUM_S3_ENDPOINT -u ATRIUM_S3_BUCKET -u ATRIUM_S3_ACCESS_KEY
+  -u ATRIUM_S3_SECRET_KEY -u ATRIUM_S3_REGION -u ATRIUM_S3_PUBLIC_ENDPOINT -u ATRIUM_PUBLIC_URL)
 # The target: the new database and bucket, its own public URL.
 cd_target() {
   ATRIUM_DATABASE_URL="$CD_DB_URL" ATRIUM_S3_BUCKET="$CD_BUCKET" ATRIUM_PUBLIC_URL="$CD_DST" "$@"
@@ -58,13 +58,13 @@ cd_cleanup() {
   rm -rf "$CD_DIR"
 }
 
-cd_embedded "$BIN" serve --data "$CD_DIR/src" --listen "127.0.0.1:$CD_SRC_PORT" >"$CD_DIR/source.log" 2>&1 &
+"${CD_EMBEDDED[@]}" "$BIN" serve --data "$CD_DIR/src" --listen "127.0.0.1:$CD_SRC_PORT" >"$CD_DIR/source.log" 2>&1 &
 CD_SRC_PID=$!
 if ! check "copy-data: an embedded server of its own serves" wait_ready "$CD_SRC" "$CD_DIR/source.log"; then
   cd_cleanup
   return 0 2>/dev/null || exit 0
 fi
-CD_CREDS=$(cd_embedded "$BIN" bootstrap --data "$CD_DIR/src" --json --admin-email mover@example.test --public-url "$CD_SRC")
+CD_CREDS=$("${CD_EMBEDDED[@]}" "$BIN" bootstrap --data "$CD_DIR/src" --json --admin-email mover@example.test --public-url "$CD_SRC")
 CD_TOKEN=$(jq -r .token <<<"$CD_CREDS")
 CD_PASS=$(jq -r .app_password <<<"$CD_CREDS")
 
@@ -124,7 +124,8 @@ check "copy-data --again: the rows anew once the old server stopped, the blobs i
   "$(declare -f cd_target); CD_DB_URL='$CD_DB_URL' CD_BUCKET='$CD_BUCKET' CD_DST='$CD_DST';
    cd_target '$BIN' copy-data --from '$CD_DIR/src' --data '$CD_DIR/dst' --again --quiet | grep -q '^copied .* 3 blobs and 0 archived (2 already there)'"
 
-cd_target "$BIN" serve --data "$CD_DIR/dst" --listen "127.0.0.1:$CD_DST_PORT" >"$CD_DIR/target.log" 2>&1 &
+ATRIUM_DATABASE_URL="$CD_DB_URL" ATRIUM_S3_BUCKET="$CD_BUCKET" ATRIUM_PUBLIC_URL="$CD_DST" \
+  "$BIN" serve --data "$CD_DIR/dst" --listen "127.0.0.1:$CD_DST_PORT" >"$CD_DIR/target.log" 2>&1 &
 CD_DST_PID=$!
 if check "copy-data: a server on the copy serves" wait_ready "$CD_DST" "$CD_DIR/target.log"; then
   cd_same() { # cd_same I: the copy answers CD_PATHS[I] as the old server did last
