@@ -252,6 +252,10 @@ func (s *Service) Contact(ctx context.Context, p *app.Principal, bookID, id stri
 	return withFields(c)
 }
 
+// StoredFields fills the modelled fields of a stored contact from its vCard
+// (its e-mail addresses and phones, say), as the service reads them.
+func StoredFields(c ContactDetail) (ContactDetail, error) { return withFields(c) }
+
 // withFields fills the modelled fields of a stored contact from its vCard.
 func withFields(c ContactDetail) (ContactDetail, error) {
 	d, err := parseDoc([]byte(c.VCard))

@@ -93,7 +93,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newServeCmd(), newBootstrapCmd(), newTokenCmd(), newMailCmd(), newMigrateCmd(), newVersionCmd(), newDriveCmd(), newReindexCmd(), newBackupCmd(), newRestoreCmd())
+	root.AddCommand(newServeCmd(), newBootstrapCmd(), newTokenCmd(), newMailCmd(), newMigrateCmd(), newVersionCmd(), newDriveCmd(), newReindexCmd(), newBackupCmd(), newRestoreCmd(), newCopyDataCmd())
 	return root
 }
 

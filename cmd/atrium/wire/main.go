@@ -281,23 +281,37 @@ func (m *Main) ready(ctx context.Context) error {
 // beside it: a bucket's ([blob] s3_endpoint), else the directories blobs/ and
 // archive/ of the data directory.
 func openBlobs(ctx context.Context, m *Main, cfg Config) (blob.Cold, error) {
-	if cfg.Blob.S3() {
-		s, err := s3blob.Open(ctx, cfg.Blob.s3(cfg.Data))
-		if err != nil {
-			return nil, err
-		}
-		m.Blobs = s
-		if m.Log != nil {
-			m.Log.Info("blob store: an S3-compatible bucket", "endpoint", cfg.Blob.S3Endpoint, "bucket", cfg.Blob.S3Bucket)
-		}
-		return s.Archive(), nil
-	}
-	s, err := blob.Open(filepath.Join(cfg.Data, "blobs"))
+	objects, archive, err := OpenBlobs(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	m.Blobs = blob.Local{Store: s}
-	return blob.OpenArchive(filepath.Join(cfg.Data, "archive"))
+	m.Blobs = objects
+	if cfg.Blob.S3() && m.Log != nil {
+		m.Log.Info("blob store: an S3-compatible bucket", "endpoint", cfg.Blob.S3Endpoint, "bucket", cfg.Blob.S3Bucket)
+	}
+	return archive, nil
+}
+
+// OpenBlobs opens the configured blob store and its archive tier: the
+// bucket of [blob] s3_endpoint, else the directories blobs/ and archive/ of
+// the data directory (atrium copy-data writes into them).
+func OpenBlobs(ctx context.Context, cfg Config) (blob.Objects, blob.Cold, error) {
+	if cfg.Blob.S3() {
+		s, err := s3blob.Open(ctx, cfg.Blob.s3(cfg.Data))
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, s.Archive(), nil
+	}
+	s, err := blob.Open(filepath.Join(cfg.Data, "blobs"))
+	if err != nil {
+		return nil, nil, err
+	}
+	archive, err := blob.OpenArchive(filepath.Join(cfg.Data, "archive"))
+	if err != nil {
+		return nil, nil, err
+	}
+	return blob.Local{Store: s}, archive, nil
 }
 
 // Listen binds the configured address (port 0 picks a free one).
