@@ -5,12 +5,14 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"atrium/cmd/atrium/wire"
+	"atrium/storage/sqldb"
 )
 
 // Foundation target 1: the full middleware stack (request id, access log,
@@ -65,7 +67,9 @@ func (w *benchWriter) reset() {
 // benchMain wires Atrium on a fresh data directory as `atrium serve` does
 // (default configuration, the access log written to io.Discard), with the
 // search indexer running when search is set, and bootstraps an admin of "Bench
-// Org"; all of it is closed when the benchmark ends.
+// Org"; all of it is closed when the benchmark ends. With
+// ATRIUM_BENCH_POSTGRES=1 the metadata is in a fresh PostgreSQL database of
+// ATRIUM_TEST_DATABASE_URL's server instead of the embedded SQLite.
 func benchMain(b *testing.B, search bool) (*wire.Main, wire.BootstrapOutput) {
 	b.Helper()
 	ctx := context.Background()
@@ -74,6 +78,16 @@ func benchMain(b *testing.B, search bool) (*wire.Main, wire.BootstrapOutput) {
 		b.Fatal(err)
 	}
 	cfg.Data = b.TempDir()
+	if os.Getenv("ATRIUM_BENCH_POSTGRES") == "1" {
+		// The same benchmark on PostgreSQL: a fresh database of the test
+		// server (ATRIUM_TEST_DATABASE_URL; scripts/pg-cluster.sh).
+		url, drop, err := sqldb.NewTestPostgres(ctx, os.Getenv(sqldb.TestDatabaseEnv))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { drop() })
+		cfg.Database.URL = url
+	}
 	log, flushLog := wire.NewServeLogger(cfg, io.Discard)
 	m, err := wire.Open(ctx, cfg, log, wire.Serving())
 	if err != nil {

@@ -130,10 +130,22 @@ func (s DriveStore) CopyDeadProps(ctx context.Context, fromID, toID string) erro
 	return mapErr(err, "drive properties")
 }
 
-// childrenBatch is Children's query after its SELECT list.
-const childrenBatch = ` FROM drive_files
-	WHERE owner_id = ? AND parent_id IS NOT DISTINCT FROM ? AND is_folder = ? AND trashed_at IS NULL AND status <> 'pending'
+// childrenBatch is Children's query after its SELECT list, of the top of
+// the drive (parentID "") or a folder.
+func childrenBatch(parentID string) string {
+	return ` FROM drive_files
+	WHERE owner_id = ? AND ` + parentIs("parent_id", parentID) + ` AND is_folder = ? AND trashed_at IS NULL AND status <> 'pending'
 	AND (name_key, id) > (?, ?) ORDER BY name_key, id LIMIT ?`
+}
+
+// childrenArgs are childrenBatch's arguments.
+func childrenArgs(ownerID, parentID string, folders bool, after drive.ChildKey, limit int) []any {
+	args := []any{ownerID}
+	if parentID != "" {
+		args = append(args, parentID)
+	}
+	return append(args, folders, after.NameKey, after.ID, limit)
+}
 
 // Children returns a batch of a folder's live folders or files by name key,
 // with the columns of a mount listing only.
@@ -141,8 +153,8 @@ func (s DriveStore) Children(ctx context.Context, ownerID, parentID string, fold
 	// The index drive_files_browse_name walks (owner, parent, is_folder,
 	// name_key, id) of live items from the key on: no sort, no rescan.
 	rows, err := s.read(ctx).QueryContext(ctx, `SELECT id, name, is_folder, mime_type, size_bytes,
-		content_hash, status, seq, tree_seq, created_at, updated_at, coalesce(modified_at, updated_at), name_key`+childrenBatch,
-		ownerID, emptyNull(parentID), folders, after.NameKey, after.ID, limit)
+		content_hash, status, seq, tree_seq, created_at, updated_at, coalesce(modified_at, updated_at), name_key`+childrenBatch(parentID),
+		childrenArgs(ownerID, parentID, folders, after, limit)...)
 	if err != nil {
 		return nil, after, mapErr(err, "drive listing")
 	}
