@@ -149,6 +149,7 @@ AREAS = [
     ("radicale", "CardDAV/CalDAV against Radicale (issue 10): bench/radicale.sh"),
     ("webapp", "Web app, the drive page: bench/webapp.sh"),
     ("postgres", "PostgreSQL against SQLite (issue 49): bench/postgres.sh"),
+    ("s3", "Object storage (issue 50): bench/s3.sh"),
     ("soak", "Soak (issue 10): bench/soak.sh"),
 ]
 
@@ -176,6 +177,16 @@ NOTES = {
                 "at a time, on loopback, each server on its own temporary storage. Radicale writes one file per item and "
                 "fsyncs it, and answers a sync-collection by walking its whole collection; Atrium keeps a change sequence "
                 "per collection in SQLite.",
+    "s3": "One run on one machine: a throwaway versitygw (scripts/s3-server.sh, its posix backend on the same disk as "
+          "everything else) on 127.0.0.1, Atrium on SQLite with its bytes in the bucket and s3_public_endpoint set, so that "
+          "the presigned upload and download URLs are the store's and the bytes never pass through Atrium. The limit is the "
+          "store's own client (minio-go, the client Atrium uses, one PUT of the file in parts and one GET to a file made "
+          "durable); Atrium's figures are curl's against the presigned URLs. confirm then reads the object back once for "
+          "its SHA-256 (a store's own checksum is not the file's SHA-256) and copies it server-side to its content key: "
+          "that is the cost of an upload that never passes through a node. TUS relays every byte: each PATCH is spooled "
+          "and stored as an object, and the finish reads the parts back into the content's object. The small PUTs are "
+          "above the 64 KiB kept in the database, so each is an object of the bucket (spooled to scratch while hashed, "
+          "then uploaded) against a file of the local disk store.",
     "postgres": "One Atrium server at a time, the same binary and the same Go client (bench/pgcompare), first on SQLite (a fresh "
                 "data directory), then on a throwaway PostgreSQL 15 cluster on the same two cores (scripts/pg-cluster.sh: fsync "
                 "and synchronous_commit on, shared_buffers 128 MB; a fresh database). The drive is filled with WebDAV PUTs of "
@@ -503,12 +514,12 @@ def other_lines(step):
     text = read(step + ".txt") or ""
     keep = []
     for line in text.splitlines():
-        if step == "postgres" and re.match(r"^== (machine|load at|PostgreSQL: |\d+ files)", line):
+        if step in ("postgres", "s3") and re.match(r"^== (machine|load at|PostgreSQL: |store: |\d+ files)", line):
             keep.append(line[3:])
             continue
         if re.search(r"\s(PASS|MISS)$", line) or line.startswith("==") or not line.strip():
             continue
-        if step in ("foundation", "transfer", "tus", "radicale", "webapp", "smallfiles", "smalluploads", "requestpath", "memory", "memburst") and re.match(r"^\S.*\s{2,}\S", line):
+        if step in ("foundation", "transfer", "tus", "radicale", "webapp", "smallfiles", "smalluploads", "requestpath", "memory", "memburst", "s3") and re.match(r"^\S.*\s{2,}\S", line):
             keep.append(re.sub(r"\s{2,}", ": ", line.strip(), count=1))
         elif step == "postgres" and line.startswith("other: "):
             keep.append(line[len("other: "):])
