@@ -8,7 +8,8 @@
 #      store; confirm reads the object back for its SHA-256) and a presigned
 #      GET: goal >= 0.9x the direct client;
 #   2. TUS 1 GiB in 8 MiB chunks through Atrium into the bucket (every PATCH an
-#      object; the finish reads them into one);
+#      object; the finish reads them into one), against tusd's own S3 store
+#      (bench/tusdpeer) on the same bucket with the same client;
 #   3. a WebDAV PUT of 512 MiB into the bucket and its GET (whole and by
 #      range), relayed by the node;
 #   the server's peak RSS through the 1 GiB transfers: goal <= 64 MiB (and
@@ -51,6 +52,7 @@ eval "$(bash scripts/s3-server.sh start "$S3_DIR")" || die "versitygw did not st
 echo "== store: versitygw v1.8.0 (scripts/s3-server.sh) on $ATRIUM_TEST_S3_ENDPOINT, its files on $(df -h "$S3_DIR" | awk 'NR==2 { print $1 }')"
 go build -o "$TMP/s3bench" ./bench/s3bench || die "go build s3bench"
 go build -trimpath -ldflags "-s -w" -o "$TMP/atrium" ./cmd/atrium || die "go build atrium"
+(cd bench/tusdpeer && go build -o "$TMP/tusdpeer" .) || die "go build tusdpeer"
 BIN="$TMP/atrium"
 
 # serve DIR [s3]: Atrium on a fresh data directory, its bytes in the bucket
@@ -130,6 +132,17 @@ fig "presigned GET ${SIZE_MIB} MiB (curl, + fsync)" "$get MiB/s ($(ratio "$get" 
 # 3. TUS through Atrium into the bucket.
 read -r _ _ tus_s < <("$TMP/s3bench" tus "$BASE" "$TOKEN" "$SRC" $((CHUNK_MIB * 1048576))) || die "tus"
 fig "TUS ${SIZE_MIB} MiB, ${CHUNK_MIB} MiB chunks, to S3" "$(mibps "$BYTES" "$tus_s") MiB/s ($tus_s s; $(ratio "$(mibps "$BYTES" "$tus_s")" "$d_put") x direct PUT)"
+# The peer: tusd's own S3 store (bench/tusdpeer, a module of its own: tusd
+# v2 and the AWS SDK are not Atrium's dependencies) on the same bucket, with
+# the same client; a finished upload is its multipart upload completed.
+TUSD_PORT=$(free_port) || die "no free port"
+"$TMP/tusdpeer" "127.0.0.1:$TUSD_PORT" "$ATRIUM_TEST_S3_ENDPOINT" "$ATRIUM_TEST_S3_BUCKET" "$ATRIUM_TEST_S3_ACCESS_KEY" "$ATRIUM_TEST_S3_SECRET_KEY" >"$TMP/tusd.log" 2>&1 &
+TUSD_PID=$!
+for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$TUSD_PORT/" && break; sleep 0.05; done
+read -r _ _ tusd_s < <("$TMP/s3bench" tus "http://127.0.0.1:$TUSD_PORT" none "$SRC" $((CHUNK_MIB * 1048576))) || die "tusd"
+kill "$TUSD_PID" 2>/dev/null; wait "$TUSD_PID" 2>/dev/null || true
+fig "tusd s3store: ${SIZE_MIB} MiB, ${CHUNK_MIB} MiB chunks" "$(mibps "$BYTES" "$tusd_s") MiB/s ($tusd_s s); Atrium/tusd $(ratio "$(mibps "$BYTES" "$tus_s")" "$(mibps "$BYTES" "$tusd_s")") x"
+
 peak=$(( $(peak_kib) / 1024 ))
 fig "server peak RSS, the ${SIZE_MIB} MiB transfers" "$peak MiB" "<= 64 MiB" "$(ge 64 "$peak")"
 
