@@ -13,6 +13,7 @@
 package blob
 
 import (
+	"atrium/app"
 	"atrium/diskio"
 	"context"
 	"crypto/sha256"
@@ -37,6 +38,12 @@ var (
 	ErrInvalidHash = errors.New("invalid object hash")
 	// ErrTooLarge is wrapped by Put when the stream is longer than its limit.
 	ErrTooLarge = errors.New("object too large")
+	// ErrUnavailable is a store that cannot be reached (a refused or broken
+	// connection, or its 5xx answers, after the client's retries): an
+	// *app.Error with code unavailable, so that every door answers 503 with
+	// Retry-After, and the write that needed it changed nothing.
+	ErrUnavailable error = &app.Error{Code: app.EUnavailable, RetryAfter: 15,
+		Message: "The file store cannot be reached right now; nothing was changed. Try again shortly."}
 )
 
 // Object names a stored object.

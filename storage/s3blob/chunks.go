@@ -69,7 +69,7 @@ func (c Chunks) folderExists(ctx context.Context, prefix string) (bool, error) {
 	case notFound(err):
 		return false, nil
 	}
-	return false, fmt.Errorf("s3 chunks: %w", err)
+	return false, fmt.Errorf("s3 chunks: %w", fault(err))
 }
 
 // mark writes the folder mark, now.
@@ -161,7 +161,7 @@ func (c Chunks) List(ctx context.Context, user, transfer string) ([]ChunkInfo, e
 	folder := false
 	for o := range c.s.client.ListObjects(ctx, c.s.bucket, minio.ListObjectsOptions{Prefix: p}) {
 		if o.Err != nil {
-			return nil, fmt.Errorf("s3 chunks: list %s: %w", transfer, o.Err)
+			return nil, fmt.Errorf("s3 chunks: list %s: %w", transfer, fault(o.Err))
 		}
 		name := strings.TrimPrefix(o.Key, p)
 		if name == folderMark {
@@ -210,7 +210,7 @@ func (c Chunks) Put(ctx context.Context, user, transfer, name string, r io.Reade
 		return io.ErrUnexpectedEOF
 	}
 	if err != nil {
-		return fmt.Errorf("s3 chunks: put %s: %w", name, err)
+		return fmt.Errorf("s3 chunks: put %s: %w", name, fault(err))
 	}
 	return nil
 }

@@ -103,7 +103,7 @@ func (s *Store) upload(ctx context.Context, f *os.File, obj blob.Object) error {
 	// Absent (or, should it have been damaged, of the wrong size: replaced).
 	_, err = s.client.PutObject(ctx, s.bucket, blobKey(obj.Hash), f, obj.Size, putOptions(obj.Size, "application/octet-stream"))
 	if err != nil {
-		return fmt.Errorf("upload %s: %w", obj.Hash, err)
+		return fmt.Errorf("upload %s: %w", obj.Hash, fault(err))
 	}
 	return nil
 }
@@ -166,14 +166,14 @@ func (s *Store) Open(ctx context.Context, hash string) (io.ReadSeekCloser, error
 func (s *Store) openKey(ctx context.Context, key string) (*minio.Object, error) {
 	o, err := s.client.GetObject(context.WithoutCancel(ctx), s.bucket, key, minio.GetObjectOptions{})
 	if err != nil {
-		return nil, err
+		return nil, fault(err)
 	}
 	if _, err := o.Stat(); err != nil {
 		o.Close()
 		if notFound(err) {
 			return nil, blob.ErrNotFound
 		}
-		return nil, err
+		return nil, fault(err)
 	}
 	return o, nil
 }
@@ -188,7 +188,7 @@ func (s *Store) Stat(ctx context.Context, hash string) (int64, error) {
 		return 0, fmt.Errorf("s3 stat %s: %w", hash, blob.ErrNotFound)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("s3 stat %s: %w", hash, err)
+		return 0, fmt.Errorf("s3 stat %s: %w", hash, fault(err))
 	}
 	return info.Size, nil
 }

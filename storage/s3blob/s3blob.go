@@ -169,6 +169,10 @@ func newClient(endpoint string, c Config) (*minio.Client, error) {
 		Transport:    tr,
 		Region:       region,
 		BucketLookup: minio.BucketLookupPath,
+		// Failed requests (a broken connection, 5xx, SlowDown) are tried
+		// again with a growing pause (0.2 s to 1 s): a store that is down is
+		// reported after some 3 s rather than the default 10 tries' 7 s.
+		MaxRetries: maxRetries,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("s3 client: %w", err)
@@ -315,6 +319,22 @@ func (s *Store) PresignGet(ctx context.Context, hash string, ttl time.Duration, 
 
 func blobKey(hash string) string    { return blobPrefix + hash }
 func archiveKey(hash string) string { return archivePrefix + hash + ".zst" }
+
+// maxRetries is how many times minio-go sends a failed request.
+const maxRetries = 5
+
+// fault adds blob.ErrUnavailable to the errors that say the store cannot
+// serve, once minio-go tried again: a connection refused, broken or timed
+// out, or a 5xx answer.
+func fault(err error) error {
+	if err == nil || errors.Is(err, blob.ErrUnavailable) {
+		return err
+	}
+	if minio.IsNetworkOrHostDown(err, false) || minio.ToErrorResponse(err).StatusCode >= 500 {
+		return fmt.Errorf("%w: %w", blob.ErrUnavailable, err)
+	}
+	return err
+}
 
 // notFound reports whether err is the store's answer for a missing key.
 func notFound(err error) bool {

@@ -87,7 +87,7 @@ func (s *Store) StatStaged(ctx context.Context, ref string) (Staged, error) {
 		return Staged{}, fmt.Errorf("s3 stat staged %s: %w", ref, blob.ErrNotFound)
 	}
 	if err != nil {
-		return Staged{}, fmt.Errorf("s3 stat staged %s: %w", ref, err)
+		return Staged{}, fmt.Errorf("s3 stat staged %s: %w", ref, fault(err))
 	}
 	if info.ETag == "" {
 		return Staged{}, fmt.Errorf("s3 stat staged %s: the store gave no ETag", ref)

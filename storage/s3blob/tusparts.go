@@ -122,7 +122,7 @@ func (p TusParts) Append(ctx context.Context, id string, offset int64, _ []strin
 	}
 	part := fmt.Sprintf("%020d.%s", offset, hex.EncodeToString(tail))
 	if _, err := p.s.client.PutObject(ctx, p.s.bucket, tusPartKey(id, part), f, n, putOptions(n, "application/octet-stream")); err != nil {
-		return "", 0, false, fmt.Errorf("s3 tus append to %s: upload part: %w", id, err)
+		return "", 0, false, fmt.Errorf("s3 tus append to %s: upload part: %w", id, fault(err))
 	}
 	return part, n, over, nil
 }
@@ -261,7 +261,7 @@ func (p TusParts) Store(ctx context.Context, id string, parts []string, hash str
 		return fmt.Errorf("s3 tus store %s: its parts hold %d bytes of SHA-256 %s, not the %d bytes of %s it recorded", id, obj.Size, obj.Hash, size, hash)
 	}
 	if err := p.s.upload(ctx, f, obj); err != nil {
-		return fmt.Errorf("s3 tus store %s: %w", id, err)
+		return fmt.Errorf("s3 tus store %s: %w", id, fault(err))
 	}
 	return nil
 }
