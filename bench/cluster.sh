@@ -44,6 +44,9 @@ SERIAL_AT="${SERIAL_AT:-1}"
 IDLE="${IDLE:-10}"
 AFTER="${AFTER:-3}"
 OPS="browse propfind download search upload caldav"
+# Serial only: a 1 MiB upload, larger than the 64 KiB a file's content may be
+# to be kept in the database ([drive] small_bytes), so that it goes to the store.
+SERIAL_OPS="$OPS upload_big"
 
 TMP="$(mktemp -d /tmp/atrium-clusterbench.XXXXXX)"
 source bench/lib.sh
@@ -72,6 +75,7 @@ snap() {
   echo "$(ticks $ATRIUM_NODE_PIDS) $(ticks $(pg_pids)) $(ticks "$(cat "$TMP/s3/pid")") $(ticks $(nginx_pids)) $(ticks "$PROXY_PID") $(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat)"
 }
 HZ=$(getconf CLK_TCK)
+TXRE='^\s*(BEGIN|START TRANSACTION|COMMIT|END|ROLLBACK|SAVEPOINT|RELEASE)' 
 psql_pg() { psql "$ATRIUM_TEST_DATABASE_URL" -qAtc "$1"; }
 store() { curl -fsS "http://$PROXY_STATS/" | awk -v k="$1" '$1 == k { print $2 }'; }
 # make_bucket NAME: a bucket on versitygw, signed with its root credentials.
@@ -155,35 +159,40 @@ for N in $NODES; do
     wait_quiet 20
     psql_pg "SELECT pg_stat_statements_reset()" >/dev/null
     sleep "$IDLE"
-    idle_calls=$(psql_pg "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '$db')")
-    fig2 "idle cluster: statements/s in the background" "$(awk -v c="$idle_calls" -v s="$IDLE" 'BEGIN { printf "%.2f (%d in %d s, taken off below pro rata)", c / s, c, s }')"
-    for op in $OPS; do
+    read -r idle_calls idle_tx < <(psql_pg "SELECT coalesce(sum(calls), 0), coalesce(sum(calls) FILTER (WHERE query ~* '$TXRE'), 0) FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '$db')" | tr '|' ' ')
+    fig2 "idle cluster: statements/s in the background" "$(awk -v c="$idle_calls" -v t="$idle_tx" -v s="$IDLE" 'BEGIN { printf "%.2f, BEGIN/COMMIT among them %.2f (%d in %d s; taken off the figures below pro rata)", c / s, t / s, c, s }')"
+    for op in $SERIAL_OPS; do
       psql_pg "SELECT pg_stat_statements_reset()" >/dev/null
       s0=$(store up) d0=$(store down) q0=$(store requests)
       a=$(snap)
       "$ML" -mode serial -op "$op" -k "$K" -tag "ser$N" "${ARGS[@]}" >"$TMP/serial-$op.out" || die "mixload serial $op"
-      # Work the operations left for later (the index's tick, 2 s) counts too.
-      sleep "$AFTER"
+      # For uploads, the work left for later (outbox, webhooks, the index's
+      # tick: 2 s) counts too.
+      after=0
+      [[ "$op" == upload* ]] && after=$AFTER
+      sleep "$after"
       b=$(snap)
       s1=$(store up) d1=$(store down) q1=$(store requests)
       # calls, of which transaction control, exec ms
-      read -r calls tx ms < <(psql_pg "SELECT coalesce(sum(calls), 0), coalesce(sum(calls) FILTER (WHERE query ~* '^\s*(BEGIN|START TRANSACTION|COMMIT|END|ROLLBACK|SAVEPOINT|RELEASE)'), 0), coalesce(sum(total_exec_time), 0) FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '$db')" | tr '|' ' ')
+      read -r calls tx ms < <(psql_pg "SELECT coalesce(sum(calls), 0), coalesce(sum(calls) FILTER (WHERE query ~* '$TXRE'), 0), coalesce(sum(total_exec_time), 0) FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '$db')" | tr '|' ' ')
       psql_pg "SELECT calls, left(regexp_replace(query, '\s+', ' ', 'g'), 140) FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '$db') ORDER BY calls DESC" >"$TMP/statements-$op.txt"
       secs=$(val "$TMP/serial-$op.out" serial_seconds)
-      fig2 "$op alone: round trips to PostgreSQL an operation" "$(awk -v c="$calls" -v tx="$tx" -v ms="$ms" -v k="$K" -v ic="$idle_calls" -v is="$IDLE" -v s="$(awk -v s="$secs" -v a="$AFTER" 'BEGIN { print s + a }')" -v p50="$(val "$TMP/serial-$op.out" serial_p50_ms)" 'BEGIN {
-        net = (c - ic / is * s) / k
-        printf "**%.1f** (of which BEGIN/COMMIT %.1f, other statements %.1f); PostgreSQL %.3f ms a statement, %.2f ms an operation; p50 %s ms one at a time", net, tx / k, net - tx / k, (c ? ms / c : 0), ms / k, p50 }')"
+      fig2 "$op alone: round trips to PostgreSQL an operation" "$(awk -v c="$calls" -v tx="$tx" -v ms="$ms" -v k="$K" -v ic="$idle_calls" -v it="$idle_tx" -v is="$IDLE" -v s="$(awk -v s="$secs" -v a="$after" 'BEGIN { print s + a }')" -v p50="$(val "$TMP/serial-$op.out" serial_p50_ms)" 'BEGIN {
+        net = (c - ic / is * s) / k; ntx = (tx - it / is * s) / k
+        printf "**%.1f** (of which BEGIN/COMMIT %.1f, other statements %.1f); PostgreSQL %.3f ms a statement, %.2f ms an operation; p50 %s ms one at a time", net, ntx, net - ntx, (c ? ms / c : 0), ms / k, p50 }')"
       fig2 "$op alone: CPU an operation" "$(awk -v a="$a" -v b="$b" -v hz="$HZ" -v k="$K" 'BEGIN { split(a, x, " "); split(b, y, " ")
         printf "node %.2f ms, PostgreSQL %.2f ms, versitygw %.2f ms, nginx %.2f ms", 1000 * (y[1] - x[1]) / hz / k, 1000 * (y[2] - x[2]) / hz / k, 1000 * (y[3] - x[3]) / hz / k, 1000 * (y[4] - x[4]) / hz / k }')"
       fig2 "$op alone: the store an operation" "$(awk -v u=$((s1 - s0)) -v d=$((d1 - d0)) -v q=$((q1 - q0)) -v k="$K" 'BEGIN { printf "%.2f requests, %.0f bytes sent to it, %.0f received", q / k, u / k, d / k }')"
-      if [ "$op" = upload ]; then
-        fig2 "upload alone: bytes through the node a 4,096-byte file" "$(awk -v u=$((s1 - s0)) -v d=$((d1 - d0)) -v k="$K" -v o="$(val "$TMP/serial-$op.out" serial_wire_out_per_op)" -v i="$(val "$TMP/serial-$op.out" serial_wire_in_per_op)" 'BEGIN {
-          printf "in from the balancer ~%.0f (the client sent %.0f with headers), out to the store %.0f: %.2fx the file; back: %.0f to the client, %.0f from the store", o, o, u / k, (o + u / k) / 4096, i, d / k }')"
+      if [[ "$op" == upload* ]]; then
+        size=4096
+        [ "$op" = upload_big ] && size=1048576
+        fig2 "$op alone: bytes through the node a $size-byte file" "$(awk -v u=$((s1 - s0)) -v d=$((d1 - d0)) -v k="$K" -v sz=$size -v o="$(val "$TMP/serial-$op.out" serial_wire_out_per_op)" -v i="$(val "$TMP/serial-$op.out" serial_wire_in_per_op)" 'BEGIN {
+          printf "in from the balancer ~%.0f (what the client sent, headers included), out to the store %.0f: %.2fx the file in and out (without PostgreSQL'"'"'s share); back: %.0f to the client, %.0f from the store", o, u / k, (o + u / k) / sz, i, d / k }')"
       fi
     done
     {
       echo "== the statements of each operation alone (calls over $K operations, background included)"
-      for op in $OPS; do echo "-- $op"; head -25 "$TMP/statements-$op.txt"; done
+      for op in $SERIAL_OPS; do echo "-- $op"; head -25 "$TMP/statements-$op.txt"; done
     } >"$TMP/statements.txt"
   fi
   bash scripts/cluster.sh stop "$CL_DIR" >/dev/null 2>&1 || true

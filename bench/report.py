@@ -149,6 +149,7 @@ AREAS = [
     ("radicale", "CardDAV/CalDAV against Radicale (issue 10): bench/radicale.sh"),
     ("webapp", "Web app, the drive page: bench/webapp.sh"),
     ("postgres", "PostgreSQL against SQLite (issue 49): bench/postgres.sh"),
+    ("cluster", "Several nodes: one node and two behind nginx, on one PostgreSQL and one bucket: bench/cluster.sh"),
     ("soak", "Soak (issue 10): bench/soak.sh"),
 ]
 
@@ -441,7 +442,14 @@ def script_rows(step):
     rows, prev = [], []
     for raw in text.splitlines():
         line = raw.rstrip()
+        if step == "cluster" and line.startswith("== the statements"):
+            break  # the statements of each operation, listed for the reader of the raw output
         if not line or line.startswith("=="):
+            continue
+        if step == "cluster" and not re.search(r"\s(PASS|MISS)$", line):
+            parts = split2(line)  # bench/cluster.sh: "LABEL  FIGURE", no target
+            if len(parts) >= 2:
+                rows.append((parts[0], "", " ".join(parts[1:]), ""))
             continue
         m = re.match(r"^(.*?)\s+atrium\s+([\d.]+) ms\s+(\S+)\s+([\d.]+) ms\s+ratio atrium/\S+\s+([\d.]+)\s+(PASS|MISS)$", line)
         if m:  # davsync
@@ -503,6 +511,11 @@ def other_lines(step):
     text = read(step + ".txt") or ""
     keep = []
     for line in text.splitlines():
+        if step == "cluster" and line.startswith("== the statements"):
+            break
+        if step == "cluster" and re.match(r"^== (machine|load at|PostgreSQL |\d+ files|seed: )", line):
+            keep.append(line[3:])
+            continue
         if step == "postgres" and re.match(r"^== (machine|load at|PostgreSQL: |\d+ files)", line):
             keep.append(line[3:])
             continue

@@ -9,7 +9,8 @@
 // The operations: browse (REST GET /api/v1/drive/browse/{folder}, 100 items),
 // propfind (WebDAV PROPFIND Depth 1 of a folder of 100 files), download
 // (WebDAV GET of a file), search (REST GET /api/v1/drive/search?q=word),
-// upload (WebDAV PUT of a new -upload-size file into up/), caldav (CalDAV
+// upload (WebDAV PUT of a new -upload-size file into up/; upload_big, serial
+// only, the same of -big-size), caldav (CalDAV
 // REPORT calendar-query of one month of the default calendar). Prints one
 // "key value" line a figure; progress on stderr.
 package main
@@ -46,6 +47,7 @@ var (
 	perDir   = flag.Int("per-folder", 100, "files per folder")
 	fileSize = flag.Int("size", 2048, "bytes per seeded file")
 	upSize   = flag.Int("upload-size", 4096, "bytes per small upload")
+	bigSize  = flag.Int("big-size", 1<<20, "bytes per upload_big (serial only: larger than the 64 KiB kept in the database)")
 	events   = flag.Int("events", 200, "events in the default calendar")
 	conc     = flag.Int("c", 16, "clients (mix); seed clients")
 	dur      = flag.Duration("d", 20*time.Second, "mix duration")
@@ -173,6 +175,11 @@ func (t *target) do(name string, rng *rand.Rand) error {
 	case "upload":
 		i := upSeq.Add(1)
 		_, err := req("PUT", fmt.Sprintf("/api/v1/webdav/up/%s-%06d.txt", *tag, i), text(int(1e6+i), *upSize),
+			map[string]string{"Content-Type": "text/plain"}, false, 201)
+		return err
+	case "upload_big":
+		i := upSeq.Add(1)
+		_, err := req("PUT", fmt.Sprintf("/api/v1/webdav/up/%s-big-%06d.txt", *tag, i), text(int(2e6+i), *bigSize),
 			map[string]string{"Content-Type": "text/plain"}, false, 201)
 		return err
 	case "caldav":
