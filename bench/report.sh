@@ -46,6 +46,7 @@ if [ "$QUICK" = 1 ]; then
   BURST_SMALL=2000 BURST_BIG=10000 BURST_COPY=5000 BURST_AFTER=10
   PG_FILES=${PG_FILES:-2000} PG_PUTS=${PG_PUTS:-1000}
   S3_MIB=${S3_MIB:-256} S3_PUTS=${S3_PUTS:-1000}
+  CL_C=8 CL_D=5s CL_K=50
 else
   SOAK_DURATION="${SOAK_DURATION:-10m}"
   BT_FAST=1s; BT_SLOW=1s; BT_ONE=1x; BT_THUMB=10x; BT_INDEX=300x; BT_HOOKS=20000x
@@ -55,13 +56,14 @@ else
   BURST_SMALL=10000 BURST_BIG=100000 BURST_COPY=30000 BURST_AFTER=30
   PG_FILES=${PG_FILES:-100000} PG_PUTS=${PG_PUTS:-10000}
   S3_MIB=${S3_MIB:-1024} S3_PUTS=${S3_PUTS:-10000}
+  CL_C=16 CL_D=20s CL_K=200
 fi
 # Soak windows: a minute, or a sixth of a short soak.
 soak_secs=$(python3 -c "import re,sys; m=re.fullmatch(r'(\d+)(s|m|h)','$SOAK_DURATION'); sys.exit(1) if not m else print(int(m[1])*{'s':1,'m':60,'h':3600}[m[2]])") ||
   { echo "--soak-duration: use e.g. 90s, 10m, 1h" >&2; exit 2; }
 if [ "$soak_secs" -ge 300 ]; then SOAK_WINDOW=1m; else SOAK_WINDOW="$((soak_secs / 6))s"; fi
 
-STEPS="foundation partner webhooks contacts calendar drive thumbnail index blob transfer tus webdav smallfiles smalluploads requestpath memory memburst radicale webapp postgres s3 soak"
+STEPS="foundation partner webhooks contacts calendar drive thumbnail index blob transfer tus webdav smallfiles smalluploads requestpath memory memburst radicale webapp postgres s3 cluster soak"
 want() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
 
 machine() {
@@ -118,6 +120,7 @@ step radicale env N="$RAD_N" RUNS="$RAD_RUNS" bash bench/radicale.sh
 step webapp env ITEMS="$WEB_ITEMS" BIG_ITEMS="$WEB_BIG" RUNS="$WEB_RUNS" bash bench/webapp.sh
 step postgres env N_FILES="$PG_FILES" PUTS="$PG_PUTS" bash bench/postgres.sh
 step s3 env SIZE_MIB="$S3_MIB" PUTS="$S3_PUTS" bash bench/s3.sh
+step cluster env C="$CL_C" D="$CL_D" K="$CL_K" bash bench/cluster.sh
 step soak bash bench/soak.sh --duration "$SOAK_DURATION" --window "$SOAK_WINDOW"
 echo "load_end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/machine.txt"
 

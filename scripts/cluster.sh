@@ -17,7 +17,9 @@
 # $ATRIUM_CLUSTER (default 2). Every ATRIUM_* variable of the caller's
 # environment is passed to the nodes (webhook settings, limits, ...);
 # ATRIUM_PUBLIC_URL is the balancer's address and ATRIUM_TRUSTED_PROXIES
-# 127.0.0.1 (the balancer), unless set.
+# 127.0.0.1 (the balancer), unless set. ATRIUM_NODE_ENV adds other variables
+# for the nodes alone, as NAME=VALUE words (e.g. "GOMAXPROCS=1" to hold each
+# node to one core, as bench/cluster.sh does).
 #
 # start prints shell assignments and nothing else on stdout: ATRIUM_URL (the
 # balancer), ATRIUM_PUBLIC_URL, ATRIUM_NODE_URLS, ATRIUM_NODE_PIDS,
@@ -104,6 +106,10 @@ start)
   echo "$n" >"$dir/nodes"
   # The nodes' environment: every ATRIUM_* of the caller's, and the above.
   export -p | grep -E '^declare -x ATRIUM_' >"$dir/env"
+  for kv in ${ATRIUM_NODE_ENV:-}; do
+    [[ "$kv" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || { echo "cluster: ATRIUM_NODE_ENV: $kv is not NAME=VALUE" >&2; exit 1; }
+    printf 'export %q\n' "$kv" >>"$dir/env"
+  done
   servers="" urls="" datas=""
   for i in $(seq 1 "$n"); do
     port=$(free_port)
