@@ -14,6 +14,7 @@ type memLimitStore struct {
 	known   map[clientAccount]time.Time
 	windows map[string]int
 	calls   int // CountRequests
+	forgets int // ForgetFailures
 }
 
 func newMemLimitStore() *memLimitStore {
@@ -49,6 +50,7 @@ func (m *memLimitStore) AddFailure(_ context.Context, keys []string, at, _ time.
 func (m *memLimitStore) ForgetFailures(_ context.Context, key string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.forgets++
 	delete(m.fails, key)
 	return nil
 }
@@ -187,5 +189,37 @@ func TestSharedRateBatches(t *testing.T) {
 	}
 	if allowed != 100 {
 		t.Fatalf("two nodes let %d requests of the window through, want the budget of 100", allowed)
+	}
+}
+
+// A success forgets a key's failures in the shared store only when there may
+// be some: right after the key was read with none, it writes nothing (every
+// request signed in with a password would otherwise be a write); after a
+// failure, or once the reading is older than sharedClearFor, it does.
+func TestSharedSuccessWritesOnlyWhatItForgets(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := newMemLimitStore()
+	now := time.Unix(1_700_000_000, 0)
+	l := newFailLimiter(4, time.Minute, 0, func() time.Time { return now })
+	l.sharedIn(store, "ip", func(error) { t.Error("no store error expected") })
+	for range 3 {
+		l.blocked(ctx, "ip:1")
+		l.forget(ctx, "ip:1")
+	}
+	if store.forgets != 0 {
+		t.Fatalf("successes with no failure wrote %d forgets, want 0", store.forgets)
+	}
+	l.fail(ctx, "ip:1")
+	l.blocked(ctx, "ip:1")
+	l.forget(ctx, "ip:1")
+	if store.forgets != 1 || len(store.fails["ip ip:1"]) != 0 {
+		t.Fatalf("a success after a failure: %d forgets, failures left %v", store.forgets, store.fails)
+	}
+	l.blocked(ctx, "ip:1") // none again
+	now = now.Add(sharedClearFor)
+	l.forget(ctx, "ip:1")
+	if store.forgets != 2 {
+		t.Fatalf("a success %v after the reading: %d forgets, want 2", sharedClearFor, store.forgets)
 	}
 }

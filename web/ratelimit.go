@@ -74,6 +74,12 @@ type failLimiter struct {
 	// itself (a query on every authenticated request cost a third of a
 	// node's throughput on PostgreSQL). Its own failures drop the key.
 	clear sync.Map // key → time.Time
+	// none holds, with a shared store, when keys were last read from it
+	// with no failure at all: a success within sharedClearFor of that has
+	// nothing to forget, and writes nothing (a DELETE on every request
+	// signed in with a password or an app password was a write per
+	// request on PostgreSQL). Its own failures drop the key.
+	none sync.Map // key → time.Time
 }
 
 // sharedClearFor is how long a node trusts a shared key it found blocking
@@ -195,6 +201,13 @@ func (l *failLimiter) blocked(ctx context.Context, keys ...string) time.Duration
 		for _, ts := range got {
 			wait = max(wait, l.waitAfter(ts, now))
 		}
+		for i, sk := range l.sharedKeys(keys) {
+			if len(got[sk]) == 0 {
+				l.none.Store(keys[i], now)
+			} else {
+				l.none.Delete(keys[i])
+			}
+		}
 		if wait == 0 {
 			for _, k := range keys {
 				l.clear.Store(k, now)
@@ -245,6 +258,7 @@ func (l *failLimiter) fail(ctx context.Context, keys ...string) {
 		now := l.now()
 		for _, k := range keys {
 			l.clear.Delete(k)
+			l.none.Delete(k)
 		}
 		if err := l.shared.AddFailure(ctx, l.sharedKeys(keys), now, now.Add(-l.window)); err != nil {
 			l.onErr(fmt.Errorf("record a sign-in failure: %w", err))
@@ -276,6 +290,11 @@ func (l *failLimiter) forget(ctx context.Context, key string) {
 		return
 	}
 	if l.shared != nil {
+		if at, ok := l.none.Load(key); ok {
+			if d := l.now().Sub(at.(time.Time)); d >= 0 && d < sharedClearFor {
+				return // read with no failure a moment ago: nothing to forget
+			}
+		}
 		if err := l.shared.ForgetFailures(ctx, l.sharedKeys([]string{key})[0]); err != nil {
 			l.onErr(fmt.Errorf("forget sign-in failures: %w", err))
 		}
