@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -221,5 +222,19 @@ func TestSharedSuccessWritesOnlyWhatItForgets(t *testing.T) {
 	l.forget(ctx, "ip:1")
 	if store.forgets != 2 {
 		t.Fatalf("a success %v after the reading: %d forgets, want 2", sharedClearFor, store.forgets)
+	}
+
+	// The readings of keys no longer asked about are forgotten, once a minute.
+	for i := range 100 {
+		l.blocked(ctx, fmt.Sprintf("ip:10.0.0.%d", i))
+	}
+	now = now.Add(time.Minute)
+	l.blocked(ctx, "ip:1")
+	held := 0
+	for _, m := range []*sync.Map{&l.clear, &l.none} {
+		m.Range(func(any, any) bool { held++; return true })
+	}
+	if held != 2 { // ip:1's two readings, just made
+		t.Fatalf("after a minute the limiter holds %d readings, want 2", held)
 	}
 }

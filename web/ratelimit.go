@@ -184,6 +184,7 @@ func (l *failLimiter) blocked(ctx context.Context, keys ...string) time.Duration
 	}
 	if l.shared != nil {
 		now := l.now()
+		l.pruneShared(now)
 		fresh := true
 		for _, k := range keys {
 			at, ok := l.clear.Load(k)
@@ -234,6 +235,29 @@ func (l *failLimiter) blocked(ctx context.Context, keys ...string) time.Duration
 		wait = max(wait, l.waitAfter(l.recent(k, now), now))
 	}
 	return wait
+}
+
+// pruneShared forgets, at most once a minute, the readings of keys older
+// than sharedClearFor (no longer used), so that the two maps hold the keys
+// of the last moments, not every address ever seen.
+func (l *failLimiter) pruneShared(now time.Time) {
+	l.mu.Lock()
+	due := now.Sub(l.sweep) >= time.Minute // sweep: the memory store's, unused with a shared one
+	if due {
+		l.sweep = now
+	}
+	l.mu.Unlock()
+	if !due {
+		return
+	}
+	for _, m := range []*sync.Map{&l.clear, &l.none} {
+		m.Range(func(k, v any) bool {
+			if now.Sub(v.(time.Time)) >= sharedClearFor {
+				m.Delete(k)
+			}
+			return true
+		})
+	}
 }
 
 // keep is how many failures of a key are remembered: max without backoff; with
