@@ -161,21 +161,37 @@ func (s *Store) Open(ctx context.Context, hash string) (io.ReadSeekCloser, error
 	return o, nil
 }
 
-// openKey opens key, which must exist (a missing one is blob.ErrNotFound):
-// the object's first request is a HEAD.
+// missRetries are the pauses before openKey asks again for a key the store
+// said it does not have: some stores are eventually consistent, and a key
+// read is one that was written (a blob a row refers to, a chunk listed), so
+// a miss right after the write may be the store's lag.
+var missRetries = []time.Duration{50 * time.Millisecond, 200 * time.Millisecond}
+
+// openKey opens key, which must exist (a missing one is blob.ErrNotFound,
+// once asked again after missRetries): the object's first request is a HEAD.
 func (s *Store) openKey(ctx context.Context, key string) (*minio.Object, error) {
-	o, err := s.client.GetObject(context.WithoutCancel(ctx), s.bucket, key, minio.GetObjectOptions{})
-	if err != nil {
-		return nil, fault(err)
-	}
-	if _, err := o.Stat(); err != nil {
+	for attempt := 0; ; attempt++ {
+		o, err := s.client.GetObject(context.WithoutCancel(ctx), s.bucket, key, minio.GetObjectOptions{})
+		if err != nil {
+			return nil, fault(err)
+		}
+		_, err = o.Stat()
+		if err == nil {
+			return o, nil
+		}
 		o.Close()
-		if notFound(err) {
+		if !notFound(err) {
+			return nil, fault(err)
+		}
+		if attempt == len(missRetries) {
 			return nil, blob.ErrNotFound
 		}
-		return nil, fault(err)
+		select {
+		case <-ctx.Done():
+			return nil, blob.ErrNotFound
+		case <-time.After(missRetries[attempt]):
+		}
 	}
-	return o, nil
 }
 
 // Stat returns the size of the object hash.
