@@ -123,22 +123,29 @@ func (s *Service) ObjectsInRange(ctx context.Context, p *app.Principal, calID st
 	if err != nil {
 		return nil, err
 	}
-	hit := map[string]bool{}
 	sums, err := expand(newBudget(ctx), comps, start, end, zones([]Calendar{cal}), true)
 	if err != nil {
 		return nil, fmt.Errorf("expand calendar %s: %w", cal.ID, err)
 	}
+	// The matches' objects in one read, in the order of their first
+	// occurrence; one deleted since the window was read is left out.
+	var uids []string
+	first := map[string]int{}
 	for _, sum := range sums {
-		if !hit[sum.UID] {
-			hit[sum.UID] = true
-			o, err := s.store.Object(ctx, cal.ID, sum.UID)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, o)
+		if _, ok := first[sum.UID]; !ok {
+			first[sum.UID] = len(uids)
+			uids = append(uids, sum.UID)
 		}
 	}
-	return out, nil
+	if len(uids) == 0 {
+		return out, nil
+	}
+	objs, err := s.store.ObjectsByUID(ctx, cal.ID, uids)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(objs, func(a, b Object) int { return first[a.UID] - first[b.UID] })
+	return objs, nil
 }
 
 // PutObject creates or replaces an object from iCalendar text a client wrote,

@@ -267,6 +267,9 @@ type Store interface {
 	// resource name.
 	Object(ctx context.Context, calendarID, uid string) (Object, error)
 	ObjectByName(ctx context.Context, calendarID, name string) (Object, error)
+	// ObjectsByUID returns the objects of uids in a calendar (those it has),
+	// in no order.
+	ObjectsByUID(ctx context.Context, calendarID string, uids []string) ([]Object, error)
 	// PutObject inserts or replaces o (by ID) with its components, takes the
 	// calendar's next change sequence (set into o.Seq) and clears a tombstone of
 	// the same name.
