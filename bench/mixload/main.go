@@ -34,6 +34,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"atrium/bench/internal/vocab"
 )
 
 var (
@@ -100,7 +102,7 @@ func main() {
 			return countConn{c}, nil
 		},
 	}}
-	words = makeVocab(500)
+	words = vocab.Words(500)
 	switch *mode {
 	case "seed":
 		seed()
@@ -174,12 +176,12 @@ func (t *target) do(name string, rng *rand.Rand) error {
 		return err
 	case "upload":
 		i := upSeq.Add(1)
-		_, err := req("PUT", fmt.Sprintf("/api/v1/webdav/up/%s-%06d.txt", *tag, i), text(int(1e6+i), *upSize),
+		_, err := req("PUT", fmt.Sprintf("/api/v1/webdav/up/%s-%06d.txt", *tag, i), vocab.Text(int(1e6+i), words, *upSize),
 			map[string]string{"Content-Type": "text/plain"}, false, 201)
 		return err
 	case "upload_big":
 		i := upSeq.Add(1)
-		_, err := req("PUT", fmt.Sprintf("/api/v1/webdav/up/%s-big-%06d.txt", *tag, i), text(int(2e6+i), *bigSize),
+		_, err := req("PUT", fmt.Sprintf("/api/v1/webdav/up/%s-big-%06d.txt", *tag, i), vocab.Text(int(2e6+i), words, *bigSize),
 			map[string]string{"Content-Type": "text/plain"}, false, 201)
 		return err
 	case "caldav":
@@ -225,7 +227,7 @@ func seed() {
 				if i >= total || firstErr.Load() != nil {
 					return
 				}
-				if _, err := req("PUT", fmt.Sprintf("/api/v1/webdav/d%02d/f%04d.txt", i / *perDir, i), text(i, *fileSize),
+				if _, err := req("PUT", fmt.Sprintf("/api/v1/webdav/d%02d/f%04d.txt", i / *perDir, i), vocab.Text(i, words, *fileSize),
 					map[string]string{"Content-Type": "text/plain"}, false, 201); err != nil {
 					firstErr.Store(err)
 				}
@@ -493,35 +495,6 @@ func getJSON(path string, v any) error {
 		return err
 	}
 	return json.Unmarshal(b, v)
-}
-
-func makeVocab(n int) []string {
-	cons, vow := "bdfgklmnprstvz", "aeiou"
-	rng := rand.New(rand.NewPCG(1, 2))
-	seen := map[string]bool{}
-	var out []string
-	for len(out) < n {
-		var b strings.Builder
-		for range 3 + rng.IntN(2) {
-			b.WriteByte(cons[rng.IntN(len(cons))])
-			b.WriteByte(vow[rng.IntN(len(vow))])
-		}
-		if w := b.String(); !seen[w] {
-			seen[w] = true
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
-func text(i, size int) []byte {
-	rng := rand.New(rand.NewPCG(uint64(i), 49))
-	var b bytes.Buffer
-	for b.Len() < size {
-		b.WriteString(words[rng.IntN(len(words))])
-		b.WriteByte(' ')
-	}
-	return b.Bytes()[:size]
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -40,6 +40,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"atrium/bench/internal/vocab"
 )
 
 var (
@@ -55,7 +57,7 @@ var (
 	fillC  = flag.Int("fill-c", 8, "WebDAV clients filling the drive (untimed)")
 	files  = flag.Int("files", 100000, "files in the drive for the browse, delta and search figures (the timed PUTs count)")
 	folder = flag.Int("folder", 5000, "files per folder")
-	vocab  = flag.Int("vocab", 2000, "words in the vocabulary of the files' text")
+	vocabN = flag.Int("vocab", 2000, "words in the vocabulary of the files' text")
 	bruns  = flag.Int("browse-runs", 5, "browses of a full folder")
 	druns  = flag.Int("delta-runs", 3, "delta snapshots")
 	nsrch  = flag.Int("searches", 50, "searches")
@@ -75,7 +77,7 @@ func main() {
 	*base = strings.TrimSuffix(*base, "/")
 	n := max(*restC, *fillC, *c) * 2
 	client = &http.Client{Timeout: 5 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: n, DisableCompression: true}}
-	words := makeVocab(*vocab)
+	words := vocab.Words(*vocabN)
 
 	// 1. REST.
 	for _, ep := range []struct{ key, path string }{{"me", "/api/v1/me"}, {"books", "/api/v1/contacts/books"}} {
@@ -241,37 +243,6 @@ func main() {
 	fmt.Printf("search_p50_ms %.2f\nsearch_p99_ms %.2f\nsearch_mean_hits %d\n", st[len(st)/2], st[len(st)*99/100], hits/len(st))
 }
 
-// makeVocab returns n made-up words of three to four syllables.
-func makeVocab(n int) []string {
-	cons, vow := "bdfgklmnprstvz", "aeiou"
-	rng := rand.New(rand.NewPCG(1, 2))
-	seen := map[string]bool{}
-	var out []string
-	for len(out) < n {
-		var b strings.Builder
-		for range 3 + rng.IntN(2) {
-			b.WriteByte(cons[rng.IntN(len(cons))])
-			b.WriteByte(vow[rng.IntN(len(vow))])
-		}
-		if w := b.String(); !seen[w] {
-			seen[w] = true
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
-// text returns file i's content: words of the vocabulary, size bytes.
-func text(i int, words []string) []byte {
-	rng := rand.New(rand.NewPCG(uint64(i), 49))
-	var b bytes.Buffer
-	for b.Len() < *size {
-		b.WriteString(words[rng.IntN(len(words))])
-		b.WriteByte(' ')
-	}
-	return b.Bytes()[:*size]
-}
-
 // putRange PUTs files [from, to) with k clients; returns the wall time and the p99 in ms.
 func putRange(from, to, k int, words []string) (time.Duration, float64) {
 	var next atomic.Int64
@@ -288,7 +259,7 @@ func putRange(from, to, k int, words []string) (time.Duration, float64) {
 					return
 				}
 				t := time.Now()
-				if err := dav(http.MethodPut, fmt.Sprintf("%s%03d/f%06d.txt", *prefix, i / *folder, i), text(i, words), http.StatusCreated); err != nil {
+				if err := dav(http.MethodPut, fmt.Sprintf("%s%03d/f%06d.txt", *prefix, i / *folder, i), vocab.Text(i, words, *size), http.StatusCreated); err != nil {
 					firstErr.Store(err)
 					return
 				}
