@@ -78,6 +78,22 @@ func (m *memLimitStore) CountRequests(_ context.Context, key string, start time.
 	return m.windows[k], nil
 }
 
+// sharedTest is what the "nodes" of a shared-limit test share: the store and
+// a clock the test moves.
+type sharedTest struct {
+	t     *testing.T
+	store *memLimitStore
+	now   time.Time
+}
+
+func newSharedTest(t *testing.T) *sharedTest {
+	return &sharedTest{t: t, store: newMemLimitStore(), now: time.Unix(1_700_000_000, 0)}
+}
+
+func (st *sharedTest) clock() time.Time { return st.now }
+
+func (st *sharedTest) fail(error) { st.t.Error("no store error expected") }
+
 // sharedRateNodes are two nodes' request limiters on one shared store.
 func sharedRateNodes(store LimitStore, clock func() time.Time, perSecond float64, burst int, fail func(error)) [2]*rateLimiters {
 	var rates [2]*rateLimiters
@@ -94,14 +110,11 @@ func sharedRateNodes(store LimitStore, clock func() time.Time, perSecond float64
 func TestSharedLimits(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store := newMemLimitStore()
-	now := time.Unix(1_700_000_000, 0)
-	clock := func() time.Time { return now }
-	fail := func(error) { t.Error("no store error expected") }
+	st := newSharedTest(t)
 	var nodes [2]*failLimiter
 	for i := range nodes {
-		nodes[i] = newFailLimiter(4, time.Minute, 0, clock)
-		nodes[i].sharedIn(store, "ip", fail)
+		nodes[i] = newFailLimiter(4, time.Minute, 0, st.clock)
+		nodes[i].sharedIn(st.store, "ip", st.fail)
 	}
 	for i := range 4 {
 		if w := nodes[0].blocked(ctx, "ip:1"); w != 0 {
@@ -114,7 +127,7 @@ func TestSharedLimits(t *testing.T) {
 	if w := nodes[0].blocked(ctx, "ip:1"); w != 0 {
 		t.Fatalf("node 0 within %v of finding the key clear: wait %v", sharedClearFor, w)
 	}
-	now = now.Add(sharedClearFor)
+	st.now = st.now.Add(sharedClearFor)
 	for i, n := range nodes {
 		if w := n.blocked(ctx, "ip:1"); w != time.Minute-sharedClearFor {
 			t.Fatalf("node %d after 4 failures on both: wait %v, want the rest of the window", i, w)
@@ -127,22 +140,22 @@ func TestSharedLimits(t *testing.T) {
 
 	var known [2]*knownClients
 	for i := range known {
-		known[i] = newKnownClients(time.Hour, clock)
-		known[i].shared, known[i].onErr = store, fail
+		known[i] = newKnownClients(time.Hour, st.clock)
+		known[i].shared, known[i].onErr = st.store, st.fail
 	}
 	known[0].add(ctx, "10.0.0.1", "account:ann")
 	if !known[1].has(ctx, "10.0.0.1", "account:ann") || known[1].has(ctx, "10.0.0.2", "account:ann") {
 		t.Fatal("a client known to one node is not known to the other, or another is")
 	}
-	now = now.Add(time.Hour)
+	st.now = st.now.Add(time.Hour)
 	if known[1].has(ctx, "10.0.0.1", "account:ann") {
 		t.Fatal("a known client outlived the ttl")
 	}
 
-	// Windows of 3 s, 3 requests each; now is 1 s into a window (they start
+	// Windows of 3 s, 3 requests each; st.now is 1 s into a window (they start
 	// at multiples of 3 s).
-	rates := sharedRateNodes(store, clock, 1, 3, fail)
-	now = time.Unix(1_700_000_002, 0)
+	rates := sharedRateNodes(st.store, st.clock, 1, 3, st.fail)
+	st.now = time.Unix(1_700_000_002, 0)
 	for i := range 3 {
 		if w := rates[i%2].wait(ctx, "pat:1"); w != 0 {
 			t.Fatalf("request %d waits %v", i+1, w)
@@ -151,7 +164,7 @@ func TestSharedLimits(t *testing.T) {
 	if w := rates[1].wait(ctx, "pat:1"); w != 2*time.Second {
 		t.Fatalf("the fourth request of the window on both nodes waits %v, want the rest of the window", w)
 	}
-	now = now.Add(2 * time.Second)
+	st.now = st.now.Add(2 * time.Second)
 	if w := rates[0].wait(ctx, "pat:1"); w != 0 {
 		t.Fatalf("the next window waits %v", w)
 	}
@@ -164,23 +177,20 @@ func TestSharedLimits(t *testing.T) {
 func TestSharedRateBatches(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store := newMemLimitStore()
-	now := time.Unix(1_700_000_000, 0)
-	clock := func() time.Time { return now }
-	fail := func(error) { t.Error("no store error expected") }
-	rates := sharedRateNodes(store, clock, 10, 100, fail) // windows of 10 s, 100 requests each
+	st := newSharedTest(t)
+	rates := sharedRateNodes(st.store, st.clock, 10, 100, st.fail) // windows of 10 s, 100 requests each
 	for i := range 30 {
 		if w := rates[0].wait(ctx, "pat:1"); w != 0 {
 			t.Fatalf("request %d waits %v", i+1, w)
 		}
 	}
-	if store.calls != 1 {
-		t.Fatalf("30 requests far below the budget made %d store calls, want 1 (the window's first)", store.calls)
+	if st.store.calls != 1 {
+		t.Fatalf("30 requests far below the budget made %d st.store calls, want 1 (the window's first)", st.store.calls)
 	}
-	now = now.Add(sharedSyncEvery)
+	st.now = st.now.Add(sharedSyncEvery)
 	rates[0].wait(ctx, "pat:1")
-	if store.calls != 2 || store.windows["token pat:1@"+time.Unix(1_700_000_000, 0).String()] != 31 {
-		t.Fatalf("after %v: %d calls, counts %v; want the 31 added", sharedSyncEvery, store.calls, store.windows)
+	if st.store.calls != 2 || st.store.windows["token pat:1@"+time.Unix(1_700_000_000, 0).String()] != 31 {
+		t.Fatalf("after %v: %d calls, counts %v; want the 31 added", sharedSyncEvery, st.store.calls, st.store.windows)
 	}
 	allowed := 31
 	for i := 0; i < 200; i++ {
@@ -200,35 +210,34 @@ func TestSharedRateBatches(t *testing.T) {
 func TestSharedSuccessWritesOnlyWhatItForgets(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store := newMemLimitStore()
-	now := time.Unix(1_700_000_000, 0)
-	l := newFailLimiter(4, time.Minute, 0, func() time.Time { return now })
-	l.sharedIn(store, "ip", func(error) { t.Error("no store error expected") })
+	st := newSharedTest(t)
+	l := newFailLimiter(4, time.Minute, 0, st.clock)
+	l.sharedIn(st.store, "ip", st.fail)
 	for range 3 {
 		l.blocked(ctx, "ip:1")
 		l.forget(ctx, "ip:1")
 	}
-	if store.forgets != 0 {
-		t.Fatalf("successes with no failure wrote %d forgets, want 0", store.forgets)
+	if st.store.forgets != 0 {
+		t.Fatalf("successes with no failure wrote %d forgets, want 0", st.store.forgets)
 	}
 	l.fail(ctx, "ip:1")
 	l.blocked(ctx, "ip:1")
 	l.forget(ctx, "ip:1")
-	if store.forgets != 1 || len(store.fails["ip ip:1"]) != 0 {
-		t.Fatalf("a success after a failure: %d forgets, failures left %v", store.forgets, store.fails)
+	if st.store.forgets != 1 || len(st.store.fails["ip ip:1"]) != 0 {
+		t.Fatalf("a success after a failure: %d forgets, failures left %v", st.store.forgets, st.store.fails)
 	}
 	l.blocked(ctx, "ip:1") // none again
-	now = now.Add(sharedClearFor)
+	st.now = st.now.Add(sharedClearFor)
 	l.forget(ctx, "ip:1")
-	if store.forgets != 2 {
-		t.Fatalf("a success %v after the reading: %d forgets, want 2", sharedClearFor, store.forgets)
+	if st.store.forgets != 2 {
+		t.Fatalf("a success %v after the reading: %d forgets, want 2", sharedClearFor, st.store.forgets)
 	}
 
 	// The readings of keys no longer asked about are forgotten, once a minute.
 	for i := range 100 {
 		l.blocked(ctx, fmt.Sprintf("ip:10.0.0.%d", i))
 	}
-	now = now.Add(time.Minute)
+	st.now = st.now.Add(time.Minute)
 	l.blocked(ctx, "ip:1")
 	held := 0
 	for _, m := range []*sync.Map{&l.clear, &l.none} {
