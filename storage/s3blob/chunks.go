@@ -84,23 +84,22 @@ func (c Chunks) mark(ctx context.Context, prefix string) error {
 // MakeFolder creates the folder of transfer; false when it exists. Two
 // nodes making it at once may both answer true: the folder is one either way.
 func (c Chunks) MakeFolder(ctx context.Context, user, transfer string) (bool, error) {
-	p, err := c.prefix(user, transfer)
-	if err != nil {
-		return false, err
-	}
-	if ok, err := c.folderExists(ctx, p); err != nil || ok {
-		return false, err
-	}
-	return true, c.mark(ctx, p)
+	return c.markIf(ctx, user, transfer, false)
 }
 
 // Touch rewrites the folder mark; false when the folder does not exist.
 func (c Chunks) Touch(ctx context.Context, user, transfer string) (bool, error) {
+	return c.markIf(ctx, user, transfer, true)
+}
+
+// markIf writes the folder's mark, now, when the folder exists as exists
+// says, and reports whether it did.
+func (c Chunks) markIf(ctx context.Context, user, transfer string, exists bool) (bool, error) {
 	p, err := c.prefix(user, transfer)
 	if err != nil {
 		return false, err
 	}
-	if ok, err := c.folderExists(ctx, p); err != nil || !ok {
+	if ok, err := c.folderExists(ctx, p); err != nil || ok != exists {
 		return false, err
 	}
 	return true, c.mark(ctx, p)

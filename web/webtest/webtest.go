@@ -226,18 +226,7 @@ func start(dir string, clock *Clock, logs io.Writer, report func(*http.Request, 
 func Node(t testing.TB, dir string, opts ...Option) *Server {
 	t.Helper()
 	other := t.TempDir()
-	for _, name := range []string{testDatabaseFile, testBucketFile} {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err == nil {
-			err = os.WriteFile(filepath.Join(other, name), b, 0o600)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	copyStores(t, dir, other)
 	if DatabaseURL(dir) == "" {
 		files, err := filepath.Glob(filepath.Join(dir, "atrium.db*"))
 		if err != nil {
@@ -252,6 +241,24 @@ func Node(t testing.TB, dir string, opts ...Option) *Server {
 	return Start(t, other, opts...)
 }
 
+// copyStores gives the test data directory to the settings of from's
+// database and bucket (which name them, not hold them).
+func copyStores(t testing.TB, from, to string) {
+	t.Helper()
+	for _, name := range []string{testDatabaseFile, testBucketFile} {
+		b, err := os.ReadFile(filepath.Join(from, name))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(to, name), b, 0o600)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // Peer starts a second node of s's cluster for a cross-node test: another
 // server on s's PostgreSQL database and bucket (or, without a bucket, on
 // s's blob directories: a disk both nodes share), with s's clock and a data
@@ -264,18 +271,7 @@ func (s *Server) Peer(t testing.TB, opts ...Option) *Server {
 		t.Skip("several nodes need PostgreSQL (" + sqldb.TestDatabaseEnv + ")")
 	}
 	dir := t.TempDir()
-	for _, f := range []string{testDatabaseFile, testBucketFile} {
-		b, err := os.ReadFile(filepath.Join(s.Data, f))
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err == nil {
-			err = os.WriteFile(filepath.Join(dir, f), b, 0o600)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	copyStores(t, s.Data, dir)
 	if !S3(s.Data) {
 		for _, d := range []string{"blobs", "archive"} {
 			if err := os.MkdirAll(filepath.Join(s.Data, d), 0o700); err != nil {
