@@ -297,6 +297,41 @@ func (s *Service) TusRoom(ctx context.Context, p *app.Principal) (int64, error) 
 	return max(0, p.QuotaBytes-used), nil
 }
 
+// Allowance is how many more bytes an upload in parts may take: the less of
+// what the organisation's quota leaves and the upload cap, beside what the
+// upload holds already.
+type Allowance struct {
+	// Left is the bytes the upload may still take (negative: it holds more
+	// than it may already).
+	Left  int64
+	quota bool // the quota, not the cap, is the bound
+	cap   int64
+}
+
+// Refusal is the error of a part past the allowance: quota_exceeded when the
+// quota is the bound, payload_too_large when the upload cap is.
+func (a Allowance) Refusal() error {
+	if a.quota {
+		return QuotaError(max(0, a.Left))
+	}
+	return app.Errorf(app.EPayloadTooLarge, "An upload is at most %d bytes.", a.cap)
+}
+
+// UploadAllowance is the allowance of an upload in parts (the sync clients'
+// chunks) that holds held bytes so far. Errors: insufficient_scope (no
+// drive:write), no_bound_user, feature_not_in_plan.
+func (s *Service) UploadAllowance(ctx context.Context, p *app.Principal, held int64) (Allowance, error) {
+	room, err := s.TusRoom(ctx, p)
+	if err != nil {
+		return Allowance{}, err
+	}
+	limit := s.MaxTusBytes()
+	if room < limit {
+		return Allowance{Left: room - held, quota: true, cap: limit}, nil
+	}
+	return Allowance{Left: limit - held, cap: limit}, nil
+}
+
 // QuotaError is the error of an upload that would exceed the quota.
 func QuotaError(room int64) error {
 	return app.Errorf(app.EQuotaExceeded, "The upload would exceed the storage quota: %d more bytes fit.", room)

@@ -263,3 +263,39 @@ func receivedTusUpload(t *testing.T, d *drive.Service, p *app.Principal, name st
 	}
 	return u
 }
+
+// An upload in parts may take what the quota leaves or the upload cap,
+// whichever is less, beside what it holds; a part past it is refused for the
+// bound that applies: quota_exceeded, or payload_too_large.
+func TestUploadAllowance(t *testing.T) {
+	t.Parallel()
+	s := webtest.Shared(t)
+	cr := s.Bootstrap("Allowance Org", "ann@example.test", "admin")
+	ctx := context.Background()
+	p, err := s.Main.Identity.Authenticate(ctx, cr.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	capBytes := s.Main.Drive.MaxTusBytes()
+	for _, c := range []struct {
+		name        string
+		quota, held int64
+		left        int64
+		refusal     string
+	}{
+		{"the quota binds", 100_000, 20_000, 80_000, app.EQuotaExceeded},
+		{"held past the quota", 100_000, 150_000, -50_000, app.EQuotaExceeded},
+		{"no quota: the cap binds", 0, 1_000, capBytes - 1_000, app.EPayloadTooLarge},
+		{"a quota over the cap", capBytes * 2, 0, capBytes, app.EPayloadTooLarge},
+	} {
+		q := *p
+		q.QuotaBytes = c.quota
+		a, err := s.Main.Drive.UploadAllowance(ctx, &q, c.held)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Left != c.left || app.ErrorCode(a.Refusal()) != c.refusal {
+			t.Errorf("%s: left %d, refusal %v; want %d, %s", c.name, a.Left, a.Refusal(), c.left, c.refusal)
+		}
+	}
+}

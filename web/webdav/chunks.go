@@ -232,7 +232,8 @@ func (q *request) uploads() error {
 }
 
 // putChunk stores a chunk, whole or not at all, within what the quota and
-// the upload cap leave beside the transfer's other chunks.
+// the upload cap leave beside the transfer's other chunks (the drive's
+// UploadAllowance).
 func (q *request) putChunk(uid, transfer, name string) error {
 	c := q.h.chunks
 	list, err := c.list(q.ctx, uid, transfer)
@@ -245,25 +246,18 @@ func (q *request) putChunk(uid, transfer, name string) error {
 			stored += c.size
 		}
 	}
-	room, err := q.h.drive.TusRoom(q.ctx, q.p)
+	room, err := q.h.drive.UploadAllowance(q.ctx, q.p, stored)
 	if err != nil {
 		return err
 	}
-	limit := min(q.h.drive.MaxTusBytes()-stored, room-stored)
-	tooLarge := func() error {
-		if room-stored < q.h.drive.MaxTusBytes()-stored {
-			return drive.QuotaError(max(0, room-stored))
-		}
-		return app.Errorf(app.EPayloadTooLarge, "An upload is at most %d bytes.", q.h.drive.MaxTusBytes())
+	if room.Left < 0 || q.r.ContentLength > room.Left {
+		return room.Refusal()
 	}
-	if limit < 0 || q.r.ContentLength > limit {
-		return tooLarge()
-	}
-	err = c.store.Put(q.ctx, uid, transfer, name, q.r.Body, q.r.ContentLength, limit)
+	err = c.store.Put(q.ctx, uid, transfer, name, q.r.Body, q.r.ContentLength, room.Left)
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrChunkTooLarge):
-		return tooLarge()
+		return room.Refusal()
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return app.Errorf(app.EBadRequest, "The chunk ended before its Content-Length; it was not kept.")
 	default:
