@@ -2,9 +2,11 @@ package webdav
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -49,5 +51,40 @@ func TestChunkFoldersExpire(t *testing.T) {
 	c.sweep(ctx, now.Add(chunkSweepEvery+time.Second), slog.Default())
 	if exists(later) {
 		t.Fatal("the next sweep kept an abandoned folder")
+	}
+}
+
+// The chunks of a MOVE are read in their order, each opened as it is
+// reached; a chunk that changed size since the listing is refused, not mixed
+// into the file.
+func TestChunkReaderRefusesAChangedChunk(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, err := NewDirChunks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &chunks{store: store}
+	if _, err := store.MakeFolder(ctx, "u", "t"); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{"2": "world", "1": "hello "} {
+		if err := store.Put(ctx, "u", "t", name, strings.NewReader(body), int64(len(body)), 100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := c.list(ctx, "u", "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(&chunkReader{ctx: ctx, store: store, user: "u", transfer: "t", list: list})
+	if err != nil || string(got) != "hello world" {
+		t.Fatalf("read %q (%v), want the chunks in their order", got, err)
+	}
+	if err := store.Put(ctx, "u", "t", "2", strings.NewReader("world, longer"), 13, 100); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadAll(&chunkReader{ctx: ctx, store: store, user: "u", transfer: "t", list: list}); err == nil {
+		t.Fatal("a chunk replaced since the listing was read into the file")
 	}
 }
