@@ -11,7 +11,7 @@ import (
 // and counted in the process's resident memory, for as long as its segment
 // lives: a few MB a segment, a few hundred MB for the merges of a large
 // index. MADV_DONTNEED on a read-only mapping of a file drops the mapping and
-// nothing else (as for the executable's pages, cmd/atrium/wire): the pages
+// nothing else (as for the executable's pages, wire): the pages
 // stay in the page cache, for the kernel to keep or reclaim as memory allows,
 // and the ones read again come back with a minor fault. The caller holds the
 // segment open (releaseMapped): a range unmapped meanwhile and mapped again

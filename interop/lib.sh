@@ -20,6 +20,11 @@ check() { # check NAME COMMAND...   — passes when COMMAND exits 0
       printf '     ... (%d lines) ...\n' "$((n - 80))"
       printf '%s\n' "$out" | tail -60 | sed 's/^/     /'
     fi
+    # CI prints every failure's end again after the last suite
+    # (INTEROP_FAILURES, a file it names), where a reader of a long log looks.
+    if [ -n "${INTEROP_FAILURES:-}" ]; then
+      { printf 'FAIL %s\n' "$name"; printf '%s\n' "$out" | tail -60 | sed 's/^/     /'; } >>"$INTEROP_FAILURES"
+    fi
   fi
 }
 

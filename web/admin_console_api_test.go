@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // GET /api/v1/admin/storage: what the organisation's drive holds by user (the

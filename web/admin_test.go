@@ -11,7 +11,7 @@ import (
 	"atrium/app"
 	"atrium/app/identity"
 	"atrium/storage/sqldb"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // adminWorld is a customer organisation (Acme, business plan, 4 seats) with

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"atrium/cmd/atrium/wire"
-	"atrium/web/webtest"
+	"atrium/webtest"
+	"atrium/wire"
 )
 
 type auditPage struct {

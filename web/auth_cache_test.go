@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"atrium/app/identity"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // TestCredentialCacheInvalidation: a personal access token and an app

@@ -19,8 +19,8 @@ import (
 
 	"atrium/app"
 	"atrium/app/identity"
-	"atrium/cmd/atrium/wire"
-	"atrium/web/webtest"
+	"atrium/webtest"
+	"atrium/wire"
 )
 
 // oauth posts a form to the token endpoint.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"atrium/cmd/atrium/wire"
 	"atrium/storage/sqldb"
+	"atrium/wire"
 )
 
 // Foundation target 1: the full middleware stack (request id, access log,

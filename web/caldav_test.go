@@ -12,7 +12,7 @@ import (
 	"github.com/emersion/go-webdav"
 	"github.com/emersion/go-webdav/caldav"
 
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // ics joins iCalendar content lines with CRLF.

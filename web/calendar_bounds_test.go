@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // TestCalendarRecurrenceBounds: a rule with occurrences under a minute apart

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // TestCalendarRESTManage: calendars are created (201, Idempotency-Key),

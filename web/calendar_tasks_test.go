@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // Tasks: written by a CalDAV client and kept whole, listed, made, completed and

@@ -14,9 +14,9 @@ import (
 
 	"atrium/app"
 	"atrium/app/calendar"
-	"atrium/cmd/atrium/wire"
 	"atrium/storage/sqldb"
-	"atrium/web/webtest"
+	"atrium/webtest"
+	"atrium/wire"
 )
 
 // calEnv is a server with two users of one organisation and an outsider.

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"atrium/app/identity"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // Two nodes on one database (webtest's Peer; PostgreSQL only): what a

@@ -18,7 +18,7 @@ import (
 	"atrium/app/contacts"
 	"atrium/app/identity"
 	"atrium/storage/sqldb"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 type book struct {

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"atrium/app/identity"
-	"atrium/cmd/atrium/wire"
 	"atrium/web/ui"
-	"atrium/web/webtest"
+	"atrium/webtest"
+	"atrium/wire"
 )
 
 // A token manages its user's credentials only with credentials:manage, and a

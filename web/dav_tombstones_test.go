@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 var syncTokenRe = regexp.MustCompile(`<d:sync-token>([^<]+)</d:sync-token>`)

@@ -7,8 +7,8 @@ import (
 	"reflect"
 	"testing"
 
-	"atrium/cmd/atrium/wire"
-	"atrium/web/webtest"
+	"atrium/webtest"
+	"atrium/wire"
 )
 
 // TestDemoCredentialsStayTheSame: every start of the demo prints the same

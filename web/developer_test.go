@@ -3,7 +3,7 @@ package web_test
 import (
 	"testing"
 
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // A service principal's token is revoked alone (401 at once, even just after

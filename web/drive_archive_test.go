@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"atrium/cmd/atrium/wire"
-	"atrium/web/webtest"
+	"atrium/webtest"
+	"atrium/wire"
 )
 
 type restoreInfo struct {

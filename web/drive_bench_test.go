@@ -12,8 +12,8 @@ import (
 
 	"atrium/app"
 	"atrium/app/drive"
-	"atrium/cmd/atrium/wire"
 	"atrium/storage/sqldb"
+	"atrium/wire"
 )
 
 // Drive performance targets (issue 7), on a drive of 100,000 files in a real

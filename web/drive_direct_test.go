@@ -15,7 +15,7 @@ import (
 	"atrium/storage/blob"
 	"atrium/storage/s3blob"
 	"atrium/web/presign"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // newDirect starts a server whose clients send and fetch the bytes at the

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"atrium/cmd/atrium/wire"
-	"atrium/web/webtest"
+	"atrium/webtest"
+	"atrium/wire"
 )
 
 // fakeDiscovery is a Collabora-like discovery (edit actions by extension, no

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // lockWorld is a drive with a folder Box of ann's, shared with bob for

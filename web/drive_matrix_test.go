@@ -17,7 +17,7 @@ import (
 	"atrium/app"
 	"atrium/app/drive"
 	"atrium/app/identity"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // txtDiscovery is an editor that edits text files (the matrix writes one file

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // Names are kept in Unicode NFC at every door: "Café" composed (NFC) and

@@ -24,9 +24,9 @@ import (
 	"golang.org/x/image/webp"
 
 	"atrium/app/drive"
-	"atrium/cmd/atrium/wire"
 	"atrium/storage/sqldb"
-	"atrium/web/webtest"
+	"atrium/webtest"
+	"atrium/wire"
 )
 
 // testImage is a w×h gradient with a seed-dependent tint.

@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"atrium/cmd/atrium/wire"
-	"atrium/web/webtest"
+	"atrium/webtest"
+	"atrium/wire"
 )
 
 // A store that goes away mid-use: with every connection to it broken (a

@@ -16,7 +16,7 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"atrium/storage/s3blob"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // With the test store set (ATRIUM_TEST_S3_ENDPOINT), a server keeps the bytes

@@ -13,7 +13,7 @@ import (
 
 	"atrium/index/extract/extracttest"
 	"atrium/storage/sqldb"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 type searchResult struct {

@@ -12,7 +12,7 @@ import (
 
 	"atrium/app/drive"
 	"atrium/storage/sqldb"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // Contents of at most drive.DefaultSmallBytes are kept in the database, with

@@ -13,7 +13,7 @@ import (
 
 	"atrium/app"
 	"atrium/app/drive"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 type deltaItem struct {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // teamShareInfo is a ShareInfo with the team and organisation recipients.

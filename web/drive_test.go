@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"atrium/app/identity"
-	"atrium/cmd/atrium/wire"
-	"atrium/web/webtest"
+	"atrium/webtest"
+	"atrium/wire"
 )
 
 type driveFile struct {

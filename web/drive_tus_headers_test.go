@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"testing"
 
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // A PATCH body is application/offset+octet-stream and nothing else (415), and

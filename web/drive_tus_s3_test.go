@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"atrium/storage/s3blob"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // tusBucket opens the bucket of the test data directory dir from outside the

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // tusClient speaks tus 1.0.0 to the drive for one user.

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"atrium/app/drive"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // zipOf reads a ZIP answer: entry name → content (folders: ""), and the

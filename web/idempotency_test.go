@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"atrium/storage/sqldb"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 func TestIdempotencyKey(t *testing.T) {

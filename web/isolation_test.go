@@ -16,7 +16,7 @@ import (
 
 	"atrium/app"
 	"atrium/app/identity"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // TestIsolationMatrix calls every operation of the served OpenAPI document (and

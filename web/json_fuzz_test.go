@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // FuzzJSONBodies sends arbitrary bodies to the JSON write operations of every

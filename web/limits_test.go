@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"atrium/cmd/atrium/wire"
 	"atrium/web"
 	"atrium/web/ui"
-	"atrium/web/webtest"
+	"atrium/webtest"
+	"atrium/wire"
 )
 
 func withLimits(f func(*wire.LimitsConfig)) webtest.Option {

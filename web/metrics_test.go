@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"atrium/cmd/atrium/wire"
-	"atrium/web/webtest"
+	"atrium/webtest"
+	"atrium/wire"
 )
 
 // /metrics does not answer anyone: by default only a local client (a loopback

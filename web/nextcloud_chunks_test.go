@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"atrium/storage/s3blob"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // Chunked uploads as the Nextcloud and ownCloud clients send them: MKCOL an

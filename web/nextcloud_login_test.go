@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"atrium/app/identity"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 const mirallUA = "Mozilla/5.0 (Linux) mirall/3.7.3git (Nextcloud, debian-6.1.0 ClientArchitecture: x86_64 OsArchitecture: x86_64)"

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // status.php answers anyone, whatever credential the client sends with it

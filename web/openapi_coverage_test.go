@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // uncalledOperations are the operations of the OpenAPI document that no test of

@@ -9,7 +9,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // TestOpenAPIDocument loads the served description with kin-openapi and checks

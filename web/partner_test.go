@@ -12,7 +12,7 @@ import (
 	"atrium/app"
 	"atrium/app/identity"
 	"atrium/storage/sqldb"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // partnerWorld is a reseller with customers, another reseller, and tokens.

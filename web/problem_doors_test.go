@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"atrium/app/identity"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // Every door answers an app error through the one code→status table: a

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"atrium/web"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // TestProblemBodies checks every error shape a client can meet over HTTP.

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"atrium/cmd/atrium/wire"
+	"atrium/wire"
 )
 
 // BenchmarkWebDAVPutSmall is the server's side of bench/smallfiles (issue 21):

@@ -3,7 +3,7 @@ package web_test
 import (
 	"testing"
 
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // TestUnknownQueryParameters: a parameter an operation does not take is a 422

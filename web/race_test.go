@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"atrium/storage/sqldb"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // race sends the requests at once (each from a goroutine of its own, released

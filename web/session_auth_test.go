@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"atrium/web/ui"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // TestSessionCookieOnTheAPI: the web app's pages call the REST API with the

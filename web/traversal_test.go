@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // rawDo sends a request exactly as written (no client-side path cleaning or

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // acceptedUser invites email into org through the partner API, accepts the

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"atrium/app/identity"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // The organisation admin's pages: an admin gets them (and the Admin link), a

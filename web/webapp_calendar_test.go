@@ -11,7 +11,7 @@ import (
 
 	"atrium/app/identity"
 	"atrium/web/ui"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // TestWebAppCalendarPage: the calendar page answers signed in with the names

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"atrium/app/identity"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // api sends a JSON request to the REST API as the contacts page's script does:

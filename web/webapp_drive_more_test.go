@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"atrium/web/ui"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // The drive's favourites view (/drive/favorites): the person's favourite items

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"atrium/web/ui"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // driveFixture makes a folder holding a file whose name is markup, and a file

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"atrium/app/identity"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // TestWebAppPartnerPages: the reseller console answers reseller staff with

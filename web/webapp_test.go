@@ -14,9 +14,9 @@ import (
 
 	"atrium/app"
 	"atrium/app/identity"
-	"atrium/cmd/atrium/wire"
 	"atrium/web/ui"
-	"atrium/web/webtest"
+	"atrium/webtest"
+	"atrium/wire"
 )
 
 // browser is a person's browser: a cookie jar, redirects not followed (the

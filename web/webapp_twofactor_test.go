@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"atrium/cmd/atrium/wire"
 	"atrium/web/ui"
-	"atrium/web/webtest"
+	"atrium/webtest"
+	"atrium/wire"
 )
 
 // totpCode computes the RFC 6238 code (SHA-1, 30 s, 6 digits) of a base32

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // A PUT with OC-Checksum (ownCloud and Nextcloud clients, rclone's owncloud

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // rcloneProps is the PROPFIND body of rclone's webdav backend with the

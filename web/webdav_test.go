@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"atrium/app"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // davUser is one user of the WebDAV mount.

@@ -4,7 +4,7 @@ import (
 	"regexp"
 	"testing"
 
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 var getetagRE = regexp.MustCompile(`<D:getetag>([^<]*)</D:getetag>`)

@@ -17,10 +17,10 @@ import (
 	"atrium/app"
 	"atrium/app/identity"
 	"atrium/app/webhooks"
-	"atrium/cmd/atrium/wire"
 	"atrium/hooksend"
 	"atrium/storage/sqldb"
-	"atrium/web/webtest"
+	"atrium/webtest"
+	"atrium/wire"
 )
 
 // received is one delivery as a receiver saw it.

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"atrium/cmd/atrium/wire"
-	"atrium/web/webtest"
+	"atrium/webtest"
+	"atrium/wire"
 )
 
 // proofEditor is a fake editor whose discovery publishes proof keys, and

@@ -15,7 +15,7 @@ import (
 	"atrium/app"
 	"atrium/app/drive"
 	"atrium/storage/sqldb"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // user is one user of a test server, with its REST token and app password.

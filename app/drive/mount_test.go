@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"atrium/app/drive"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // The mount lists a folder in batches, each query going on from where the

@@ -19,7 +19,7 @@ import (
 	"atrium/app"
 	"atrium/app/drive"
 	"atrium/storage/sqldb"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // TestTusUploadGoneBeforeCompletion: a small upload terminated after its

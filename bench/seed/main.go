@@ -18,8 +18,8 @@ import (
 
 	"atrium/app"
 	"atrium/app/identity"
-	"atrium/cmd/atrium/wire"
 	"atrium/storage/sqldb"
+	"atrium/wire"
 )
 
 func main() {

@@ -31,9 +31,9 @@ import (
 
 	"atrium/app"
 	"atrium/app/webhooks"
-	"atrium/cmd/atrium/wire"
 	"atrium/storage/sqldb"
-	"atrium/web/webtest"
+	"atrium/webtest"
+	"atrium/wire"
 )
 
 const subscriptions = 100

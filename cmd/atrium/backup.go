@@ -10,9 +10,9 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
-	"atrium/cmd/atrium/wire"
 	"atrium/storage/backup"
 	"atrium/storage/sqldb"
+	"atrium/wire"
 )
 
 func newBackupCmd() *cobra.Command {

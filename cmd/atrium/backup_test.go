@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // run runs the atrium command line with args and returns its output.

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"atrium/app/identity"
-	"atrium/cmd/atrium/wire"
-	"atrium/web/webtest"
+	"atrium/webtest"
+	"atrium/wire"
 )
 
 // atrium bootstrap gives an operator without an account password a way into

@@ -10,10 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"atrium/cmd/atrium/wire"
 	"atrium/storage/copydata"
 	"atrium/storage/s3blob"
 	"atrium/storage/sqldb"
+	"atrium/wire"
 )
 
 func newCopyDataCmd() *cobra.Command {

@@ -18,10 +18,10 @@ import (
 	"time"
 
 	"atrium/app/identity"
-	"atrium/cmd/atrium/wire"
 	"atrium/storage/sqldb"
 	"atrium/web/ui"
-	"atrium/web/webtest"
+	"atrium/webtest"
+	"atrium/wire"
 )
 
 // The names webtest gives, in a test data directory, to the URL of its

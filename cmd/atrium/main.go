@@ -18,9 +18,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"atrium/app"
-	"atrium/cmd/atrium/wire"
 	"atrium/storage/sqldb"
 	"atrium/web"
+	"atrium/wire"
 )
 
 // memoryLimit is the soft limit of the Go runtime's memory of serve and

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // TestGeneratedClient runs a short scenario with the client generated from

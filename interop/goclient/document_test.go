@@ -9,7 +9,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2/yaml"
 
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 var update = flag.Bool("update", false, "rewrite openapi.yaml with the document the server serves")

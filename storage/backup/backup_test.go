@@ -23,7 +23,7 @@ import (
 	"atrium/app/drive"
 	"atrium/storage/backup"
 	"atrium/storage/sqldb"
-	"atrium/web/webtest"
+	"atrium/webtest"
 )
 
 // progress records what a backup or restore reports.

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"atrium/cmd/atrium/wire"
-	"atrium/web/webtest"
+	"atrium/webtest"
+	"atrium/wire"
 )
 
 // privateHooks lets webhook subscriptions point at loopback.

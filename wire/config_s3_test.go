@@ -27,7 +27,7 @@ func TestConfigBlob(t *testing.T) {
 	if def.Blob.S3() {
 		t.Fatalf("default [blob]: %+v, want the local disk", def.Blob)
 	}
-	ex, err := LoadConfig("../../../config.example.toml", func(string) string { return "" }, nil)
+	ex, err := LoadConfig("../config.example.toml", func(string) string { return "" }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,8 +25,8 @@ import (
 	"time"
 
 	"atrium/app"
-	"atrium/cmd/atrium/wire"
 	"atrium/storage/sqldb"
+	"atrium/wire"
 )
 
 // Server is a running Atrium for a test.

@@ -165,7 +165,7 @@ func TestConfigTrustedProxies(t *testing.T) {
 func TestConfigEditor(t *testing.T) {
 	t.Parallel()
 	// The example file documents every option with its default.
-	ex, err := LoadConfig("../../../config.example.toml", func(string) string { return "" }, nil)
+	ex, err := LoadConfig("../config.example.toml", func(string) string { return "" }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestConfigEditor(t *testing.T) {
 // at localhost, with a warning, never at 0.0.0.0; with it, at the given URL.
 func TestContainerStartUp(t *testing.T) {
 	t.Parallel()
-	dockerfile, err := os.ReadFile("../../../Dockerfile")
+	dockerfile, err := os.ReadFile("../Dockerfile")
 	if err != nil {
 		t.Fatal(err)
 	}
