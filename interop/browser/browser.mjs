@@ -59,6 +59,15 @@ export async function axe (page, what) {
   assert.deepEqual(violations, [], `axe-core on ${what}`)
 }
 
+// chooseFiles sets the files of a file input as a person picking them would,
+// once the page's scripts have run: setInputFiles waits for nothing, and a
+// change before the upload script took the input on would be lost (the page
+// had just been navigated to).
+export async function chooseFiles (locator, files) {
+  await locator.page().waitForLoadState('domcontentloaded')
+  await locator.setInputFiles(files)
+}
+
 // signIn opens path signed in as the pages' person (PAGES_EMAIL, whose
 // invitation the suite accepted with PAGES_PASSWORD), through the sign-in page.
 export async function signIn (browser, path = '/', opts = {}) {

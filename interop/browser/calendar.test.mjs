@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import { launch, signIn, noProblems, axe, screenshot } from './browser.mjs'
+import { launch, signIn, noProblems, axe, screenshot, chooseFiles } from './browser.mjs'
 
 const timezoneId = 'America/New_York'
 let browser, page
@@ -292,7 +292,7 @@ test('calendars: made with a colour, hidden and shown, imported into, exported, 
   const ics = ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//browser test//EN', 'BEGIN:VEVENT', 'UID:imported-1@browser.test',
     'DTSTAMP:20260101T000000Z', `DTSTART;VALUE=DATE:${d(l.today)}`, `DTEND;VALUE=DATE:${d(l.tomorrow)}`, 'SUMMARY:Imported holiday',
     'END:VEVENT', 'END:VCALENDAR', ''].join('\r\n')
-  await page.getByLabel('iCalendar file (.ics)').setInputFiles({ name: 'holiday.ics', mimeType: 'text/calendar', buffer: Buffer.from(ics) })
+  await chooseFiles(page.getByLabel('iCalendar file (.ics)'), { name: 'holiday.ics', mimeType: 'text/calendar', buffer: Buffer.from(ics) })
   await page.getByLabel('Into', { exact: true }).selectOption({ label: 'Team <b>' })
   await button('Import').click()
   await page.locator('#cal-import-result').getByText('Imported 1, updated 0, skipped 0.').waitFor()

@@ -13,7 +13,7 @@ import path from 'node:path'
 import http from 'node:http'
 import net from 'node:net'
 import { spawn, execFileSync } from 'node:child_process'
-import { base, launch, newPage, noProblems, axe, signIn, screenshot } from './browser.mjs'
+import { base, launch, newPage, noProblems, axe, signIn, screenshot, chooseFiles } from './browser.mjs'
 
 let browser
 let page
@@ -48,7 +48,7 @@ test('Favourites lists what is marked, from any folder', async () => {
 
   await page.getByRole('link', { name: favFolder }).click()
   await page.getByRole('heading', { level: 1, name: favFolder }).waitFor()
-  await page.locator('#upload-files').setInputFiles({ name: favFile, mimeType: 'text/plain', buffer: Buffer.from('a favourite') })
+  await chooseFiles(page.locator('#upload-files'), { name: favFile, mimeType: 'text/plain', buffer: Buffer.from('a favourite') })
   await row(page, favFile).waitFor()
   await menuAction(page, favFile, 'Add to favourites')
   await row(page, favFile).getByText('Favourite', { exact: true }).waitFor()

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { base, launch, newPage, noProblems, axe, signIn, signInAs, screenshot } from './browser.mjs'
+import { base, launch, newPage, noProblems, axe, signIn, signInAs, screenshot, chooseFiles } from './browser.mjs'
 
 let browser
 let page
@@ -63,7 +63,7 @@ test('a file uploads over tus into the folder and resumes after a dropped PATCH'
     if (route.request().method() === 'PATCH' && patches++ === 0) return route.abort('connectionreset')
     return route.continue()
   })
-  await page.locator('input[type=file]').first().setInputFiles({ name: fileName, mimeType: 'text/plain', buffer: Buffer.from(content) })
+  await chooseFiles(page.locator('input[type=file]').first(), { name: fileName, mimeType: 'text/plain', buffer: Buffer.from(content) })
   const up = page.getByRole('region', { name: 'Uploads' })
   await up.getByText('Uploaded', { exact: true }).waitFor()
   await page.unroute('**/api/v1/drive/tus/*')
@@ -84,7 +84,7 @@ test('a small file goes up in one request: its bytes with the upload\'s creation
   const seen = []
   const watch = r => { if (r.url().includes('/api/v1/drive/tus')) seen.push(r.method() + ' ' + (r.headers()['content-type'] ?? '')) }
   page.on('request', watch)
-  await page.locator('input[type=file]').first().setInputFiles({ name: small, mimeType: 'text/plain', buffer: Buffer.from('tiny words') })
+  await chooseFiles(page.locator('input[type=file]').first(), { name: small, mimeType: 'text/plain', buffer: Buffer.from('tiny words') })
   await row(small).waitFor()
   page.off('request', watch)
   assert.deepEqual(seen, ['POST application/offset+octet-stream'])
@@ -93,7 +93,7 @@ test('a small file goes up in one request: its bytes with the upload\'s creation
 })
 
 test('the same name again offers skip, rename and overwrite', async () => {
-  await page.locator('input[type=file]').first().setInputFiles({ name: fileName, mimeType: 'text/plain', buffer: Buffer.from('again') })
+  await chooseFiles(page.locator('input[type=file]').first(), { name: fileName, mimeType: 'text/plain', buffer: Buffer.from('again') })
   const dlg = page.getByRole('dialog', { name: `“${fileName}” already exists` })
   await dlg.waitFor()
   await axe(page, 'the name conflict dialog')
@@ -105,7 +105,7 @@ test('the same name again offers skip, rename and overwrite', async () => {
 
 test('Preview shows a text file; an overwrite makes a version that restores', async () => {
   const second = fileName.replace('.txt', ' (1).txt')
-  await page.locator('input[type=file]').first().setInputFiles({ name: second, mimeType: 'text/plain', buffer: Buffer.from('third words') })
+  await chooseFiles(page.locator('input[type=file]').first(), { name: second, mimeType: 'text/plain', buffer: Buffer.from('third words') })
   const conflict = page.getByRole('dialog', { name: `“${second}” already exists` })
   await conflict.getByRole('button', { name: 'Overwrite' }).click()
   await page.getByRole('region', { name: 'Uploads' }).getByText('Uploaded as a new version').waitFor()
@@ -137,7 +137,7 @@ test('a whole folder uploads through the folder picker, its tree kept', async ()
   fs.mkdirSync(path.join(top, 'deep'), { recursive: true })
   fs.writeFileSync(path.join(top, 'a.txt'), 'first')
   fs.writeFileSync(path.join(top, 'deep', 'b.txt'), 'second')
-  await page.locator('#upload-folder').setInputFiles(top)
+  await chooseFiles(page.locator('#upload-folder'), top)
   await page.getByRole('status').filter({ hasText: 'Uploads finished.' }).waitFor()
   await page.getByRole('link', { name: `album-${stamp}` }).click()
   await page.getByRole('heading', { level: 1, name: `album-${stamp}` }).waitFor()
@@ -153,7 +153,7 @@ test('a whole folder uploads through the folder picker, its tree kept', async ()
 test('the grid view shows thumbnails of images; Preview shows the image', async () => {
   const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64')
   const image = `pixel-${stamp}.png`
-  await page.locator('input[type=file]').first().setInputFiles({ name: image, mimeType: 'image/png', buffer: png })
+  await chooseFiles(page.locator('input[type=file]').first(), { name: image, mimeType: 'image/png', buffer: png })
   await row(image).waitFor()
   const toggle = page.getByRole('button', { name: 'Grid view' })
   await toggle.click()
@@ -198,7 +198,7 @@ test('Preview shows a PDF page by page (pdf.js, loaded only then)', async () => 
   const name = `leaflet-${stamp}.pdf`
   const loaded = []
   page.on('request', r => { if (r.url().includes('/assets/vendor/pdf')) loaded.push(r.url()) })
-  await page.locator('input[type=file]').first().setInputFiles({ name, mimeType: 'application/pdf', buffer: tinyPdf(['First page', 'Second page']) })
+  await chooseFiles(page.locator('input[type=file]').first(), { name, mimeType: 'application/pdf', buffer: tinyPdf(['First page', 'Second page']) })
   await row(name).waitFor()
   assert.deepEqual(loaded, [], 'pdf.js loads with the page')
   await page.getByRole('button', { name: `Actions for ${name}` }).click()

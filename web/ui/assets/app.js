@@ -2,6 +2,10 @@
 // Loaded on every page before the page's own script (both deferred, in
 // document order), it gives those scripts what they share: window.Atrium.
 "use strict";
+// A button of type "button" does something only once a script took it on:
+// such buttons stay hidden (app.css, html.js-wait) until the page's scripts
+// have run, so that a click during the page's load is not lost.
+document.addEventListener("DOMContentLoaded", function () { document.documentElement.classList.remove("js-wait"); });
 window.Atrium = (function () {
   function token() { return (document.querySelector('meta[name="csrf-token"]') || {}).content || ""; }
 
