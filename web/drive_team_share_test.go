@@ -2,6 +2,8 @@ package web_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -277,6 +279,100 @@ func TestWebAppTeamShareEndsWithMembership(t *testing.T) {
 	for _, path := range []string{"/drive/" + folder.ID, "/drive/" + file.ID + "/download"} {
 		if p := b.get(path); p.StatusCode != 404 {
 			t.Errorf("GET %s after leaving the team: %d, want 404", path, p.StatusCode)
+		}
+	}
+}
+
+// Shared with me is one order across its pages, whichever way the server
+// reads a page: bob (26 of the organisation's 32 files shared with him) is
+// read along the organisation's items in name order, carol (2) by sorting
+// her shared items. Folders come first; an item shared twice (directly and
+// through a team) is listed once; a trashed item, an unshared one and bob's
+// own file shared with his team are not listed.
+func TestDriveSharedWithMePages(t *testing.T) {
+	t.Parallel()
+	s, ann := newDrive(t)
+	bob := newDavUser(t, s, "Drive Org", "bob@example.test", "member")
+	carol := newDavUser(t, s, "Drive Org", "carol@example.test", "member")
+	team := ann.admin(201, "POST", "/teams", map[string]any{"name": "Readers"})["id"].(string)
+	ann.admin(201, "POST", "/teams/"+team+"/members", map[string]any{"user_id": bob.creds.UserID})
+
+	var bobSees, carolSees []string
+	for _, name := range []string{"Beta Folder", "alpha folder"} {
+		ann.teamShare(ann.folder(name, "").ID, map[string]any{"team_id": team})
+	}
+	bobSees = append(bobSees, "alpha folder", "Beta Folder")
+	for i := range 30 {
+		name := fmt.Sprintf("file-%02d.txt", i)
+		f := ann.upload(name, "", "text/plain", []byte(name))
+		switch {
+		case i%5 == 4: // not shared
+		case i == 3: // shared, then trashed
+			ann.teamShare(f.ID, map[string]any{"team_id": team})
+			ann.ok(204, "POST", "/api/v1/drive/"+f.ID+"/trash", nil, nil)
+		default:
+			ann.teamShare(f.ID, map[string]any{"team_id": team})
+			bobSees = append(bobSees, name)
+		}
+		if i == 10 || i == 20 {
+			ann.share(f.ID, map[string]any{"user_id": carol.creds.UserID})
+			carolSees = append(carolSees, name)
+		}
+	}
+	twice := ann.upload("zz-twice.txt", "", "text/plain", []byte("twice"))
+	ann.teamShare(twice.ID, map[string]any{"team_id": team})
+	ann.share(twice.ID, map[string]any{"user_id": bob.creds.UserID, "permission": "edit"})
+	bobSees = append(bobSees, "zz-twice.txt")
+	own := bob.rest.upload("bob-own.txt", "", "text/plain", []byte("mine"))
+	bob.rest.teamShare(own.ID, map[string]any{"team_id": team})
+
+	pages := func(c driveClient, query string) (got []string, total int) {
+		t.Helper()
+		for page := 1; ; page++ {
+			l := c.list(fmt.Sprintf("/api/v1/drive/shared?per_page=5&page=%d%s", page, query))
+			total = l.Total
+			for _, it := range l.Items {
+				got = append(got, it.Name)
+				if it.Name == "zz-twice.txt" && it.Permission != "edit" {
+					t.Errorf("zz-twice.txt: permission %q, want edit (the broader of its two shares)", it.Permission)
+				}
+			}
+			if page >= l.TotalPages {
+				return got, total
+			}
+		}
+	}
+	reversed := func(names []string) []string {
+		out := slices.Clone(names)
+		folders := 0
+		for folders < len(out) && strings.HasSuffix(strings.ToLower(out[folders]), "folder") {
+			folders++
+		}
+		slices.Reverse(out[:folders])
+		slices.Reverse(out[folders:])
+		return out
+	}
+	var tens []string
+	for _, n := range bobSees {
+		if strings.HasPrefix(n, "file-1") {
+			tens = append(tens, n)
+		}
+	}
+	for _, c := range []struct {
+		who    string
+		client driveClient
+		query  string
+		want   []string
+	}{
+		{"bob by name", bob.rest, "&sort_by=name&sort_order=asc", bobSees},
+		{"bob by default", bob.rest, "", bobSees},
+		{"bob by name, Z to A", bob.rest, "&sort_by=name&sort_order=desc", reversed(bobSees)},
+		{"bob, names with file-1", bob.rest, "&sort_by=name&sort_order=asc&q=file-1", tens},
+		{"carol by name", carol.rest, "&sort_by=name&sort_order=asc", carolSees},
+	} {
+		got, total := pages(c.client, c.query)
+		if !slices.Equal(got, c.want) || total != len(c.want) {
+			t.Errorf("%s: %d items %v,\nwant %d %v", c.who, total, got, len(c.want), c.want)
 		}
 	}
 }

@@ -34,6 +34,7 @@ type driveFile struct {
 	ContentHash string  `json:"content_hash"`
 	IsFavorite  bool    `json:"is_favorite"`
 	TrashedAt   *string `json:"trashed_at"`
+	Permission  string  `json:"permission"`
 	Metadata    struct {
 		Description string            `json:"description"`
 		Tags        []string          `json:"tags"`
