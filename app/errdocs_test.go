@@ -13,7 +13,8 @@ import (
 )
 
 // The doc comment of every exported method of a service (a type named Service
-// or Admin in a package under app/) ends with the sentence
+// or Admin in a package under app/, or a part of a Service: a struct whose
+// field core is the *Service) ends with the sentence
 //
 //	Errors: code (when), code (when), ….
 //
@@ -23,25 +24,58 @@ import (
 func TestServiceMethodsNameTheirErrors(t *testing.T) {
 	t.Parallel()
 	known := errorCodes(t)
+	type file struct {
+		path string
+		f    *ast.File
+	}
+	var files []file
+	// services are the receivers checked, by package: Service, Admin and a
+	// service's parts (a struct whose field core is the *Service, such as
+	// drive.Editing).
+	services := map[string]map[string]bool{}
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || filepath.Dir(path) == "." || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return err
 		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ParseComments)
 		if err != nil {
 			return err
 		}
-		for _, decl := range f.Decls {
+		files = append(files, file{path, f})
+		pkg := filepath.Dir(path)
+		if services[pkg] == nil {
+			services[pkg] = map[string]bool{"Service": true, "Admin": true}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			ts, ok := n.(*ast.TypeSpec)
+			if !ok {
+				return true
+			}
+			if st, ok := ts.Type.(*ast.StructType); ok {
+				for _, fl := range st.Fields.List {
+					if len(fl.Names) == 1 && fl.Names[0].Name == "core" && receiverName(fl.Type) == "Service" {
+						services[pkg][ts.Name.Name] = true
+					}
+				}
+			}
+			return false
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fi := range files {
+		for _, decl := range fi.f.Decls {
 			fd, ok := decl.(*ast.FuncDecl)
 			if !ok || fd.Recv == nil || !fd.Name.IsExported() {
 				continue
 			}
 			recv := receiverName(fd.Recv.List[0].Type)
-			if recv != "Service" && recv != "Admin" {
+			if !services[filepath.Dir(fi.path)][recv] {
 				continue
 			}
-			name := filepath.ToSlash(filepath.Join("app", path)) + ": " + f.Name.Name + "." + recv + "." + fd.Name.Name
+			name := filepath.ToSlash(filepath.Join("app", fi.path)) + ": " + fi.f.Name.Name + "." + recv + "." + fd.Name.Name
 			doc := ""
 			if fd.Doc != nil {
 				doc = fd.Doc.Text()
@@ -50,10 +84,9 @@ func TestServiceMethodsNameTheirErrors(t *testing.T) {
 				t.Errorf("%s: %s", name, problem)
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	}
+	if !services["drive"]["Editing"] {
+		t.Error("drive.Editing is not found as a part of the drive service: the check of parts reads nothing")
 	}
 }
 

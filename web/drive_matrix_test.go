@@ -218,11 +218,11 @@ func TestDriveWriteMatrix(t *testing.T) {
 				return wopiCall(w.s, "POST", w.f.ID, "contents", p["tok"], wopiOp("PUT", "X-WOPI-Lock", "W1"), "ann's")
 			},
 			call: func(ctx context.Context, w matrixWorld, p prep) error {
-				es, err := w.s.Main.Drive.OpenEditorSession(ctx, p["tok"], w.f.ID)
+				es, err := w.s.Main.Drive.Editing().OpenEditorSession(ctx, p["tok"], w.f.ID)
 				if err != nil {
 					return err
 				}
-				_, err = w.s.Main.Drive.WOPIPutFile(ctx, es, drive.WOPIPut{Lock: "W1", Body: strings.NewReader("ann's"), Size: 5})
+				_, err = w.s.Main.Drive.Editing().WOPIPutFile(ctx, es, drive.WOPIPut{Lock: "W1", Body: strings.NewReader("ann's"), Size: 5})
 				return err
 			}},
 		{name: "link write",

@@ -304,7 +304,7 @@ func (s *Server) routes() {
 	// authenticate with the edit session's access token, not with the
 	// middleware's credentials.
 	if s.cfg.Drive != nil {
-		wh := gin.WrapH(wopi.New(s.cfg.Drive, s.log))
+		wh := gin.WrapH(wopi.New(s.cfg.Drive.Editing(), s.log))
 		for _, m := range []string{http.MethodGet, http.MethodPost} {
 			e.Handle(m, wopi.Prefix+"*path", wh)
 		}

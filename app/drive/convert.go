@@ -74,11 +74,11 @@ func ODFTarget(name, mimeType string) string {
 // no free name), editor_unavailable (no converter), unavailable (a conversion
 // that took too long), locked (a lock on the folder the caller does not hold),
 // quota_exceeded.
-func (s *Service) SaveAsODF(ctx context.Context, p *app.Principal, id string) (File, error) {
+func (e *Editing) SaveAsODF(ctx context.Context, p *app.Principal, id string) (File, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return File{}, err
 	}
-	f, err := s.access(ctx, p, id, PermView)
+	f, err := e.core.access(ctx, p, id, PermView)
 	if err != nil {
 		return File{}, err
 	}
@@ -96,13 +96,13 @@ func (s *Service) SaveAsODF(ctx context.Context, p *app.Principal, id string) (F
 	if err := editable(f); err != nil {
 		return File{}, err
 	}
-	if s.opts.Converter == nil {
+	if e.core.opts.Converter == nil {
 		return File{}, noConverter()
 	}
-	parentID := s.besideFolder(ctx, p, f)
+	parentID := e.besideFolder(ctx, p, f)
 	var parent *File
 	if parentID != "" {
-		if parent, err = s.parentFolder(ctx, p, parentID, "parent_id"); err != nil {
+		if parent, err = e.core.parentFolder(ctx, p, parentID, "parent_id"); err != nil {
 			return File{}, err
 		}
 	}
@@ -110,20 +110,20 @@ func (s *Service) SaveAsODF(ctx context.Context, p *app.Principal, id string) (F
 	if ext := fileExt(name); ext != "" {
 		name = strings.TrimSuffix(name, name[len(name)-len(ext)-1:])
 	}
-	name, err = s.freeName(ctx, s.owner(p, parent), parentID, name+"."+to)
+	name, err = e.core.freeName(ctx, e.core.owner(p, parent), parentID, name+"."+to)
 	if err != nil {
 		return File{}, err
 	}
-	_, rc, err := s.openFile(ctx, f)
+	_, rc, err := e.core.openFile(ctx, f)
 	if err != nil {
 		return File{}, err
 	}
 	defer rc.Close()
 	var out File
 	stored := false
-	err = s.opts.Converter.Convert(ctx, f.Name, rc, to, func(r io.Reader, size int64) error {
+	err = e.core.opts.Converter.Convert(ctx, f.Name, rc, to, func(r io.Reader, size int64) error {
 		var err error
-		out, _, err = s.Put(ctx, p, PutRequest{ParentID: parentID, Name: name, MimeType: DocumentTypes[to], Size: size, Body: r})
+		out, _, err = e.core.Put(ctx, p, PutRequest{ParentID: parentID, Name: name, MimeType: DocumentTypes[to], Size: size, Body: r})
 		stored = err == nil
 		return err
 	})

@@ -85,11 +85,11 @@ func (r CreateDocumentRequest) documentName() (name, typ string, err error) {
 // not_found (no such parent folder, or not shared with the caller), forbidden
 // (a parent shared for viewing), conflict (no free name), locked (a lock on the
 // parent the caller does not hold), quota_exceeded.
-func (s *Service) CreateDocument(ctx context.Context, p *app.Principal, r CreateDocumentRequest) (EditSession, error) {
+func (e *Editing) CreateDocument(ctx context.Context, p *app.Principal, r CreateDocumentRequest) (EditSession, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return EditSession{}, err
 	}
-	if s.editor.disc == nil {
+	if e.disc == nil {
 		return EditSession{}, noEditor()
 	}
 	name, typ, err := r.documentName()
@@ -99,30 +99,30 @@ func (s *Service) CreateDocument(ctx context.Context, p *app.Principal, r Create
 	if err := r.EditRequest.validate(); err != nil {
 		return EditSession{}, err
 	}
-	disc, err := s.discovery(ctx)
+	disc, err := e.discovery(ctx)
 	if err != nil {
 		return EditSession{}, err
 	}
 	if disc.Action("edit", name, DocumentTypes[typ]) == "" {
 		return EditSession{}, app.Errorf(app.EEditorUnavailable, "The online editor (%s) cannot edit .%s documents.", disc.Product, typ)
 	}
-	parent, err := s.parentFolder(ctx, p, r.ParentID, "body.parent_id")
+	parent, err := e.core.parentFolder(ctx, p, r.ParentID, "body.parent_id")
 	if err != nil {
 		return EditSession{}, err
 	}
-	if name, err = s.freeName(ctx, s.owner(p, parent), r.ParentID, name); err != nil {
+	if name, err = e.core.freeName(ctx, e.core.owner(p, parent), r.ParentID, name); err != nil {
 		return EditSession{}, err
 	}
 	blank, err := BlankDocument(typ)
 	if err != nil {
 		return EditSession{}, err
 	}
-	f, _, err := s.Put(ctx, p, PutRequest{ParentID: r.ParentID, Name: name, MimeType: DocumentTypes[typ], Size: int64(len(blank)),
+	f, _, err := e.core.Put(ctx, p, PutRequest{ParentID: r.ParentID, Name: name, MimeType: DocumentTypes[typ], Size: int64(len(blank)),
 		Body: bytes.NewReader(blank)})
 	if err != nil {
 		return EditSession{}, err
 	}
-	es, err := s.session(disc, f, editorClaims{UserID: p.UserID, OrgID: p.OrgID, Perm: PermEdit}, r.EditRequest)
+	es, err := e.session(disc, f, editorClaims{UserID: p.UserID, OrgID: p.OrgID, Perm: PermEdit}, r.EditRequest)
 	if err != nil {
 		return EditSession{}, err
 	}

@@ -68,12 +68,23 @@ func (o Options) WithEditor(e EditorOptions) Options {
 	return o
 }
 
-// editorState is the service's online-editing state.
-type editorState struct {
+// Editing is the part of the drive that online editors go through (WOPI:
+// Collabora Online, ONLYOFFICE): edit sessions and their tokens, the WOPI
+// host's reads, locks and writes, new documents and saving as ODF. It holds
+// the drive's core (Service), whose rules — access, locks, quota, the one
+// write transaction, events — every write here goes through; the web app's
+// editor page, the REST editor operations and the WOPI door use this part.
+type Editing struct {
+	core *Service
 	disc *discoveryCache // nil: no editor configured
 }
 
-func (s *Service) initEditor() {
+// Editing returns the drive's online-editing part. Errors: none of its own.
+func (s *Service) Editing() *Editing { return s.editing }
+
+// newEditing completes the editor's options with their defaults and returns
+// the part.
+func newEditing(s *Service) *Editing {
 	e := &s.opts.Editor
 	if e.DiscoveryTimeout <= 0 {
 		e.DiscoveryTimeout = defaultDiscoveryTimeout
@@ -86,15 +97,16 @@ func (s *Service) initEditor() {
 	}
 	e.URL = strings.TrimRight(e.URL, "/")
 	e.WOPIURL = strings.TrimRight(e.WOPIURL, "/")
-	s.editor = &editorState{}
+	ed := &Editing{core: s}
 	if e.URL != "" {
-		s.editor.disc = &discoveryCache{url: e.URL, fetcher: e.Discovery, maxAge: e.DiscoveryMaxAge, retryIn: discoveryRetry}
+		ed.disc = &discoveryCache{url: e.URL, fetcher: e.Discovery, maxAge: e.DiscoveryMaxAge, retryIn: discoveryRetry}
 	}
+	return ed
 }
 
 // EditorConfigured reports whether an online editor is configured. Errors: none
 // of its own.
-func (s *Service) EditorConfigured() bool { return s.editor.disc != nil }
+func (e *Editing) EditorConfigured() bool { return e.disc != nil }
 
 // EditorOpens returns whether the online editor can open a file of a name and
 // mime type: its discovery has an edit or view action for the file's
@@ -102,8 +114,8 @@ func (s *Service) EditorConfigured() bool { return s.editor.disc != nil }
 // discovery cannot be had, the error says why and no file opens. Errors:
 // editor_unavailable (no editor or no access-token key), unavailable (the
 // editor's discovery cannot be had).
-func (s *Service) EditorOpens(ctx context.Context) (func(name, mimeType string) bool, error) {
-	disc, err := s.discovery(ctx)
+func (e *Editing) EditorOpens(ctx context.Context) (func(name, mimeType string) bool, error) {
+	disc, err := e.discovery(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -118,30 +130,30 @@ func noEditor() error {
 
 // discovery returns the editor's discovery: editor_unavailable when none is
 // configured, unavailable when it cannot be fetched.
-func (s *Service) discovery(ctx context.Context) (Discovery, error) {
-	if s.editor.disc == nil {
+func (e *Editing) discovery(ctx context.Context) (Discovery, error) {
+	if e.disc == nil {
 		return Discovery{}, noEditor()
 	}
-	if len(s.opts.Editor.TokenKey) == 0 {
+	if len(e.core.opts.Editor.TokenKey) == 0 {
 		return Discovery{}, app.Errorf(app.EEditorUnavailable, "The online editor has no access-token key configured.")
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.opts.Editor.DiscoveryTimeout)
+	ctx, cancel := context.WithTimeout(ctx, e.core.opts.Editor.DiscoveryTimeout)
 	defer cancel()
-	return s.editor.disc.get(ctx, s.clock.Now())
+	return e.disc.get(ctx, e.core.clock.Now())
 }
 
 // WOPISrc returns the WOPI URL of file id. Errors: none of its own.
-func (s *Service) WOPISrc(id string) string {
-	return s.WOPIBase() + "/wopi/files/" + url.PathEscape(id)
+func (e *Editing) WOPISrc(id string) string {
+	return e.WOPIBase() + "/wopi/files/" + url.PathEscape(id)
 }
 
 // WOPIBase returns the base URL the editor reaches the WOPI endpoints at.
 // Errors: none of its own.
-func (s *Service) WOPIBase() string {
-	if base := s.opts.Editor.WOPIURL; base != "" {
+func (e *Editing) WOPIBase() string {
+	if base := e.core.opts.Editor.WOPIURL; base != "" {
 		return base
 	}
-	return strings.TrimRight(s.opts.PublicURL, "/")
+	return strings.TrimRight(e.core.opts.PublicURL, "/")
 }
 
 // EditRequest carries the optional editor settings of an edit session.
@@ -203,7 +215,7 @@ type EditorUser struct {
 // access-token key, an editor that cannot open the file), unavailable (the
 // editor's discovery cannot be had), conflict (a folder, an item in the trash,
 // a pending upload, an archived file).
-func (s *Service) EditURL(ctx context.Context, p *app.Principal, fileID string, r EditRequest) (EditSession, error) {
+func (e *Editing) EditURL(ctx context.Context, p *app.Principal, fileID string, r EditRequest) (EditSession, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return EditSession{}, err
 	}
@@ -212,11 +224,11 @@ func (s *Service) EditURL(ctx context.Context, p *app.Principal, fileID string, 
 	}
 	// Access first: a caller who cannot see the file learns nothing about the
 	// editor (501, 503) and does not make the server ask it for its discovery.
-	f, err := s.access(ctx, p, fileID, PermView)
+	f, err := e.core.access(ctx, p, fileID, PermView)
 	if err != nil {
 		return EditSession{}, err
 	}
-	disc, err := s.discovery(ctx)
+	disc, err := e.discovery(ctx)
 	if err != nil {
 		return EditSession{}, err
 	}
@@ -227,7 +239,7 @@ func (s *Service) EditURL(ctx context.Context, p *app.Principal, fileID string, 
 	if f.Permission == PermView {
 		perm = PermView
 	}
-	return s.session(disc, f, editorClaims{UserID: p.UserID, OrgID: p.OrgID, Perm: perm}, r)
+	return e.session(disc, f, editorClaims{UserID: p.UserID, OrgID: p.OrgID, Perm: perm}, r)
 }
 
 // LinkEditURL opens an edit session of a file shared by an edit link: the
@@ -238,14 +250,14 @@ func (s *Service) EditURL(ctx context.Context, p *app.Principal, fileID string, 
 // revoked link), forbidden (a view link), conflict (a folder, an item in the
 // trash, a pending upload, an archived file), unavailable (the editor's
 // discovery cannot be had).
-func (s *Service) LinkEditURL(ctx context.Context, token string, r EditRequest) (EditSession, error) {
+func (e *Editing) LinkEditURL(ctx context.Context, token string, r EditRequest) (EditSession, error) {
 	if err := r.validate(); err != nil {
 		return EditSession{}, err
 	}
-	if s.editor.disc == nil {
+	if e.disc == nil {
 		return EditSession{}, noEditor()
 	}
-	l, err := s.link(ctx, token)
+	l, err := e.core.link(ctx, token)
 	if err != nil {
 		return EditSession{}, err
 	}
@@ -255,11 +267,11 @@ func (s *Service) LinkEditURL(ctx context.Context, token string, r EditRequest) 
 	if err := editable(l.root); err != nil {
 		return EditSession{}, err
 	}
-	disc, err := s.discovery(ctx)
+	disc, err := e.discovery(ctx)
 	if err != nil {
 		return EditSession{}, err
 	}
-	return s.session(disc, l.root, editorClaims{UserID: l.p.UserID, OrgID: l.p.OrgID, Perm: PermEdit, ShareID: l.share.ID}, r)
+	return e.session(disc, l.root, editorClaims{UserID: l.p.UserID, OrgID: l.p.OrgID, Perm: PermEdit, ShareID: l.share.ID}, r)
 }
 
 // editable checks f is a file whose content an editor can load.
@@ -278,7 +290,7 @@ func editable(f File) error {
 }
 
 // session issues an access token for f and builds the editor URL.
-func (s *Service) session(disc Discovery, f File, c editorClaims, r EditRequest) (EditSession, error) {
+func (e *Editing) session(disc Discovery, f File, c editorClaims, r EditRequest) (EditSession, error) {
 	action := ""
 	if c.Perm == PermView {
 		action = "view"
@@ -296,11 +308,11 @@ func (s *Service) session(disc Discovery, f File, c editorClaims, r EditRequest)
 		return EditSession{}, app.Errorf(app.EEditorUnavailable, "The online editor (%s) cannot open %q (%s).", disc.Product, f.Name, f.MimeType)
 	}
 	c.FileID = f.ID
-	tok, exp, err := s.issueEditorToken(c)
+	tok, exp, err := e.issueEditorToken(c)
 	if err != nil {
 		return EditSession{}, err
 	}
-	wopiSrc := s.WOPISrc(f.ID)
+	wopiSrc := e.WOPISrc(f.ID)
 	return EditSession{EditURL: EditorURL(src, wopiSrc, r.Lang, r.Theme), AccessToken: tok, AccessTokenTTL: exp.UnixMilli(),
 		ExpiresAt: exp, Editor: disc.Product, Action: action, FileID: f.ID, WOPISrc: wopiSrc}, nil
 }
@@ -310,22 +322,22 @@ func (s *Service) session(disc Discovery, f File, c editorClaims, r EditRequest)
 // since (as long as the lock lives; empty without one). Errors:
 // insufficient_scope (no drive:read), no_bound_user, feature_not_in_plan,
 // not_found (no such item, or not shared with the caller).
-func (s *Service) Editors(ctx context.Context, p *app.Principal, fileID string) ([]EditorUser, error) {
+func (e *Editing) Editors(ctx context.Context, p *app.Principal, fileID string) ([]EditorUser, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return nil, err
 	}
-	if _, err := s.access(ctx, p, fileID, PermView); err != nil {
+	if _, err := e.core.access(ctx, p, fileID, PermView); err != nil {
 		return nil, err
 	}
-	lock, _, err := s.editorLocks(ctx, fileID)
+	lock, _, err := e.editorLocks(ctx, fileID)
 	if err != nil {
 		return nil, err
 	}
 	out := []EditorUser{}
 	if lock == nil {
-		return out, s.store.DropEditors(ctx, fileID)
+		return out, e.core.store.DropEditors(ctx, fileID)
 	}
-	seen, err := s.store.Editors(ctx, fileID, lock.CreatedAt.Add(-presenceSlack))
+	seen, err := e.core.store.Editors(ctx, fileID, lock.CreatedAt.Add(-presenceSlack))
 	if err != nil {
 		return nil, err
 	}
@@ -335,7 +347,7 @@ func (s *Service) Editors(ctx context.Context, p *app.Principal, fileID string) 
 	}
 	// Nobody seen (the server restarted since): the lock's holder.
 	if len(out) == 0 {
-		u, err := s.store.OrgUser(ctx, p.OrgID, lock.OwnerID, "")
+		u, err := e.core.store.OrgUser(ctx, p.OrgID, lock.OwnerID, "")
 		if err != nil && app.ErrorCode(err) != app.ENotFound {
 			return nil, err
 		}
@@ -361,8 +373,8 @@ type editorClaims struct {
 
 const editorMACBytes = 32
 
-func (s *Service) editorMAC(payload []byte) []byte {
-	m := hmac.New(sha256.New, s.opts.Editor.TokenKey)
+func (e *Editing) editorMAC(payload []byte) []byte {
+	m := hmac.New(sha256.New, e.core.opts.Editor.TokenKey)
 	m.Write([]byte("drive-wopi\x00"))
 	m.Write(payload)
 	return m.Sum(nil)[:editorMACBytes]
@@ -370,21 +382,21 @@ func (s *Service) editorMAC(payload []byte) []byte {
 
 // issueEditorToken signs c with a fresh expiry and nonce: base64url(claims)
 // "." base64url(HMAC-SHA256).
-func (s *Service) issueEditorToken(c editorClaims) (string, time.Time, error) {
-	if len(s.opts.Editor.TokenKey) == 0 {
+func (e *Editing) issueEditorToken(c editorClaims) (string, time.Time, error) {
+	if len(e.core.opts.Editor.TokenKey) == 0 {
 		return "", time.Time{}, app.Errorf(app.EEditorUnavailable, "The online editor has no access-token key configured.")
 	}
 	nonce := make([]byte, 16)
 	if _, err := rand.Read(nonce); err != nil {
 		return "", time.Time{}, err
 	}
-	exp := s.clock.Now().Add(s.opts.Editor.TokenTTL).Truncate(time.Millisecond)
+	exp := e.core.clock.Now().Add(e.core.opts.Editor.TokenTTL).Truncate(time.Millisecond)
 	c.Exp, c.Nonce = exp.UnixMilli(), base64.RawURLEncoding.EncodeToString(nonce)
 	payload, err := json.Marshal(c)
 	if err != nil {
 		return "", time.Time{}, err
 	}
-	return base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(s.editorMAC(payload)), exp, nil
+	return base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(e.editorMAC(payload)), exp, nil
 }
 
 func badToken(why string) error {
@@ -392,15 +404,15 @@ func badToken(why string) error {
 }
 
 // parseEditorToken verifies a token's signature and expiry.
-func (s *Service) parseEditorToken(tok string) (editorClaims, error) {
+func (e *Editing) parseEditorToken(tok string) (editorClaims, error) {
 	var c editorClaims
-	if len(s.opts.Editor.TokenKey) == 0 || tok == "" || len(tok) > 2048 {
+	if len(e.core.opts.Editor.TokenKey) == 0 || tok == "" || len(tok) > 2048 {
 		return c, badToken("is missing or invalid")
 	}
 	p64, m64, ok := strings.Cut(tok, ".")
 	payload, err1 := base64.RawURLEncoding.DecodeString(p64)
 	mac, err2 := base64.RawURLEncoding.DecodeString(m64)
-	if !ok || err1 != nil || err2 != nil || !hmac.Equal(mac, s.editorMAC(payload)) {
+	if !ok || err1 != nil || err2 != nil || !hmac.Equal(mac, e.editorMAC(payload)) {
 		return c, badToken("is invalid")
 	}
 	dec := json.NewDecoder(bytes.NewReader(payload))
@@ -408,7 +420,7 @@ func (s *Service) parseEditorToken(tok string) (editorClaims, error) {
 	if err := dec.Decode(&c); err != nil || c.FileID == "" || c.UserID == "" || (c.Perm != PermEdit && c.Perm != PermView) {
 		return c, badToken("is invalid")
 	}
-	if !s.clock.Now().Before(time.UnixMilli(c.Exp)) {
+	if !e.core.clock.Now().Before(time.UnixMilli(c.Exp)) {
 		return c, badToken("has expired")
 	}
 	return c, nil
@@ -438,8 +450,8 @@ func (e *EditorSession) CanWrite() bool { return e.perm == PermEdit }
 // invalid, expired or foreign token, one for another file, of a revoked or
 // expired link, of a user or organisation no longer active or a plan without
 // the drive), not_found (a file the user can no longer see).
-func (s *Service) OpenEditorSession(ctx context.Context, token, fileID string) (*EditorSession, error) {
-	c, err := s.parseEditorToken(token)
+func (e *Editing) OpenEditorSession(ctx context.Context, token, fileID string) (*EditorSession, error) {
+	c, err := e.parseEditorToken(token)
 	if err != nil {
 		return nil, err
 	}
@@ -448,14 +460,14 @@ func (s *Service) OpenEditorSession(ctx context.Context, token, fileID string) (
 	}
 	es := &EditorSession{FileID: fileID, ExpiresAt: time.UnixMilli(c.Exp), perm: c.Perm, ShareID: c.ShareID, user: c.UserID}
 	if c.ShareID != "" {
-		sh, err := s.store.Share(ctx, c.ShareID)
+		sh, err := e.core.store.Share(ctx, c.ShareID)
 		if app.ErrorCode(err) == app.ENotFound {
 			return nil, badToken("belongs to a link that was revoked")
 		}
 		if err != nil {
 			return nil, err
 		}
-		l, err := s.linkShare(ctx, sh)
+		l, err := e.core.linkShare(ctx, sh)
 		if app.ErrorCode(err) == app.ENotFound || (err == nil && l.root.ID != fileID) {
 			return nil, badToken("belongs to a link that expired or was revoked")
 		}
@@ -472,7 +484,7 @@ func (s *Service) OpenEditorSession(ctx context.Context, token, fileID string) (
 		}
 		return es, nil
 	}
-	plan, err := s.store.LinkPlan(ctx, c.OrgID, c.UserID)
+	plan, err := e.core.store.LinkPlan(ctx, c.OrgID, c.UserID)
 	if app.ErrorCode(err) == app.ENotFound {
 		return nil, badToken("belongs to a user or organisation that is no longer active")
 	}
@@ -488,7 +500,7 @@ func (s *Service) OpenEditorSession(ctx context.Context, token, fileID string) (
 	if !es.p.HasFeature("drive") {
 		return nil, badToken("belongs to an organisation whose plan no longer includes the drive")
 	}
-	f, err := s.access(ctx, es.p, fileID, PermView)
+	f, err := e.core.access(ctx, es.p, fileID, PermView)
 	if err != nil {
 		return nil, err
 	}
@@ -535,26 +547,26 @@ const presenceRefresh = time.Minute
 // see records that the session's user has the file open. Presence is a
 // courtesy of the editors list: a failure to record it is logged, not the
 // request's.
-func (s *Service) see(ctx context.Context, es *EditorSession) {
-	now := s.clock.Now()
-	if ok, err := s.store.SeenEditor(ctx, es.FileID, es.user, now, now.Add(-presenceRefresh)); err != nil || ok {
+func (e *Editing) see(ctx context.Context, es *EditorSession) {
+	now := e.core.clock.Now()
+	if ok, err := e.core.store.SeenEditor(ctx, es.FileID, es.user, now, now.Add(-presenceRefresh)); err != nil || ok {
 		if err != nil {
-			s.log.WarnContext(ctx, "editor presence", "file", es.FileID, "err", err)
+			e.core.log.WarnContext(ctx, "editor presence", "file", es.FileID, "err", err)
 		}
 		return
 	}
 	pr := EditorPresence{Guest: es.Guest, Since: now, Seen: now, Name: "Guest"}
 	if !es.Guest {
 		pr.UserID = es.p.UserID
-		if u, err := s.store.OrgUser(ctx, es.p.OrgID, es.p.UserID, ""); err == nil {
+		if u, err := e.core.store.OrgUser(ctx, es.p.OrgID, es.p.UserID, ""); err == nil {
 			pr.Name, pr.Email = u.DisplayName, u.Email
 			if pr.Name == "" {
 				pr.Name = u.Email
 			}
 		}
 	}
-	if err := s.store.AddEditor(ctx, es.FileID, es.user, pr); err != nil {
-		s.log.WarnContext(ctx, "editor presence", "file", es.FileID, "err", err)
+	if err := e.core.store.AddEditor(ctx, es.FileID, es.user, pr); err != nil {
+		e.core.log.WarnContext(ctx, "editor presence", "file", es.FileID, "err", err)
 	}
 }
 

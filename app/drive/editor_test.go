@@ -33,32 +33,34 @@ func TestEditorTokens(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	s := &Service{clock: func() time.Time { return now }, opts: Options{Editor: EditorOptions{TokenKey: []byte("k1"), TokenTTL: time.Hour}}}
-	tok, exp, err := s.issueEditorToken(editorClaims{FileID: "f1", UserID: "u1", OrgID: "o1", Perm: PermEdit})
+	s.editing = newEditing(s)
+	tok, exp, err := s.editing.issueEditorToken(editorClaims{FileID: "f1", UserID: "u1", OrgID: "o1", Perm: PermEdit})
 	if err != nil || !exp.Equal(now.Add(time.Hour)) {
 		t.Fatal(tok, exp, err)
 	}
-	tok2, _, _ := s.issueEditorToken(editorClaims{FileID: "f1", UserID: "u1", OrgID: "o1", Perm: PermEdit})
+	tok2, _, _ := s.editing.issueEditorToken(editorClaims{FileID: "f1", UserID: "u1", OrgID: "o1", Perm: PermEdit})
 	if tok == tok2 {
 		t.Fatal("two tokens are equal")
 	}
-	c, err := s.parseEditorToken(tok)
+	c, err := s.editing.parseEditorToken(tok)
 	if err != nil || c.FileID != "f1" || c.UserID != "u1" || c.OrgID != "o1" || c.Perm != PermEdit {
 		t.Fatal(c, err)
 	}
 	p64, m64, _ := strings.Cut(tok, ".")
 	other := &Service{clock: s.clock, opts: Options{Editor: EditorOptions{TokenKey: []byte("k2")}}}
+	other.editing = newEditing(other)
 	for name, bad := range map[string]string{
 		"empty": "", "no mac": p64, "tampered": p64[:len(p64)-2] + "AA." + m64, "garbage": "x.y", "mac only": "." + m64,
 	} {
-		if _, err := s.parseEditorToken(bad); app.ErrorCode(err) != app.EUnauthorized {
+		if _, err := s.editing.parseEditorToken(bad); app.ErrorCode(err) != app.EUnauthorized {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if _, err := other.parseEditorToken(tok); app.ErrorCode(err) != app.EUnauthorized {
+	if _, err := other.editing.parseEditorToken(tok); app.ErrorCode(err) != app.EUnauthorized {
 		t.Errorf("another key: %v", err)
 	}
 	now = now.Add(time.Hour)
-	if _, err := s.parseEditorToken(tok); app.ErrorCode(err) != app.EUnauthorized || !strings.Contains(err.Error(), "expired") {
+	if _, err := s.editing.parseEditorToken(tok); app.ErrorCode(err) != app.EUnauthorized || !strings.Contains(err.Error(), "expired") {
 		t.Errorf("expired: %v", err)
 	}
 }

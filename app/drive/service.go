@@ -134,7 +134,8 @@ type Service struct {
 	strayMu    sync.Mutex
 	lastStrays time.Time
 
-	editor *editorState
+	// editing is the online editors' part (Editing).
+	editing *Editing
 
 	// folderSizes keeps folders' counted bytes by id (FolderSizes);
 	// folderSizeCount about how many.
@@ -165,7 +166,7 @@ func NewService(store Store, blobs Blobs, urls URLs, audit app.Auditor, outbox a
 		log = slog.Default()
 	}
 	s := &Service{store: store, blobs: blobs, urls: urls, audit: audit, outbox: outbox, clock: clock, log: log, opts: opts}
-	s.initEditor()
+	s.editing = newEditing(s)
 	return s
 }
 

@@ -97,12 +97,12 @@ type WOPIFileInfo struct {
 }
 
 // sessionFile loads the session's file, as the session's principal sees it.
-func (s *Service) sessionFile(ctx context.Context, es *EditorSession, write bool) (File, error) {
+func (e *Editing) sessionFile(ctx context.Context, es *EditorSession, write bool) (File, error) {
 	if write && !es.CanWrite() {
 		return File{}, app.Errorf(app.EForbidden, "This editor session may only view the file.")
 	}
 	if es.Guest {
-		f, err := s.store.File(ctx, es.FileID)
+		f, err := e.core.store.File(ctx, es.FileID)
 		if app.ErrorCode(err) == app.ENotFound {
 			return File{}, notFound()
 		}
@@ -116,7 +116,7 @@ func (s *Service) sessionFile(ctx context.Context, es *EditorSession, write bool
 	if write {
 		need = PermEdit
 	}
-	f, err := s.access(ctx, es.p, es.FileID, need)
+	f, err := e.core.access(ctx, es.p, es.FileID, need)
 	if err != nil {
 		return File{}, err
 	}
@@ -126,16 +126,16 @@ func (s *Service) sessionFile(ctx context.Context, es *EditorSession, write bool
 // WOPICheckFileInfo describes the session's file to the editor. Errors:
 // not_found (the file is gone or the user can no longer see it), conflict (a
 // folder, an item in the trash, a pending upload, an archived file).
-func (s *Service) WOPICheckFileInfo(ctx context.Context, es *EditorSession) (WOPIFileInfo, error) {
-	f, err := s.sessionFile(ctx, es, false)
+func (e *Editing) WOPICheckFileInfo(ctx context.Context, es *EditorSession) (WOPIFileInfo, error) {
+	f, err := e.sessionFile(ctx, es, false)
 	if err != nil {
 		return WOPIFileInfo{}, err
 	}
-	s.see(ctx, es)
+	e.see(ctx, es)
 	info := WOPIFileInfo{BaseFileName: f.Name, OwnerID: f.OwnerID, Size: f.SizeBytes, UserID: es.p.UserID,
 		Version: fmt.Sprint(f.Version), LastModifiedTime: WOPITime(f.UpdatedAt), UserCanWrite: es.CanWrite(), ReadOnly: !es.CanWrite(),
 		UserCanNotWriteRelative: es.Guest || !es.CanWrite(), SupportsLocks: true, SupportsGetLock: true, SupportsExtendedLock: true,
-		SupportsUpdate: true, IsAnonymousUser: es.Guest, PostMessageOrigin: origin(s.opts.PublicURL)}
+		SupportsUpdate: true, IsAnonymousUser: es.Guest, PostMessageOrigin: origin(e.core.opts.PublicURL)}
 	if ext := fileExt(f.Name); ext != "" {
 		info.FileExtension = "." + ext
 	}
@@ -145,7 +145,7 @@ func (s *Service) WOPICheckFileInfo(ctx context.Context, es *EditorSession) (WOP
 	info.UserFriendlyName = "Guest"
 	if es.Guest {
 		info.UserID = es.user
-	} else if pr, err := s.store.Editors(ctx, es.FileID, time.Time{}); err == nil {
+	} else if pr, err := e.core.store.Editors(ctx, es.FileID, time.Time{}); err == nil {
 		for _, u := range pr {
 			if u.UserID == es.p.UserID && u.Name != "" {
 				info.UserFriendlyName = u.Name
@@ -167,19 +167,19 @@ func origin(publicURL string) string {
 // not_found (the file is gone or the user can no longer see it), conflict (a
 // folder, an item in the trash, a pending upload, an archived file, a file not
 // active).
-func (s *Service) WOPIOpen(ctx context.Context, es *EditorSession) (File, io.ReadSeekCloser, error) {
-	f, err := s.sessionFile(ctx, es, false)
+func (e *Editing) WOPIOpen(ctx context.Context, es *EditorSession) (File, io.ReadSeekCloser, error) {
+	f, err := e.sessionFile(ctx, es, false)
 	if err != nil {
 		return File{}, nil, err
 	}
-	s.see(ctx, es)
-	return s.openFile(ctx, f)
+	e.see(ctx, es)
+	return e.core.openFile(ctx, f)
 }
 
 // editorLocks returns the editor lock on fileID itself (nil when none) and
 // the other live locks covering it (WebDAV locks, deep locks above it).
-func (s *Service) editorLocks(ctx context.Context, fileID string) (*Lock, []Lock, error) {
-	ls, err := s.store.LocksOn(ctx, fileID, false, s.clock.Now())
+func (e *Editing) editorLocks(ctx context.Context, fileID string) (*Lock, []Lock, error) {
+	ls, err := e.core.store.LocksOn(ctx, fileID, false, e.core.clock.Now())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -217,11 +217,11 @@ func checkWOPILock(lock string) error {
 // not_found (the file is gone or the user can no longer see it), conflict (a
 // folder, an item in the trash, a pending upload, an archived file), locked
 // (another client's lock).
-func (s *Service) WOPIGetLock(ctx context.Context, es *EditorSession) (string, error) {
-	if _, err := s.sessionFile(ctx, es, false); err != nil {
+func (e *Editing) WOPIGetLock(ctx context.Context, es *EditorSession) (string, error) {
+	if _, err := e.sessionFile(ctx, es, false); err != nil {
 		return "", err
 	}
-	ed, others, err := s.editorLocks(ctx, es.FileID)
+	ed, others, err := e.editorLocks(ctx, es.FileID)
 	if err != nil {
 		return "", err
 	}
@@ -243,17 +243,17 @@ func (s *Service) WOPIGetLock(ctx context.Context, es *EditorSession) (string, e
 // longer see it), conflict (a folder, an item in the trash, a pending upload,
 // an archived file, oldLock on an unlocked file), locked (another editor
 // session's or client's lock).
-func (s *Service) WOPILock(ctx context.Context, es *EditorSession, lock, oldLock string) error {
+func (e *Editing) WOPILock(ctx context.Context, es *EditorSession, lock, oldLock string) error {
 	if err := checkWOPILock(lock); err != nil {
 		return err
 	}
-	if _, err := s.sessionFile(ctx, es, true); err != nil {
+	if _, err := e.sessionFile(ctx, es, true); err != nil {
 		return err
 	}
-	s.see(ctx, es)
-	now := s.clock.Now()
-	return s.store.InTx(ctx, func(ctx context.Context) error {
-		ed, others, err := s.editorLocks(ctx, es.FileID)
+	e.see(ctx, es)
+	now := e.core.clock.Now()
+	return e.core.store.InTx(ctx, func(ctx context.Context) error {
+		ed, others, err := e.editorLocks(ctx, es.FileID)
 		if err != nil {
 			return err
 		}
@@ -262,20 +262,20 @@ func (s *Service) WOPILock(ctx context.Context, es *EditorSession, lock, oldLock
 			if ed == nil || ed.OwnerInfo != oldLock {
 				return mismatch(ed, others)
 			}
-			if err := s.store.DeleteLock(ctx, ed.Token); err != nil {
+			if err := e.core.store.DeleteLock(ctx, ed.Token); err != nil {
 				return err
 			}
 			l := *ed
 			l.OwnerInfo, l.ExpiresAt = lock, now.Add(DefaultLockTTL)
-			return s.store.AddLock(ctx, l)
+			return e.core.store.AddLock(ctx, l)
 		case ed != nil && ed.OwnerInfo == lock:
-			return s.store.SetLockExpiry(ctx, ed.Token, now.Add(DefaultLockTTL))
+			return e.core.store.SetLockExpiry(ctx, ed.Token, now.Add(DefaultLockTTL))
 		case ed != nil || len(others) > 0:
 			return mismatch(ed, others)
 		}
 		l := Lock{FileID: es.FileID, Token: LockTokenPrefix + app.NewID(), OwnerID: es.p.UserID, Kind: LockKindEditor,
 			OwnerInfo: lock, ExpiresAt: now.Add(DefaultLockTTL), CreatedAt: now}
-		return s.store.AddLock(ctx, l)
+		return e.core.store.AddLock(ctx, l)
 	})
 }
 
@@ -285,23 +285,23 @@ func (s *Service) WOPILock(ctx context.Context, es *EditorSession, lock, oldLock
 // or the user can no longer see it), conflict (a folder, an item in the trash,
 // a pending upload, an archived file, an unlocked file), locked (another editor
 // session's or client's lock).
-func (s *Service) WOPIRefreshLock(ctx context.Context, es *EditorSession, lock string) error {
+func (e *Editing) WOPIRefreshLock(ctx context.Context, es *EditorSession, lock string) error {
 	if err := checkWOPILock(lock); err != nil {
 		return err
 	}
-	if _, err := s.sessionFile(ctx, es, true); err != nil {
+	if _, err := e.sessionFile(ctx, es, true); err != nil {
 		return err
 	}
-	s.see(ctx, es)
-	return s.store.InTx(ctx, func(ctx context.Context) error {
-		ed, others, err := s.editorLocks(ctx, es.FileID)
+	e.see(ctx, es)
+	return e.core.store.InTx(ctx, func(ctx context.Context) error {
+		ed, others, err := e.editorLocks(ctx, es.FileID)
 		if err != nil {
 			return err
 		}
 		if ed == nil || ed.OwnerInfo != lock {
 			return mismatch(ed, others)
 		}
-		return s.store.SetLockExpiry(ctx, ed.Token, s.clock.Now().Add(DefaultLockTTL))
+		return e.core.store.SetLockExpiry(ctx, ed.Token, e.core.clock.Now().Add(DefaultLockTTL))
 	})
 }
 
@@ -311,25 +311,25 @@ func (s *Service) WOPIRefreshLock(ctx context.Context, es *EditorSession, lock s
 // or the user can no longer see it), conflict (a folder, an item in the trash,
 // a pending upload, an archived file, an unlocked file), locked (another editor
 // session's or client's lock).
-func (s *Service) WOPIUnlock(ctx context.Context, es *EditorSession, lock string) error {
+func (e *Editing) WOPIUnlock(ctx context.Context, es *EditorSession, lock string) error {
 	if err := checkWOPILock(lock); err != nil {
 		return err
 	}
-	if _, err := s.sessionFile(ctx, es, true); err != nil {
+	if _, err := e.sessionFile(ctx, es, true); err != nil {
 		return err
 	}
-	err := s.store.InTx(ctx, func(ctx context.Context) error {
-		ed, others, err := s.editorLocks(ctx, es.FileID)
+	err := e.core.store.InTx(ctx, func(ctx context.Context) error {
+		ed, others, err := e.editorLocks(ctx, es.FileID)
 		if err != nil {
 			return err
 		}
 		if ed == nil || ed.OwnerInfo != lock {
 			return mismatch(ed, others)
 		}
-		return s.store.DeleteLock(ctx, ed.Token)
+		return e.core.store.DeleteLock(ctx, ed.Token)
 	})
 	if err == nil {
-		err = s.store.DropEditors(ctx, es.FileID)
+		err = e.core.store.DropEditors(ctx, es.FileID)
 	}
 	return err
 }
@@ -356,13 +356,13 @@ type WOPIPut struct {
 // changed since LoadedAt), locked (another editor session's or client's lock),
 // quota_exceeded, payload_too_large (over the upload cap), bad_request (an
 // incomplete body).
-func (s *Service) WOPIPutFile(ctx context.Context, es *EditorSession, w WOPIPut) (File, error) {
-	f, err := s.sessionFile(ctx, es, true)
+func (e *Editing) WOPIPutFile(ctx context.Context, es *EditorSession, w WOPIPut) (File, error) {
+	f, err := e.sessionFile(ctx, es, true)
 	if err != nil {
 		return File{}, err
 	}
-	s.see(ctx, es)
-	ed, others, err := s.editorLocks(ctx, es.FileID)
+	e.see(ctx, es)
+	ed, others, err := e.editorLocks(ctx, es.FileID)
 	if err != nil {
 		return File{}, err
 	}
@@ -377,7 +377,7 @@ func (s *Service) WOPIPutFile(ctx context.Context, es *EditorSession, w WOPIPut)
 	if !w.LoadedAt.IsZero() && !w.LoadedAt.Truncate(time.Millisecond).Equal(f.UpdatedAt.Truncate(time.Millisecond)) {
 		return File{}, &DocumentChanged{Modified: f.UpdatedAt}
 	}
-	out, _, err := s.Put(ctx, es.p, PutRequest{FileID: f.ID, Size: w.Size, Body: w.Body})
+	out, _, err := e.core.Put(ctx, es.p, PutRequest{FileID: f.ID, Size: w.Size, Body: w.Body})
 	return out, err
 }
 
@@ -405,14 +405,14 @@ type WOPIRelative struct {
 // Overwrite, no free name), validation_failed (the name), locked (a lock on the
 // target), quota_exceeded, payload_too_large (over the upload cap), bad_request
 // (an incomplete body).
-func (s *Service) WOPIPutRelativeFile(ctx context.Context, es *EditorSession, r WOPIRelative) (File, string, error) {
+func (e *Editing) WOPIPutRelativeFile(ctx context.Context, es *EditorSession, r WOPIRelative) (File, string, error) {
 	if es.Guest {
 		return File{}, "", app.Errorf(app.EForbidden, "A shared-link session cannot save other files.")
 	}
 	if !es.CanWrite() {
 		return File{}, "", app.Errorf(app.EForbidden, "This editor session may only view the file.")
 	}
-	src, err := s.sessionFile(ctx, es, false)
+	src, err := e.sessionFile(ctx, es, false)
 	if err != nil {
 		return File{}, "", err
 	}
@@ -428,28 +428,28 @@ func (s *Service) WOPIPutRelativeFile(ctx context.Context, es *EditorSession, r 
 	if err != nil {
 		return File{}, "", err
 	}
-	parentID := s.besideFolder(ctx, es.p, src)
+	parentID := e.besideFolder(ctx, es.p, src)
 	var parent *File
 	if parentID != "" {
-		if parent, err = s.parentFolder(ctx, es.p, parentID, "parent_id"); err != nil {
+		if parent, err = e.core.parentFolder(ctx, es.p, parentID, "parent_id"); err != nil {
 			return File{}, "", err
 		}
 	}
-	owner := s.owner(es.p, parent)
-	existing, err := s.store.LiveChild(ctx, owner, parentID, NameKey(name))
+	owner := e.core.owner(es.p, parent)
+	existing, err := e.core.store.LiveChild(ctx, owner, parentID, NameKey(name))
 	switch {
 	case err == nil && (!r.Exact || existing.IsFolder):
-		if name, err = s.freeName(ctx, owner, parentID, name); err != nil {
+		if name, err = e.core.freeName(ctx, owner, parentID, name); err != nil {
 			return File{}, "", err
 		}
 	case err == nil && !r.Overwrite:
-		free, err := s.freeName(ctx, owner, parentID, name)
+		free, err := e.core.freeName(ctx, owner, parentID, name)
 		if err != nil {
 			return File{}, "", err
 		}
 		return File{}, "", &RelativeTargetTaken{Valid: free}
 	case err == nil:
-		ed, others, err := s.editorLocks(ctx, existing.ID)
+		ed, others, err := e.editorLocks(ctx, existing.ID)
 		if err != nil {
 			return File{}, "", err
 		}
@@ -459,11 +459,11 @@ func (s *Service) WOPIPutRelativeFile(ctx context.Context, es *EditorSession, r 
 	case app.ErrorCode(err) != app.ENotFound:
 		return File{}, "", err
 	}
-	f, _, err := s.Put(withoutUserLocks(ctx), es.p, PutRequest{ParentID: parentID, Name: name, Size: r.Size, Body: r.Body})
+	f, _, err := e.core.Put(withoutUserLocks(ctx), es.p, PutRequest{ParentID: parentID, Name: name, Size: r.Size, Body: r.Body})
 	if err != nil {
 		return File{}, "", err
 	}
-	tok, _, err := s.issueEditorToken(editorClaims{FileID: f.ID, UserID: es.p.UserID, OrgID: es.p.OrgID, Perm: PermEdit})
+	tok, _, err := e.issueEditorToken(editorClaims{FileID: f.ID, UserID: es.p.UserID, OrgID: es.p.OrgID, Perm: PermEdit})
 	if err != nil {
 		return File{}, "", err
 	}
@@ -472,14 +472,14 @@ func (s *Service) WOPIPutRelativeFile(ctx context.Context, es *EditorSession, r 
 
 // besideFolder returns where a file derived from f goes: f's folder when the
 // caller owns f or may add to that folder, else the caller's root ("").
-func (s *Service) besideFolder(ctx context.Context, p *app.Principal, f File) string {
+func (e *Editing) besideFolder(ctx context.Context, p *app.Principal, f File) string {
 	if f.OwnerID == p.UserID || f.Parent() == "" {
 		if f.OwnerID == p.UserID {
 			return f.Parent()
 		}
 		return ""
 	}
-	if _, err := s.parentFolder(ctx, p, f.Parent(), "parent_id"); err != nil {
+	if _, err := e.core.parentFolder(ctx, p, f.Parent(), "parent_id"); err != nil {
 		return ""
 	}
 	return f.Parent()

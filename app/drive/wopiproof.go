@@ -49,11 +49,11 @@ type WOPIProof struct {
 // replaced) before refusing. Errors: editor_unavailable (no access-token key),
 // unavailable (the editor's discovery cannot be had), forbidden (an unsigned
 // request, a bad or stale signature).
-func (s *Service) VerifyWOPIProof(ctx context.Context, pr WOPIProof) error {
-	if s.editor.disc == nil || s.opts.Editor.SkipProof {
+func (e *Editing) VerifyWOPIProof(ctx context.Context, pr WOPIProof) error {
+	if e.disc == nil || e.core.opts.Editor.SkipProof {
 		return nil
 	}
-	disc, err := s.discovery(ctx)
+	disc, err := e.discovery(ctx)
 	if err != nil {
 		return err
 	}
@@ -68,13 +68,13 @@ func (s *Service) VerifyWOPIProof(ctx context.Context, pr WOPIProof) error {
 		return proofError("its X-WOPI-TimeStamp is missing or not a number")
 	}
 	signed := time.Unix(0, 0).Add(time.Duration(ticks-dotNetEpoch) * 100)
-	if age := s.clock.Now().Sub(signed); age > proofMaxAge || age < -proofMaxAge {
+	if age := e.core.clock.Now().Sub(signed); age > proofMaxAge || age < -proofMaxAge {
 		return proofError(fmt.Sprintf("it was signed at %s, more than 20 minutes from now", signed.UTC().Format(time.RFC3339)))
 	}
 	if disc.proof.Verify(pr, ticks) {
 		return nil
 	}
-	if fresh, ok := s.editor.disc.refetch(ctx, s.clock.Now()); ok && fresh.proof != nil && fresh.proof.Verify(pr, ticks) {
+	if fresh, ok := e.disc.refetch(ctx, e.core.clock.Now()); ok && fresh.proof != nil && fresh.proof.Verify(pr, ticks) {
 		return nil
 	}
 	return proofError("its X-WOPI-Proof does not match the editor's proof key")

@@ -34,7 +34,7 @@ const editSessionDoc = " EditSessionResponse: `edit_url` (the editor's URL for t
 func registerDriveEditor(api huma.API, d Deps) {
 	const tag = "Drive"
 	read, write := app.ScopeDriveRead, app.ScopeDriveWrite
-	s := d.Drive
+	s := d.Drive.Editing()
 	const nf, conflict, unimpl, unavail = http.StatusNotFound, http.StatusConflict, http.StatusNotImplemented, http.StatusServiceUnavailable
 
 	eu := status(op(http.MethodGet, "/drive/{file_id}/edit-url", "getEditUrl", "Open a file in the online editor", tag, write), http.StatusOK)

@@ -60,12 +60,12 @@ func (u *UI) driveItemGet(w http.ResponseWriter, r *http.Request, v *viewer) {
 // editorOpens returns which files the online editor opens (by name and mime
 // type), or nil when no editor is configured or it does not answer now.
 func (u *UI) editorOpens(r *http.Request) func(name, mimeType string) bool {
-	if !u.cfg.Drive.EditorConfigured() {
+	if !u.cfg.Drive.Editing().EditorConfigured() {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), editorProbe)
 	defer cancel()
-	opens, err := u.cfg.Drive.EditorOpens(ctx)
+	opens, err := u.cfg.Drive.Editing().EditorOpens(ctx)
 	if err != nil {
 		// Debug: every drive page would repeat it while the editor is down;
 		// the editor's own door (edit-url) reports it to whoever opens a file.
@@ -94,7 +94,7 @@ func (u *UI) markEditable(r *http.Request, items []driveItem) {
 // offer it only where it works.
 func (u *UI) driveEdit(w http.ResponseWriter, r *http.Request, v *viewer) {
 	id := r.PathValue("id")
-	if !u.cfg.Drive.EditorConfigured() {
+	if !u.cfg.Drive.Editing().EditorConfigured() {
 		u.fail(w, r, v, app.Errorf(app.ENotFound, "No online editor is configured on this server."))
 		return
 	}
@@ -103,7 +103,7 @@ func (u *UI) driveEdit(w http.ResponseWriter, r *http.Request, v *viewer) {
 		u.fail(w, r, v, err)
 		return
 	}
-	es, err := u.cfg.Drive.EditURL(r.Context(), v.P, id, drive.EditRequest{})
+	es, err := u.cfg.Drive.Editing().EditURL(r.Context(), v.P, id, drive.EditRequest{})
 	if err != nil {
 		switch app.ErrorCode(err) {
 		case app.EEditorUnavailable:

@@ -38,12 +38,12 @@ const Prefix = "/wopi/files/"
 
 // Handler serves the WOPI endpoints.
 type Handler struct {
-	drive *drive.Service
+	drive *drive.Editing
 	log   *slog.Logger
 }
 
-// New returns the WOPI door over the drive service.
-func New(svc *drive.Service, log *slog.Logger) *Handler {
+// New returns the WOPI door over the drive's online-editing part.
+func New(svc *drive.Editing, log *slog.Logger) *Handler {
 	if log == nil {
 		log = slog.Default()
 	}
