@@ -128,7 +128,10 @@ func TestDriveWriteMatrix(t *testing.T) {
 				return w.s.Do(webtest.Request{Method: "POST", Path: "/api/v1/drive/" + p["id"] + "/confirm", Token: w.me.creds.Token})
 			},
 			call: func(ctx context.Context, w matrixWorld, p prep) error {
-				return w.as(ctx, func(pr *app.Principal) error { _, err := w.s.Main.Drive.Confirm(ctx, pr, p["id"]); return err })
+				return w.as(ctx, func(pr *app.Principal) error {
+					_, err := w.s.Main.Drive.Uploads().Confirm(ctx, pr, p["id"])
+					return err
+				})
 			}},
 		{name: "WebDAV PUT",
 			do: func(w matrixWorld, _ prep) *webtest.Response {
@@ -182,10 +185,10 @@ func TestDriveWriteMatrix(t *testing.T) {
 				put := func() error { _, err := w.s.Main.Blobs.Put(ctx, strings.NewReader("ann's"), 5); return err }
 				return w.as(ctx, func(pr *app.Principal) error {
 					id := path.Base(p["path"])
-					if _, err := w.s.Main.Drive.TusProgress(ctx, pr, id, 0, 5, nil, ""); err != nil {
+					if _, err := w.s.Main.Drive.Uploads().TusProgress(ctx, pr, id, 0, 5, nil, ""); err != nil {
 						return err
 					}
-					_, err := w.s.Main.Drive.CompleteTusUpload(ctx, pr, id, hex.EncodeToString(sum[:]), 5, nil, put)
+					_, err := w.s.Main.Drive.Uploads().CompleteTusUpload(ctx, pr, id, hex.EncodeToString(sum[:]), 5, nil, put)
 					return err
 				})
 			}},
@@ -201,7 +204,7 @@ func TestDriveWriteMatrix(t *testing.T) {
 			},
 			call: func(ctx context.Context, w matrixWorld, p prep) error {
 				return w.as(ctx, func(pr *app.Principal) error {
-					_, err := w.s.Main.Drive.ResolveTusUpload(ctx, pr, p["id"], "overwrite")
+					_, err := w.s.Main.Drive.Uploads().ResolveTusUpload(ctx, pr, p["id"], "overwrite")
 					return err
 				})
 			}},

@@ -575,7 +575,7 @@ func TestTusResumesWithoutDataFileAtOffsetZero(t *testing.T) {
 }
 
 // An upload's first request after its creation reads it as created, from
-// memory (drive.Service.TusUpload), without a read of the database: it still
+// memory (drive.Uploads.TusUpload), without a read of the database: it still
 // answers as the database would, whoever asks and whatever came between.
 func TestTusFirstRequestAfterCreation(t *testing.T) {
 	t.Parallel()

@@ -14,7 +14,7 @@ import (
 // checks the declared size and content type and streams the bytes to the store.
 func DriveUpload(svc *drive.Service) presign.PutFunc {
 	return func(ctx context.Context, ref string, _ url.Values, r *http.Request) error {
-		hash, err := svc.ReceiveUpload(ctx, ref, r.Header.Get("Content-Type"), r.ContentLength, r.Body)
+		hash, err := svc.Uploads().ReceiveUpload(ctx, ref, r.Header.Get("Content-Type"), r.ContentLength, r.Body)
 		if err != nil {
 			return err // an *app.Error is answered by its code (web/problem)
 		}

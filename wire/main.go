@@ -211,7 +211,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*M
 	}
 	m.Drive = drive.NewService(sqldb.DriveStore{DB: db}, m.Contents, driveURLs{signer}, audit, sqldb.Outbox{DB: db}, m.Clock, log, driveOpts)
 	m.Partner.WithUserData(m.Drive) // contacts and calendars go with the user by the schema's cascades
-	if m.Tus, err = tus.New(tus.Config{Drive: m.Drive, Parts: tusParts(m.Blobs), Blobs: tusBlobs{m.Blobs}, Dir: filepath.Join(cfg.Data, "tus"),
+	if m.Tus, err = tus.New(tus.Config{Uploads: m.Drive.Uploads(), Parts: tusParts(m.Blobs), Blobs: tusBlobs{m.Blobs}, Dir: filepath.Join(cfg.Data, "tus"),
 		PublicURL: cfg.PublicURL, Log: log}); err != nil {
 		m.Close()
 		return nil, err

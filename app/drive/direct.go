@@ -72,19 +72,19 @@ func (o Options) WithDirect(d Direct) Options {
 
 // maxPresignedUpload is the most bytes a three-step upload may announce:
 // Options.MaxUploadBytes, and no more than the direct store takes in one PUT.
-func (s *Service) maxPresignedUpload() int64 {
-	if s.opts.direct == nil {
-		return s.opts.MaxUploadBytes
+func (up *Uploads) maxPresignedUpload() int64 {
+	if up.core.opts.direct == nil {
+		return up.core.opts.MaxUploadBytes
 	}
-	return min(s.opts.MaxUploadBytes, s.opts.direct.MaxPut())
+	return min(up.core.opts.MaxUploadBytes, up.core.opts.direct.MaxPut())
 }
 
 // uploadURL returns the URL a client PUTs the bytes of upload ref to.
-func (s *Service) uploadURL(ctx context.Context, ref string) (string, error) {
-	if s.opts.direct == nil {
-		return s.urls.Upload(ref, s.opts.UploadTTL), nil
+func (up *Uploads) uploadURL(ctx context.Context, ref string) (string, error) {
+	if up.core.opts.direct == nil {
+		return up.core.urls.Upload(ref, up.core.opts.UploadTTL), nil
 	}
-	u, err := s.opts.direct.UploadURL(ctx, ref, s.opts.UploadTTL)
+	u, err := up.core.opts.direct.UploadURL(ctx, ref, up.core.opts.UploadTTL)
 	if err != nil {
 		return "", fmt.Errorf("upload url: %w", err)
 	}
@@ -115,18 +115,18 @@ func (s *Service) downloadURL(ctx context.Context, hash string, size int64, name
 // to its object (or not at all when the store holds it already) — and the
 // staged copy goes. Everything else (no upload, bytes relayed already, none
 // staged yet) is left for Confirm to answer as it always does.
-func (s *Service) takeStaged(ctx context.Context, p *app.Principal, fileID string) error {
-	u, err := s.store.LatestUpload(ctx, fileID, p.UserID)
+func (up *Uploads) takeStaged(ctx context.Context, p *app.Principal, fileID string) error {
+	u, err := up.core.store.LatestUpload(ctx, fileID, p.UserID)
 	if app.ErrorCode(err) == app.ENotFound || (err == nil && u.ContentHash != "") {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if _, err := s.confirmable(ctx, p, fileID); err != nil {
+	if _, err := up.confirmable(ctx, p, fileID); err != nil {
 		return err
 	}
-	d := s.opts.direct
+	d := up.core.opts.direct
 	st, err := d.Staged(ctx, u.ID)
 	if errors.Is(err, ErrNotStaged) {
 		return nil
@@ -134,10 +134,10 @@ func (s *Service) takeStaged(ctx context.Context, p *app.Principal, fileID strin
 	if err != nil {
 		return fmt.Errorf("staged upload %s: %w", u.ID, err)
 	}
-	if _, err := s.receivable(ctx, u.ID, "", st.Size); err != nil {
+	if _, err := up.receivable(ctx, u.ID, "", st.Size); err != nil {
 		return err
 	}
-	c, err := s.readStaged(ctx, u.ID, st)
+	c, err := up.readStaged(ctx, u.ID, st)
 	if errors.Is(err, ErrNotStaged) {
 		return nil // removed meanwhile: nothing arrived
 	}
@@ -148,8 +148,8 @@ func (s *Service) takeStaged(ctx context.Context, p *app.Principal, fileID strin
 	if c.small == nil {
 		promote = func() error { return d.Promote(ctx, u.ID, st.Tag, c.hash, c.size) }
 	}
-	err = s.storeReferenced(ctx, c, promote, func(ctx context.Context) error {
-		return s.store.SetUploadReceived(ctx, u.ID, FormatHash(c.hash), s.clock.Now())
+	err = up.core.storeReferenced(ctx, c, promote, func(ctx context.Context) error {
+		return up.core.store.SetUploadReceived(ctx, u.ID, FormatHash(c.hash), up.core.clock.Now())
 	})
 	if errors.Is(err, ErrStagedChanged) {
 		return stagedChanged()
@@ -159,7 +159,7 @@ func (s *Service) takeStaged(ctx context.Context, p *app.Principal, fileID strin
 	}
 	if err := d.DropStaged(ctx, u.ID); err != nil {
 		// The content is referenced; the staged copy is swept later.
-		s.log.WarnContext(ctx, "staged upload not removed", "ref", u.ID, "err", err)
+		up.core.log.WarnContext(ctx, "staged upload not removed", "ref", u.ID, "err", err)
 	}
 	return nil
 }
@@ -171,8 +171,8 @@ func stagedChanged() error {
 // readStaged reads the bytes staged for ref in version st back and returns
 // them as a content: its SHA-256 and digests, and the bytes themselves when
 // small.
-func (s *Service) readStaged(ctx context.Context, ref string, st StagedBytes) (content, error) {
-	r, err := s.opts.direct.OpenStaged(ctx, ref, st.Tag)
+func (up *Uploads) readStaged(ctx context.Context, ref string, st StagedBytes) (content, error) {
+	r, err := up.core.opts.direct.OpenStaged(ctx, ref, st.Tag)
 	if errors.Is(err, ErrStagedChanged) {
 		return content{}, stagedChanged()
 	}
@@ -184,7 +184,7 @@ func (s *Service) readStaged(ctx context.Context, ref string, st StagedBytes) (c
 	h := sha256.New()
 	var small *bytes.Buffer
 	w := io.Writer(h)
-	if s.SmallContent(st.Size) {
+	if up.core.SmallContent(st.Size) {
 		small = bytes.NewBuffer(make([]byte, 0, st.Size))
 		w = io.MultiWriter(h, small)
 	}

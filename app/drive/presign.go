@@ -51,7 +51,7 @@ type PresignedURL struct {
 // validation_failed (the name, the size, a parent that is a file), not_found
 // (no such parent folder, or not shared with the caller), forbidden (a parent
 // shared for viewing), quota_exceeded, conflict (a folder of that name).
-func (s *Service) RequestUpload(ctx context.Context, p *app.Principal, req UploadRequest) (UploadTicket, error) {
+func (up *Uploads) RequestUpload(ctx context.Context, p *app.Principal, req UploadRequest) (UploadTicket, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return UploadTicket{}, err
 	}
@@ -62,27 +62,27 @@ func (s *Service) RequestUpload(ctx context.Context, p *app.Principal, req Uploa
 	}
 	req.Name = name
 	v.Check(req.Size >= 0, "body.size", "The size is a number of bytes, 0 or more.", req.Size)
-	limit := s.maxPresignedUpload()
+	limit := up.maxPresignedUpload()
 	v.Check(req.Size <= limit, "body.size", fmt.Sprintf("One upload is at most %d bytes; use the resumable upload for larger files.", limit), req.Size)
 	if err := v.Err(); err != nil {
 		return UploadTicket{}, err
 	}
-	now := s.clock.Now()
+	now := up.core.clock.Now()
 	mimeType := DetectMime(req.Name, req.MimeType)
 	var ticket UploadTicket
 	// The folder and the quota are read in the transaction, on the writer's
 	// connection: no bytes wait on these checks, and a read there finds its
 	// pages cached, where a reader's cache starts empty after every commit.
-	err = s.store.InTx(ctx, func(ctx context.Context) error {
-		parent, err := s.parentFolder(ctx, p, req.ParentID, "body.parent_id")
+	err = up.core.store.InTx(ctx, func(ctx context.Context) error {
+		parent, err := up.core.parentFolder(ctx, p, req.ParentID, "body.parent_id")
 		if err != nil {
 			return err
 		}
-		if err := s.quota(ctx, p, req.Size); err != nil {
+		if err := up.core.quota(ctx, p, req.Size); err != nil {
 			return err
 		}
-		owner := s.owner(p, parent)
-		f, err := s.store.LiveChild(ctx, owner, req.ParentID, NameKey(req.Name))
+		owner := up.core.owner(p, parent)
+		f, err := up.core.store.LiveChild(ctx, owner, req.ParentID, NameKey(req.Name))
 		switch {
 		case err == nil && f.IsFolder:
 			return nameConflict(req.Name)
@@ -94,28 +94,28 @@ func (s *Service) RequestUpload(ctx context.Context, p *app.Principal, req Uploa
 			if parent != nil && parent.OwnerID == owner {
 				f.OwnerName = parent.OwnerName // the same join, in the same transaction
 			}
-			if err := s.change(ctx, &f); err != nil {
+			if err := up.core.change(ctx, &f); err != nil {
 				return err
 			}
-			if err := s.store.CreateFile(ctx, f); err != nil {
+			if err := up.core.store.CreateFile(ctx, f); err != nil {
 				return err
 			}
 		default:
 			return err
 		}
 		u := Upload{ID: app.NewID() + app.RandomHex(8), FileID: f.ID, OrgID: p.OrgID, OwnerID: owner, CreatedBy: p.UserID,
-			Name: req.Name, MimeType: mimeType, SizeBytes: req.Size, CreatedAt: now, ExpiresAt: now.Add(s.opts.UploadTTL)}
-		if err := s.store.CreateUpload(ctx, u); err != nil {
+			Name: req.Name, MimeType: mimeType, SizeBytes: req.Size, CreatedAt: now, ExpiresAt: now.Add(up.core.opts.UploadTTL)}
+		if err := up.core.store.CreateUpload(ctx, u); err != nil {
 			return err
 		}
-		if f, err = s.written(ctx, f); err != nil {
+		if f, err = up.core.written(ctx, f); err != nil {
 			return err
 		}
 		f.Permission = PermOwner
 		if f.OwnerID != p.UserID {
 			f.Permission = PermEdit
 		}
-		uploadURL, err := s.uploadURL(ctx, u.ID)
+		uploadURL, err := up.uploadURL(ctx, u.ID)
 		if err != nil {
 			return err
 		}
@@ -138,19 +138,19 @@ func (s *Service) RequestUpload(ctx context.Context, p *app.Principal, req Uploa
 // byte is kept. Errors: not_found (an unknown or expired upload),
 // validation_failed (another Content-Type or length than announced, more bytes
 // than announced), bad_request (fewer bytes than announced), quota_exceeded.
-func (s *Service) ReceiveUpload(ctx context.Context, ref, contentType string, contentLength int64, r io.Reader) (string, error) {
-	small := contentLength >= 0 && s.SmallContent(contentLength)
+func (up *Uploads) ReceiveUpload(ctx context.Context, ref, contentType string, contentLength int64, r io.Reader) (string, error) {
+	small := contentLength >= 0 && up.core.SmallContent(contentLength)
 	want := contentLength
 	var u Upload
 	if !small {
 		var err error
-		if u, err = s.receivable(ctx, ref, contentType, contentLength); err != nil {
+		if u, err = up.receivable(ctx, ref, contentType, contentLength); err != nil {
 			return "", err
 		}
 		want = u.SizeBytes
 	}
 	dg := newDigester(r)
-	c, err := s.receive(ctx, dg, want, want)
+	c, err := up.core.receive(ctx, dg, want, want)
 	if err != nil {
 		if errors.Is(err, ErrTooLarge) {
 			return "", app.Invalid("body", fmt.Sprintf("The upload was announced as %d bytes; more arrived.", want), nil)
@@ -158,17 +158,17 @@ func (s *Service) ReceiveUpload(ctx context.Context, ref, contentType string, co
 		return "", fmt.Errorf("store upload bytes: %w", err)
 	}
 	if c.size != want {
-		s.drop(ctx, c)
+		up.core.drop(ctx, c)
 		return "", app.Errorf(app.EBadRequest, "The upload is incomplete: %d of %d bytes arrived.", c.size, want)
 	}
-	err = s.storeReferenced(ctx, c.withDigests(dg.sums()), nil, func(ctx context.Context) error {
+	err = up.core.storeReferenced(ctx, c.withDigests(dg.sums()), nil, func(ctx context.Context) error {
 		if small {
 			var err error
-			if u, err = s.receivable(ctx, ref, contentType, contentLength); err != nil {
+			if u, err = up.receivable(ctx, ref, contentType, contentLength); err != nil {
 				return err
 			}
 		}
-		return s.store.SetUploadReceived(ctx, u.ID, FormatHash(c.hash), s.clock.Now())
+		return up.core.store.SetUploadReceived(ctx, u.ID, FormatHash(c.hash), up.core.clock.Now())
 	})
 	return FormatHash(c.hash), err
 }
@@ -177,15 +177,15 @@ func (s *Service) ReceiveUpload(ctx context.Context, ref, contentType string, co
 // (-1: unknown) of contentType may store its bytes: the upload is there and
 // not expired, the type and the length are the announced ones, and the
 // organisation has room for them.
-func (s *Service) receivable(ctx context.Context, ref, contentType string, contentLength int64) (Upload, error) {
-	u, err := s.store.Upload(ctx, ref)
+func (up *Uploads) receivable(ctx context.Context, ref, contentType string, contentLength int64) (Upload, error) {
+	u, err := up.core.store.Upload(ctx, ref)
 	if app.ErrorCode(err) == app.ENotFound {
 		return Upload{}, app.Errorf(app.ENotFound, "There is no such upload; request a new upload URL.")
 	}
 	if err != nil {
 		return Upload{}, err
 	}
-	if s.clock.Now().After(u.ExpiresAt) {
+	if up.core.clock.Now().After(u.ExpiresAt) {
 		return Upload{}, app.Errorf(app.ENotFound, "The upload has expired; request a new upload URL.")
 	}
 	if contentType != "" && !sameMediaType(contentType, u.MimeType) {
@@ -196,14 +196,14 @@ func (s *Service) receivable(ctx context.Context, ref, contentType string, conte
 	}
 	// The quota again, before any byte is kept: the organisation may have
 	// filled up since the upload was announced.
-	plan, err := s.store.LinkPlan(ctx, u.OrgID, u.CreatedBy)
+	plan, err := up.core.store.LinkPlan(ctx, u.OrgID, u.CreatedBy)
 	if app.ErrorCode(err) == app.ENotFound {
 		return Upload{}, app.Errorf(app.ENotFound, "There is no such upload; request a new upload URL.")
 	}
 	if err != nil {
 		return Upload{}, err
 	}
-	if err := s.quota(ctx, &app.Principal{OrgID: u.OrgID, QuotaBytes: plan.QuotaBytes}, u.SizeBytes); err != nil {
+	if err := up.core.quota(ctx, &app.Principal{OrgID: u.OrgID, QuotaBytes: plan.QuotaBytes}, u.SizeBytes); err != nil {
 		return Upload{}, err
 	}
 	return u, nil
@@ -227,14 +227,14 @@ func sameMediaType(a, b string) bool {
 // conflict (no upload of the caller's waiting or no bytes arrived, a folder of
 // the name, a file in the trash or archived, a folder gone meanwhile), locked
 // (a lock the caller does not hold), quota_exceeded.
-func (s *Service) Confirm(ctx context.Context, p *app.Principal, fileID string) (File, error) {
+func (up *Uploads) Confirm(ctx context.Context, p *app.Principal, fileID string) (File, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return File{}, err
 	}
-	if s.opts.direct != nil {
+	if up.core.opts.direct != nil {
 		// Bytes a client PUT into the store are checked and received first,
 		// as the node receives relayed ones.
-		if err := s.takeStaged(ctx, p, fileID); err != nil {
+		if err := up.takeStaged(ctx, p, fileID); err != nil {
 			return File{}, err
 		}
 	}
@@ -244,12 +244,12 @@ func (s *Service) Confirm(ctx context.Context, p *app.Principal, fileID string) 
 	// empty after every commit), with the content held against the collector
 	// (refMu) from before it is looked up until the commit.
 	var out File
-	s.refMu.RLock()
-	defer s.refMu.RUnlock()
-	err := s.writeTx(ctx, func(ctx context.Context) error {
-		u, uerr := s.store.LatestUpload(ctx, fileID, p.UserID)
+	up.core.refMu.RLock()
+	defer up.core.refMu.RUnlock()
+	err := up.core.writeTx(ctx, func(ctx context.Context) error {
+		u, uerr := up.core.store.LatestUpload(ctx, fileID, p.UserID)
 		if uerr != nil || u.ContentHash == "" {
-			f, err := s.confirmable(ctx, p, fileID)
+			f, err := up.confirmable(ctx, p, fileID)
 			if err != nil {
 				return err
 			}
@@ -264,21 +264,21 @@ func (s *Service) Confirm(ctx context.Context, p *app.Principal, fileID string) 
 			}
 			return app.Errorf(app.EConflict, "No bytes have arrived for this upload yet; PUT them to upload_url, then confirm.")
 		}
-		if !s.blobs.Exists(ctx, blobName(u.ContentHash)) {
+		if !up.core.blobs.Exists(ctx, blobName(u.ContentHash)) {
 			return fmt.Errorf("blob %s vanished before it was referenced", blobName(u.ContentHash))
 		}
-		f, err := s.confirmable(ctx, p, fileID)
+		f, err := up.confirmable(ctx, p, fileID)
 		if err != nil {
 			return err
 		}
-		if err := s.checkWriteLock(ctx, p, f); err != nil {
+		if err := up.core.checkWriteLock(ctx, p, f); err != nil {
 			return err
 		}
-		res, err := s.commitContent(ctx, p, f, u.Name, u.MimeType, u.ContentHash, u.SizeBytes)
+		res, err := up.core.commitContent(ctx, p, f, u.Name, u.MimeType, u.ContentHash, u.SizeBytes)
 		if err != nil {
 			return err
 		}
-		if err := s.store.DeleteUploads(ctx, []string{u.ID}); err != nil {
+		if err := up.core.store.DeleteUploads(ctx, []string{u.ID}); err != nil {
 			return err
 		}
 		out = res
@@ -296,10 +296,10 @@ func (s *Service) Confirm(ctx context.Context, p *app.Principal, fileID string) 
 
 // confirmable returns file id, which a confirmation by p would change: a file
 // p may edit, or a pending file p announced in a folder shared with p.
-func (s *Service) confirmable(ctx context.Context, p *app.Principal, id string) (File, error) {
-	f, err := s.access(ctx, p, id, PermEdit)
+func (up *Uploads) confirmable(ctx context.Context, p *app.Principal, id string) (File, error) {
+	f, err := up.core.access(ctx, p, id, PermEdit)
 	if app.ErrorCode(err) == app.ENotFound {
-		return s.sharedPending(ctx, p, id)
+		return up.core.sharedPending(ctx, p, id)
 	}
 	return f, err
 }

@@ -136,6 +136,8 @@ type Service struct {
 
 	// editing is the online editors' part (Editing).
 	editing *Editing
+	// uploads is the resumable and presigned uploads' part (Uploads).
+	uploads *Uploads
 
 	// folderSizes keeps folders' counted bytes by id (FolderSizes);
 	// folderSizeCount about how many.
@@ -167,6 +169,7 @@ func NewService(store Store, blobs Blobs, urls URLs, audit app.Auditor, outbox a
 	}
 	s := &Service{store: store, blobs: blobs, urls: urls, audit: audit, outbox: outbox, clock: clock, log: log, opts: opts}
 	s.editing = newEditing(s)
+	s.uploads = &Uploads{core: s}
 	return s
 }
 

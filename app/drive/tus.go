@@ -111,7 +111,7 @@ type TusResolution struct {
 
 // MaxTusBytes is the largest resumable upload (the upload cap). Errors: none of
 // its own.
-func (s *Service) MaxTusBytes() int64 { return s.opts.MaxUploadBytes }
+func (up *Uploads) MaxTusBytes() int64 { return up.core.opts.MaxUploadBytes }
 
 // tusParentField is where a TUS client names the upload's folder, as an
 // error locates it.
@@ -126,7 +126,7 @@ const tusParentField = "header.Upload-Metadata.parent_id"
 // not shared with the caller), forbidden (a parent shared for viewing),
 // quota_exceeded, locked (a lock on the folder, for a creation with its
 // content).
-func (s *Service) CreateTusUpload(ctx context.Context, p *app.Principal, req TusCreate) (TusUpload, error) {
+func (up *Uploads) CreateTusUpload(ctx context.Context, p *app.Principal, req TusCreate) (TusUpload, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return TusUpload{}, err
 	}
@@ -142,40 +142,40 @@ func (s *Service) CreateTusUpload(ctx context.Context, p *app.Principal, req Tus
 		if req.Length < 0 {
 			return TusUpload{}, app.Invalid("header.Upload-Length", "The length is a number of bytes, 0 or more.", req.Length)
 		}
-		if req.Length > s.opts.MaxUploadBytes {
-			return TusUpload{}, app.Errorf(app.EPayloadTooLarge, "One upload is at most %d bytes.", s.opts.MaxUploadBytes)
+		if req.Length > up.core.opts.MaxUploadBytes {
+			return TusUpload{}, app.Errorf(app.EPayloadTooLarge, "One upload is at most %d bytes.", up.core.opts.MaxUploadBytes)
 		}
 	}
-	now := s.clock.Now()
+	now := up.core.clock.Now()
 	u := TusUpload{ID: app.NewID() + app.RandomHex(8), OrgID: p.OrgID, CreatedBy: p.UserID, ParentID: req.ParentID, Name: req.Name,
 		MimeType: DetectMime(req.Name, req.MimeType), Length: req.Length, LengthDeferred: req.Deferred, Status: TusUploading,
-		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(s.opts.UploadTTL)}
+		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(up.core.opts.UploadTTL)}
 	if u.LengthDeferred {
 		u.Length = 0
 	}
 	if req.Content != nil {
-		return s.createWholeTus(ctx, p, u, req.Content)
+		return up.createWholeTus(ctx, p, u, req.Content)
 	}
 	// The folder and the quota are read in the transaction that creates the
 	// upload, on the writer's connection: no bytes wait on these checks, and
 	// a read there finds its pages cached, where a reader's cache starts
 	// empty after every commit.
-	err = s.store.InTx(ctx, func(ctx context.Context) error {
-		if _, err := s.parentFolder(ctx, p, req.ParentID, tusParentField); err != nil {
+	err = up.core.store.InTx(ctx, func(ctx context.Context) error {
+		if _, err := up.core.parentFolder(ctx, p, req.ParentID, tusParentField); err != nil {
 			return err
 		}
 		if !req.Deferred {
-			if err := s.quota(ctx, p, req.Length); err != nil {
+			if err := up.core.quota(ctx, p, req.Length); err != nil {
 				return err
 			}
 		}
-		return s.store.CreateTusUpload(ctx, u)
+		return up.core.store.CreateTusUpload(ctx, u)
 	})
 	if err != nil {
 		return TusUpload{}, err
 	}
-	if !s.opts.sharedTus {
-		s.freshTus.put(u)
+	if !up.core.opts.sharedTus {
+		up.core.freshTus.put(u)
 	}
 	return u, nil
 }
@@ -198,31 +198,31 @@ func (o Options) WithSharedUploads() Options {
 // another node may have taken its bytes). Errors: insufficient_scope (no
 // drive:read), no_bound_user, feature_not_in_plan, not_found (no such upload of
 // the caller's, or an expired one).
-func (s *Service) TusUpload(ctx context.Context, p *app.Principal, id string) (TusUpload, error) {
+func (up *Uploads) TusUpload(ctx context.Context, p *app.Principal, id string) (TusUpload, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return TusUpload{}, err
 	}
-	if u, ok := s.freshTus.take(id); ok && s.ownsTus(p, u) {
+	if u, ok := up.core.freshTus.take(id); ok && up.ownsTus(p, u) {
 		return u, nil
 	}
-	return s.ownTusUpload(ctx, p, id)
+	return up.ownTusUpload(ctx, p, id)
 }
 
 // ownsTus reports whether u is p's and not expired.
-func (s *Service) ownsTus(p *app.Principal, u TusUpload) bool {
-	return u.OrgID == p.OrgID && u.CreatedBy == p.UserID && s.clock.Now().Before(u.ExpiresAt)
+func (up *Uploads) ownsTus(p *app.Principal, u TusUpload) bool {
+	return u.OrgID == p.OrgID && u.CreatedBy == p.UserID && up.core.clock.Now().Before(u.ExpiresAt)
 }
 
 // updateTusUpload and deleteTusUploads change uploads in the store; what
 // freshTus kept of them goes.
-func (s *Service) updateTusUpload(ctx context.Context, u TusUpload) error {
-	s.freshTus.drop(u.ID)
-	return s.store.UpdateTusUpload(ctx, u)
+func (up *Uploads) updateTusUpload(ctx context.Context, u TusUpload) error {
+	up.core.freshTus.drop(u.ID)
+	return up.core.store.UpdateTusUpload(ctx, u)
 }
 
-func (s *Service) deleteTusUploads(ctx context.Context, ids []string) error {
-	s.freshTus.drop(ids...)
-	return s.store.DeleteTusUploads(ctx, ids)
+func (up *Uploads) deleteTusUploads(ctx context.Context, ids []string) error {
+	up.core.freshTus.drop(ids...)
+	return up.core.store.DeleteTusUploads(ctx, ids)
 }
 
 // freshTusMax bounds the uploads freshTus keeps (the oldest go first).
@@ -272,9 +272,9 @@ func (f *freshTus) drop(ids ...string) {
 	}
 }
 
-func (s *Service) ownTusUpload(ctx context.Context, p *app.Principal, id string) (TusUpload, error) {
-	u, err := s.store.TusUpload(ctx, id)
-	if app.ErrorCode(err) == app.ENotFound || (err == nil && !s.ownsTus(p, u)) {
+func (up *Uploads) ownTusUpload(ctx context.Context, p *app.Principal, id string) (TusUpload, error) {
+	u, err := up.core.store.TusUpload(ctx, id)
+	if app.ErrorCode(err) == app.ENotFound || (err == nil && !up.ownsTus(p, u)) {
 		return TusUpload{}, app.Errorf(app.ENotFound, "No such upload; it may have expired. Create a new one.")
 	}
 	return u, err
@@ -283,14 +283,14 @@ func (s *Service) ownTusUpload(ctx context.Context, p *app.Principal, id string)
 // TusRoom returns how many bytes the caller's organisation may still store.
 // Errors: insufficient_scope (no drive:write), no_bound_user,
 // feature_not_in_plan.
-func (s *Service) TusRoom(ctx context.Context, p *app.Principal) (int64, error) {
+func (up *Uploads) TusRoom(ctx context.Context, p *app.Principal) (int64, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return 0, err
 	}
 	if p.QuotaBytes <= 0 {
 		return math.MaxInt64, nil
 	}
-	used, _, err := s.store.OrgUsage(ctx, p.OrgID)
+	used, _, err := up.core.store.OrgUsage(ctx, p.OrgID)
 	if err != nil {
 		return 0, err
 	}
@@ -320,12 +320,12 @@ func (a Allowance) Refusal() error {
 // UploadAllowance is the allowance of an upload in parts (the sync clients'
 // chunks) that holds held bytes so far. Errors: insufficient_scope (no
 // drive:write), no_bound_user, feature_not_in_plan.
-func (s *Service) UploadAllowance(ctx context.Context, p *app.Principal, held int64) (Allowance, error) {
-	room, err := s.TusRoom(ctx, p)
+func (up *Uploads) UploadAllowance(ctx context.Context, p *app.Principal, held int64) (Allowance, error) {
+	room, err := up.TusRoom(ctx, p)
 	if err != nil {
 		return Allowance{}, err
 	}
-	limit := s.MaxTusBytes()
+	limit := up.MaxTusBytes()
 	if room < limit {
 		return Allowance{Left: room - held, quota: true, cap: limit}, nil
 	}
@@ -348,13 +348,13 @@ func QuotaError(room int64) error {
 // no_bound_user, feature_not_in_plan, not_found (no such upload of the
 // caller's, or an expired one), conflict (a complete upload, or an offset
 // that moved on).
-func (s *Service) TusProgress(ctx context.Context, p *app.Principal, id string, from, to int64, hashState []byte, part string) (TusUpload, error) {
+func (up *Uploads) TusProgress(ctx context.Context, p *app.Principal, id string, from, to int64, hashState []byte, part string) (TusUpload, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return TusUpload{}, err
 	}
 	var out TusUpload
-	err := s.store.InTx(ctx, func(ctx context.Context) error {
-		u, err := s.ownTusUpload(ctx, p, id)
+	err := up.core.store.InTx(ctx, func(ctx context.Context) error {
+		u, err := up.ownTusUpload(ctx, p, id)
 		if err != nil {
 			return err
 		}
@@ -367,13 +367,13 @@ func (s *Service) TusProgress(ctx context.Context, p *app.Principal, id string, 
 		if to < from || (!u.LengthDeferred && to > u.Length) {
 			return fmt.Errorf("tus upload %s: offset %d outside [%d, %d]", id, to, u.Offset, u.Length)
 		}
-		now := s.clock.Now()
-		u.Offset, u.HashState, u.UpdatedAt, u.ExpiresAt = to, hashState, now, now.Add(s.opts.UploadTTL)
+		now := up.core.clock.Now()
+		u.Offset, u.HashState, u.UpdatedAt, u.ExpiresAt = to, hashState, now, now.Add(up.core.opts.UploadTTL)
 		if part != "" {
 			u.Parts = append(u.Parts[:len(u.Parts):len(u.Parts)], part)
 		}
 		out = u
-		return s.updateTusUpload(ctx, u)
+		return up.updateTusUpload(ctx, u)
 	})
 	return out, err
 }
@@ -383,19 +383,19 @@ func (s *Service) TusProgress(ctx context.Context, p *app.Principal, id string, 
 // feature_not_in_plan, payload_too_large (over MaxTusBytes), quota_exceeded,
 // not_found (no such upload of the caller's, or an expired one),
 // validation_failed (a length known already, or below the bytes received).
-func (s *Service) TusDeclareLength(ctx context.Context, p *app.Principal, id string, length int64) (TusUpload, error) {
+func (up *Uploads) TusDeclareLength(ctx context.Context, p *app.Principal, id string, length int64) (TusUpload, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return TusUpload{}, err
 	}
-	if length > s.opts.MaxUploadBytes {
-		return TusUpload{}, app.Errorf(app.EPayloadTooLarge, "One upload is at most %d bytes.", s.opts.MaxUploadBytes)
+	if length > up.core.opts.MaxUploadBytes {
+		return TusUpload{}, app.Errorf(app.EPayloadTooLarge, "One upload is at most %d bytes.", up.core.opts.MaxUploadBytes)
 	}
-	if err := s.quota(ctx, p, length); err != nil {
+	if err := up.core.quota(ctx, p, length); err != nil {
 		return TusUpload{}, err
 	}
 	var out TusUpload
-	err := s.store.InTx(ctx, func(ctx context.Context) error {
-		u, err := s.ownTusUpload(ctx, p, id)
+	err := up.core.store.InTx(ctx, func(ctx context.Context) error {
+		u, err := up.ownTusUpload(ctx, p, id)
 		if err != nil {
 			return err
 		}
@@ -405,9 +405,9 @@ func (s *Service) TusDeclareLength(ctx context.Context, p *app.Principal, id str
 		if length < u.Offset {
 			return app.Invalid("header.Upload-Length", fmt.Sprintf("%d bytes have arrived already.", u.Offset), length)
 		}
-		u.Length, u.LengthDeferred, u.UpdatedAt = length, false, s.clock.Now()
+		u.Length, u.LengthDeferred, u.UpdatedAt = length, false, up.core.clock.Now()
 		out = u
-		return s.updateTusUpload(ctx, u)
+		return up.updateTusUpload(ctx, u)
 	})
 	return out, err
 }
@@ -431,13 +431,13 @@ func (s *Service) TusDeclareLength(ctx context.Context, p *app.Principal, id str
 // forbidden (a parent shared for viewing), conflict (a folder gone meanwhile,
 // or a small content's upload completed meanwhile), locked (a lock on the
 // folder), quota_exceeded.
-func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, hash string, size int64, small []byte, put func() error) (TusUpload, error) {
+func (up *Uploads) CompleteTusUpload(ctx context.Context, p *app.Principal, id, hash string, size int64, small []byte, put func() error) (TusUpload, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return TusUpload{}, err
 	}
 	c := content{hash: hash, size: size}
 	if small != nil {
-		if sum := sha256.Sum256(small); int64(len(small)) != size || !s.SmallContent(size) || hex.EncodeToString(sum[:]) != hash {
+		if sum := sha256.Sum256(small); int64(len(small)) != size || !up.core.SmallContent(size) || hex.EncodeToString(sum[:]) != hash {
 			return TusUpload{}, fmt.Errorf("tus upload %s: %d bytes given as the small content %s of %d bytes", id, len(small), hash, size)
 		}
 		c.small = small
@@ -451,11 +451,11 @@ func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, h
 	var u TusUpload
 	if c.small == nil {
 		var err error
-		if u, err = s.ownTusUpload(ctx, p, id); err != nil {
+		if u, err = up.ownTusUpload(ctx, p, id); err != nil {
 			return TusUpload{}, err
 		}
 	}
-	u, err := s.completeTus(ctx, p, id, u, c, put)
+	u, err := up.completeTus(ctx, p, id, u, c, put)
 	var pe *PutError
 	var stays *tusUploadStays
 	var done *tusCompleted
@@ -470,13 +470,13 @@ func (s *Service) CompleteTusUpload(ctx context.Context, p *app.Principal, id, h
 	}
 	if err != nil {
 		ctx := context.WithoutCancel(ctx)
-		if derr := s.store.InTx(ctx, func(ctx context.Context) error {
-			if err := s.deleteTusUploads(ctx, []string{id}); err != nil {
+		if derr := up.core.store.InTx(ctx, func(ctx context.Context) error {
+			if err := up.deleteTusUploads(ctx, []string{id}); err != nil {
 				return err
 			}
-			return s.orphan(ctx, hash)
+			return up.core.orphan(ctx, hash)
 		}); derr != nil {
-			s.log.ErrorContext(ctx, "drop failed resumable upload", "upload", id, "err", derr)
+			up.core.log.ErrorContext(ctx, "drop failed resumable upload", "upload", id, "err", derr)
 		}
 		return TusUpload{}, err
 	}
@@ -504,7 +504,7 @@ func (e *tusCompleted) Error() string {
 
 // completeTus completes upload id: u is the upload as read before, or, for a
 // small content (c.small), read here in the transaction.
-func (s *Service) completeTus(ctx context.Context, p *app.Principal, id string, u TusUpload, c content, put func() error) (TusUpload, error) {
+func (up *Uploads) completeTus(ctx context.Context, p *app.Principal, id string, u TusUpload, c content, put func() error) (TusUpload, error) {
 	size := c.size
 	// ready checks that u may complete with the content.
 	ready := func(u TusUpload) error {
@@ -532,16 +532,16 @@ func (s *Service) completeTus(ctx context.Context, p *app.Principal, id string, 
 	var parent *File
 	if c.small == nil {
 		var err error
-		if parent, err = s.parentFolder(ctx, p, u.ParentID, tusParentField); err != nil {
+		if parent, err = up.core.parentFolder(ctx, p, u.ParentID, tusParentField); err != nil {
 			return TusUpload{}, err
 		}
 	}
 	// An upload holds no lock: it may end long after it began.
 	ctx = withoutUserLocks(ctx)
-	err := s.storeReferenced(ctx, c, put, func(ctx context.Context) error {
+	err := up.core.storeReferenced(ctx, c, put, func(ctx context.Context) error {
 		if c.small != nil {
 			var err error
-			if u, err = s.ownTusUpload(ctx, p, id); err != nil {
+			if u, err = up.ownTusUpload(ctx, p, id); err != nil {
 				return &tusUploadStays{err}
 			}
 			if u.Status != TusUploading {
@@ -553,13 +553,13 @@ func (s *Service) completeTus(ctx context.Context, p *app.Principal, id string, 
 			if err := ready(u); err != nil {
 				return err
 			}
-			if parent, err = s.parentFolder(ctx, p, u.ParentID, tusParentField); err != nil {
+			if parent, err = up.core.parentFolder(ctx, p, u.ParentID, tusParentField); err != nil {
 				return err
 			}
 		} else {
 			// Read again in the transaction: another node may have
 			// completed (or dropped) the upload while its bytes were put.
-			cur, err := s.ownTusUpload(ctx, p, id)
+			cur, err := up.ownTusUpload(ctx, p, id)
 			if err != nil {
 				return &tusUploadStays{err}
 			}
@@ -567,13 +567,13 @@ func (s *Service) completeTus(ctx context.Context, p *app.Principal, id string, 
 				return &tusCompleted{cur}
 			}
 		}
-		if err := s.completeTusIn(ctx, p, &u, c, parent); err != nil {
+		if err := up.completeTusIn(ctx, p, &u, c, parent); err != nil {
 			if c.small != nil && u.Offset == 0 && app.ErrorCode(err) == app.EQuotaExceeded {
 				return &tusUploadStays{err}
 			}
 			return err
 		}
-		return s.updateTusUpload(ctx, u)
+		return up.updateTusUpload(ctx, u)
 	})
 	return u, err
 }
@@ -583,9 +583,9 @@ func (s *Service) completeTus(ctx context.Context, p *app.Principal, id string, 
 // (the upload keeps the content for ResolveTusUpload). parent is the folder
 // as the caller read it (a small content's in this transaction). The caller
 // stores u.
-func (s *Service) completeTusIn(ctx context.Context, p *app.Principal, u *TusUpload, c content, parent *File) error {
-	owner := s.owner(p, parent)
-	_, err := s.store.LiveChild(ctx, owner, u.ParentID, NameKey(u.Name))
+func (up *Uploads) completeTusIn(ctx context.Context, p *app.Principal, u *TusUpload, c content, parent *File) error {
+	owner := up.core.owner(p, parent)
+	_, err := up.core.store.LiveChild(ctx, owner, u.ParentID, NameKey(u.Name))
 	switch {
 	case err == nil:
 		u.Status, u.ContentHash = TusConflict, FormatHash(c.hash)
@@ -595,7 +595,7 @@ func (s *Service) completeTusIn(ctx context.Context, p *app.Principal, u *TusUpl
 		if c.small != nil {
 			folder = parent
 		}
-		f, err := s.tusNewFile(ctx, p, owner, u.ParentID, u.Name, u.MimeType, FormatHash(c.hash), c.size, folder)
+		f, err := up.tusNewFile(ctx, p, owner, u.ParentID, u.Name, u.MimeType, FormatHash(c.hash), c.size, folder)
 		if err != nil {
 			return err
 		}
@@ -603,8 +603,8 @@ func (s *Service) completeTusIn(ctx context.Context, p *app.Principal, u *TusUpl
 	default:
 		return err
 	}
-	now := s.clock.Now()
-	u.Offset, u.HashState, u.Parts, u.UpdatedAt, u.ExpiresAt = c.size, nil, nil, now, now.Add(s.opts.UploadTTL)
+	now := up.core.clock.Now()
+	u.Offset, u.HashState, u.Parts, u.UpdatedAt, u.ExpiresAt = c.size, nil, nil, now, now.Add(up.core.opts.UploadTTL)
 	return nil
 }
 
@@ -613,25 +613,25 @@ func (s *Service) completeTusIn(ctx context.Context, p *app.Principal, u *TusUpl
 // the quota, stores the content and its file (or leaves the upload in the
 // conflict state) and records the upload as complete. When it fails nothing
 // is left: no upload, no file, and the client sends its creation again.
-func (s *Service) createWholeTus(ctx context.Context, p *app.Principal, u TusUpload, data []byte) (TusUpload, error) {
-	if u.LengthDeferred || int64(len(data)) != u.Length || !s.SmallContent(u.Length) {
+func (up *Uploads) createWholeTus(ctx context.Context, p *app.Principal, u TusUpload, data []byte) (TusUpload, error) {
+	if u.LengthDeferred || int64(len(data)) != u.Length || !up.core.SmallContent(u.Length) {
 		return TusUpload{}, fmt.Errorf("tus upload %s: %d bytes given as the whole small content of %d bytes", u.ID, len(data), u.Length)
 	}
 	sum := sha256.Sum256(data)
 	c := content{hash: hex.EncodeToString(sum[:]), size: u.Length, small: data}.withDigests(digestsOf(data))
 	// An upload holds no lock: it may end long after it began.
-	err := s.storeReferenced(withoutUserLocks(ctx), c, nil, func(ctx context.Context) error {
-		parent, err := s.parentFolder(ctx, p, u.ParentID, tusParentField)
+	err := up.core.storeReferenced(withoutUserLocks(ctx), c, nil, func(ctx context.Context) error {
+		parent, err := up.core.parentFolder(ctx, p, u.ParentID, tusParentField)
 		if err != nil {
 			return err
 		}
-		if err := s.quota(ctx, p, u.Length); err != nil {
+		if err := up.core.quota(ctx, p, u.Length); err != nil {
 			return err
 		}
-		if err := s.completeTusIn(ctx, p, &u, c, parent); err != nil {
+		if err := up.completeTusIn(ctx, p, &u, c, parent); err != nil {
 			return err
 		}
-		return s.store.CreateTusUpload(ctx, u)
+		return up.core.store.CreateTusUpload(ctx, u)
 	})
 	if err != nil {
 		return TusUpload{}, err
@@ -643,10 +643,10 @@ func (s *Service) createWholeTus(ctx context.Context, p *app.Principal, u TusUpl
 // size), after completeTus found no live item of the name; it runs inside
 // referenced. folder is the folder as the transaction read it, or nil
 // (createContent).
-func (s *Service) tusNewFile(ctx context.Context, p *app.Principal, owner, parentID, name, mimeType, hash string, size int64, folder *File) (File, error) {
+func (up *Uploads) tusNewFile(ctx context.Context, p *app.Principal, owner, parentID, name, mimeType, hash string, size int64, folder *File) (File, error) {
 	f := File{ID: app.NewID(), OrgID: p.OrgID, OwnerID: owner, ParentID: strPtr(parentID), Name: name,
 		Metadata: Metadata{Tags: []string{}, Custom: map[string]string{}}}
-	return s.createContent(ctx, p, f, folder, mimeType, hash, size, time.Time{})
+	return up.core.createContent(ctx, p, f, folder, mimeType, hash, size, time.Time{})
 }
 
 // ResolveTusUpload settles the name conflict of a completed upload: skip
@@ -660,7 +660,7 @@ func (s *Service) tusNewFile(ctx context.Context, p *app.Principal, owner, paren
 // parent folder), conflict (an upload not in conflict, overwrite of a folder or
 // an archived file, no free name, a folder gone meanwhile), forbidden (a parent
 // shared for viewing), locked (a lock on the file or folder), quota_exceeded.
-func (s *Service) ResolveTusUpload(ctx context.Context, p *app.Principal, id, strategy string) (TusResolution, error) {
+func (up *Uploads) ResolveTusUpload(ctx context.Context, p *app.Principal, id, strategy string) (TusResolution, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return TusResolution{}, err
 	}
@@ -669,49 +669,49 @@ func (s *Service) ResolveTusUpload(ctx context.Context, p *app.Principal, id, st
 	default:
 		return TusResolution{}, app.Invalid("query.strategy", "The strategy is one of skip, rename, overwrite.", strategy)
 	}
-	u, err := s.ownTusUpload(ctx, p, id)
+	u, err := up.ownTusUpload(ctx, p, id)
 	if err != nil {
 		return TusResolution{}, err
 	}
 	if u.Status != TusConflict {
 		return TusResolution{}, app.Errorf(app.EConflict, "The upload is not waiting for a conflict resolution (it is %s).", u.Status)
 	}
-	parent, err := s.parentFolder(ctx, p, u.ParentID, "parent_id")
+	parent, err := up.core.parentFolder(ctx, p, u.ParentID, "parent_id")
 	if err != nil {
 		return TusResolution{}, err
 	}
-	owner := s.owner(p, parent)
+	owner := up.core.owner(p, parent)
 	var out File
 	ctx = withoutUserLocks(ctx)
-	err = s.referenced(ctx, blobName(u.ContentHash), func(ctx context.Context) error {
-		cur, err := s.store.TusUpload(ctx, id)
+	err = up.core.referenced(ctx, blobName(u.ContentHash), func(ctx context.Context) error {
+		cur, err := up.core.store.TusUpload(ctx, id)
 		if err != nil {
 			return err
 		}
 		if cur.Status != TusConflict {
 			return app.Errorf(app.EConflict, "The upload is not waiting for a conflict resolution (it is %s).", cur.Status)
 		}
-		existing, err := s.store.LiveChild(ctx, owner, u.ParentID, NameKey(u.Name))
+		existing, err := up.core.store.LiveChild(ctx, owner, u.ParentID, NameKey(u.Name))
 		switch {
 		case app.ErrorCode(err) == app.ENotFound:
-			out, err = s.tusNewFile(ctx, p, owner, u.ParentID, u.Name, u.MimeType, u.ContentHash, u.Length, nil)
+			out, err = up.tusNewFile(ctx, p, owner, u.ParentID, u.Name, u.MimeType, u.ContentHash, u.Length, nil)
 		case err != nil:
 		case strategy == StrategySkip:
-			out, err = existing, s.orphan(ctx, u.ContentHash)
+			out, err = existing, up.core.orphan(ctx, u.ContentHash)
 		case strategy == StrategyOverwrite:
-			out, err = s.commitContent(ctx, p, existing, existing.Name, u.MimeType, u.ContentHash, u.Length)
+			out, err = up.core.commitContent(ctx, p, existing, existing.Name, u.MimeType, u.ContentHash, u.Length)
 		default:
 			var name string
-			if name, err = s.freeName(ctx, owner, u.ParentID, u.Name); err == nil {
-				out, err = s.tusNewFile(ctx, p, owner, u.ParentID, name, u.MimeType, u.ContentHash, u.Length, nil)
+			if name, err = up.core.freeName(ctx, owner, u.ParentID, u.Name); err == nil {
+				out, err = up.tusNewFile(ctx, p, owner, u.ParentID, name, u.MimeType, u.ContentHash, u.Length, nil)
 			}
 		}
 		if err != nil {
 			return err
 		}
-		now := s.clock.Now()
+		now := up.core.clock.Now()
 		cur.Status, cur.ContentHash, cur.FileID, cur.UpdatedAt = TusDone, "", out.ID, now
-		return s.updateTusUpload(ctx, cur)
+		return up.updateTusUpload(ctx, cur)
 	})
 	if err != nil {
 		return TusResolution{}, err
@@ -728,21 +728,21 @@ func (s *Service) ResolveTusUpload(ctx context.Context, p *app.Principal, id, st
 // door can remove its partial bytes. Errors: insufficient_scope (no
 // drive:write), no_bound_user, feature_not_in_plan, not_found (no such upload
 // of the caller's, or an expired one).
-func (s *Service) TerminateTusUpload(ctx context.Context, p *app.Principal, id string) (TusUpload, error) {
+func (up *Uploads) TerminateTusUpload(ctx context.Context, p *app.Principal, id string) (TusUpload, error) {
 	if err := check(p, app.ScopeDriveWrite); err != nil {
 		return TusUpload{}, err
 	}
 	var out TusUpload
-	err := s.store.InTx(ctx, func(ctx context.Context) error {
-		u, err := s.ownTusUpload(ctx, p, id)
+	err := up.core.store.InTx(ctx, func(ctx context.Context) error {
+		u, err := up.ownTusUpload(ctx, p, id)
 		if err != nil {
 			return err
 		}
-		if err := s.deleteTusUploads(ctx, []string{id}); err != nil {
+		if err := up.deleteTusUploads(ctx, []string{id}); err != nil {
 			return err
 		}
 		out = u
-		return s.orphan(ctx, u.ContentHash)
+		return up.core.orphan(ctx, u.ContentHash)
 	})
 	return out, err
 }
@@ -750,20 +750,20 @@ func (s *Service) TerminateTusUpload(ctx context.Context, p *app.Principal, id s
 // TusUploadsKnown returns which of ids are uploads that exist: the bytes of
 // the others (their user was deleted, or the server stopped between dropping
 // a row and its file) are free to go. Errors: none of its own.
-func (s *Service) TusUploadsKnown(ctx context.Context, ids []string) (map[string]bool, error) {
-	return s.store.TusUploadsKnown(ctx, ids)
+func (up *Uploads) TusUploadsKnown(ctx context.Context, ids []string) (map[string]bool, error) {
+	return up.core.store.TusUploadsKnown(ctx, ids)
 }
 
 // ExpireTusUploads drops the uploads abandoned longer than UploadTTL: remove
 // frees each one's partial bytes first (a missing file is no error), then the
 // rows go and the blobs of expired conflicts are left to the collector. It
 // returns how many went. Errors: none of its own.
-func (s *Service) ExpireTusUploads(ctx context.Context, remove func(TusUpload) error) (int, error) {
+func (up *Uploads) ExpireTusUploads(ctx context.Context, remove func(TusUpload) error) (int, error) {
 	total := 0
-	now := s.clock.Now()
+	now := up.core.clock.Now()
 	deadline := time.Now().Add(sweepTime)
 	for time.Now().Before(deadline) {
-		ups, err := s.store.ExpiredTusUploads(ctx, now, batch)
+		ups, err := up.core.store.ExpiredTusUploads(ctx, now, batch)
 		if err != nil || len(ups) == 0 {
 			return total, err
 		}
@@ -774,13 +774,13 @@ func (s *Service) ExpireTusUploads(ctx context.Context, remove func(TusUpload) e
 			}
 			ids = append(ids, u.ID)
 		}
-		err = s.store.InTx(ctx, func(ctx context.Context) error {
+		err = up.core.store.InTx(ctx, func(ctx context.Context) error {
 			for _, u := range ups {
-				if err := s.orphan(ctx, u.ContentHash); err != nil {
+				if err := up.core.orphan(ctx, u.ContentHash); err != nil {
 					return err
 				}
 			}
-			return s.deleteTusUploads(ctx, ids)
+			return up.deleteTusUploads(ctx, ids)
 		})
 		if err != nil {
 			return total, err
@@ -789,3 +789,20 @@ func (s *Service) ExpireTusUploads(ctx context.Context, remove func(TusUpload) e
 	}
 	return total, nil
 }
+
+// Uploads is the part of the drive that files arrive through in more than
+// one request: resumable uploads (tus; the WebDAV door's uploads in parts ask
+// it for their allowance) and the three-step presigned upload (request, the
+// bytes to the upload URL, confirm). It holds the drive's core (Service):
+// every upload commits through the core's one write transaction, with its
+// quota, locks, versions and events.
+type Uploads struct {
+	core *Service
+}
+
+// Uploads returns the drive's uploads part. Errors: none of its own.
+func (s *Service) Uploads() *Uploads { return s.uploads }
+
+// SmallContent is the core's SmallContent, for the tus door, which asks it
+// before handing a whole content over. Errors: none of its own.
+func (up *Uploads) SmallContent(size int64) bool { return up.core.SmallContent(size) }

@@ -40,15 +40,15 @@ func TestTusValidation(t *testing.T) {
 		err  error
 		code string
 	}{
-		{"create needs drive:write", second(s.CreateTusUpload(ctx, reader, TusCreate{Name: "a"})), app.EInsufficientScope},
-		{"create needs the drive feature", second(s.CreateTusUpload(ctx, noDrive, TusCreate{Name: "a"})), app.EFeatureNotInPlan},
-		{"create needs a file name", second(s.CreateTusUpload(ctx, writer, TusCreate{Length: 1})), app.EValidation},
-		{"create refuses a bad name", second(s.CreateTusUpload(ctx, writer, TusCreate{Name: "a/b", Length: 1})), app.EValidation},
-		{"create refuses a negative length", second(s.CreateTusUpload(ctx, writer, TusCreate{Name: "a", Length: -1})), app.EValidation},
-		{"create refuses more than the cap", second(s.CreateTusUpload(ctx, writer, TusCreate{Name: "a", Length: 11 << 30})), app.EPayloadTooLarge},
-		{"resolve needs drive:write", second(s.ResolveTusUpload(ctx, reader, "x", StrategySkip)), app.EInsufficientScope},
-		{"resolve knows three strategies", second(s.ResolveTusUpload(ctx, writer, "x", "merge")), app.EValidation},
-		{"terminate needs drive:write", second(s.TerminateTusUpload(ctx, reader, "x")), app.EInsufficientScope},
+		{"create needs drive:write", second(s.Uploads().CreateTusUpload(ctx, reader, TusCreate{Name: "a"})), app.EInsufficientScope},
+		{"create needs the drive feature", second(s.Uploads().CreateTusUpload(ctx, noDrive, TusCreate{Name: "a"})), app.EFeatureNotInPlan},
+		{"create needs a file name", second(s.Uploads().CreateTusUpload(ctx, writer, TusCreate{Length: 1})), app.EValidation},
+		{"create refuses a bad name", second(s.Uploads().CreateTusUpload(ctx, writer, TusCreate{Name: "a/b", Length: 1})), app.EValidation},
+		{"create refuses a negative length", second(s.Uploads().CreateTusUpload(ctx, writer, TusCreate{Name: "a", Length: -1})), app.EValidation},
+		{"create refuses more than the cap", second(s.Uploads().CreateTusUpload(ctx, writer, TusCreate{Name: "a", Length: 11 << 30})), app.EPayloadTooLarge},
+		{"resolve needs drive:write", second(s.Uploads().ResolveTusUpload(ctx, reader, "x", StrategySkip)), app.EInsufficientScope},
+		{"resolve knows three strategies", second(s.Uploads().ResolveTusUpload(ctx, writer, "x", "merge")), app.EValidation},
+		{"terminate needs drive:write", second(s.Uploads().TerminateTusUpload(ctx, reader, "x")), app.EInsufficientScope},
 		{"quota error", QuotaError(5), app.EQuotaExceeded},
 	}
 	for _, c := range cases {

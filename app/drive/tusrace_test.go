@@ -48,7 +48,7 @@ func TestTusUploadGoneBeforeCompletion(t *testing.T) {
 	var terminated error
 	drive.SetBeforeWrite(s.Main.Drive, func() {
 		if fired.CompareAndSwap(false, true) {
-			_, terminated = s.Main.Drive.TerminateTusUpload(context.Background(), p, id)
+			_, terminated = s.Main.Drive.Uploads().TerminateTusUpload(context.Background(), p, id)
 		}
 	})
 	res = s.Do(webtest.Request{Method: "PATCH", Path: path, Token: ann.Token, Body: []byte("hello"), Header: hdr(map[string]string{
@@ -94,12 +94,12 @@ func TestTusCompleteKeepsDeduplicatedOrphan(t *testing.T) {
 	}
 	u := receivedTusUpload(t, s.Main.Drive, p, "again.txt", content)
 	// A put that fails changes nothing: the upload stays, to be finished again.
-	_, err = s.Main.Drive.CompleteTusUpload(ctx, p, u.ID, obj.Hash, int64(len(content)), nil, func() error { return errors.New("disk full") })
+	_, err = s.Main.Drive.Uploads().CompleteTusUpload(ctx, p, u.ID, obj.Hash, int64(len(content)), nil, func() error { return errors.New("disk full") })
 	var pe *drive.PutError
 	if !errors.As(err, &pe) {
 		t.Fatalf("failed put: %v", err)
 	}
-	if got, err := s.Main.Drive.TusUpload(ctx, p, u.ID); err != nil || got.Status != drive.TusUploading {
+	if got, err := s.Main.Drive.Uploads().TusUpload(ctx, p, u.ID); err != nil || got.Status != drive.TusUploading {
 		t.Fatalf("after a failed put: %+v %v", got, err)
 	}
 	waiting := make(chan struct{})
@@ -122,7 +122,7 @@ func TestTusCompleteKeepsDeduplicatedOrphan(t *testing.T) {
 		}
 		return nil
 	}
-	done, err := s.Main.Drive.CompleteTusUpload(ctx, p, u.ID, obj.Hash, int64(len(content)), nil, put)
+	done, err := s.Main.Drive.Uploads().CompleteTusUpload(ctx, p, u.ID, obj.Hash, int64(len(content)), nil, put)
 	if err != nil {
 		t.Fatalf("complete: %v", err)
 	}
@@ -154,11 +154,11 @@ func TestTusProgressCountsOneWriterPerOffset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := s.Main.Drive.CreateTusUpload(ctx, p, drive.TusCreate{Name: "raced.bin", Length: 1 << 20})
+	u, err := s.Main.Drive.Uploads().CreateTusUpload(ctx, p, drive.TusCreate{Name: "raced.bin", Length: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Main.Drive.TusProgress(ctx, p, u.ID, 0, 100, []byte("state-100"), "p0"); err != nil {
+	if _, err := s.Main.Drive.Uploads().TusProgress(ctx, p, u.ID, 0, 100, []byte("state-100"), "p0"); err != nil {
 		t.Fatal(err)
 	}
 	const racers = 6
@@ -166,7 +166,7 @@ func TestTusProgressCountsOneWriterPerOffset(t *testing.T) {
 	errs := make([]error, racers)
 	for i := range racers {
 		wg.Go(func() {
-			_, errs[i] = s.Main.Drive.TusProgress(ctx, p, u.ID, 100, int64(200+i), []byte("state"), "p1-"+string(rune('a'+i)))
+			_, errs[i] = s.Main.Drive.Uploads().TusProgress(ctx, p, u.ID, 100, int64(200+i), []byte("state"), "p1-"+string(rune('a'+i)))
 		})
 	}
 	wg.Wait()
@@ -184,7 +184,7 @@ func TestTusProgressCountsOneWriterPerOffset(t *testing.T) {
 	if won < 0 {
 		t.Fatal("no racer moved the offset")
 	}
-	got, err := s.Main.Drive.TusUpload(ctx, p, u.ID)
+	got, err := s.Main.Drive.Uploads().TusUpload(ctx, p, u.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,10 +193,10 @@ func TestTusProgressCountsOneWriterPerOffset(t *testing.T) {
 		t.Fatalf("upload at %d with parts %v, want %d with %v", got.Offset, got.Parts, 200+won, want)
 	}
 	// A stale offset is refused and changes nothing.
-	if _, err := s.Main.Drive.TusProgress(ctx, p, u.ID, 100, 300, []byte("late"), "late"); app.ErrorCode(err) != app.EConflict {
+	if _, err := s.Main.Drive.Uploads().TusProgress(ctx, p, u.ID, 100, 300, []byte("late"), "late"); app.ErrorCode(err) != app.EConflict {
 		t.Fatalf("stale offset: %v, want conflict", err)
 	}
-	if again, _ := s.Main.Drive.TusUpload(ctx, p, u.ID); again.Offset != got.Offset || len(again.Parts) != 2 || string(again.HashState) != "state" {
+	if again, _ := s.Main.Drive.Uploads().TusUpload(ctx, p, u.ID); again.Offset != got.Offset || len(again.Parts) != 2 || string(again.HashState) != "state" {
 		t.Fatalf("a refused progress changed the upload: %+v", again)
 	}
 }
@@ -221,14 +221,14 @@ func TestTusCompletedWhileItsBytesWerePut(t *testing.T) {
 	put := func() error { _, err := s.Main.Blobs.Put(ctx, bytes.NewReader(content), 0); return err }
 	var other drive.TusUpload
 	var otherErr error
-	first, err := s.Main.Drive.CompleteTusUpload(ctx, p, u.ID, sum, int64(len(content)), nil, func() error {
+	first, err := s.Main.Drive.Uploads().CompleteTusUpload(ctx, p, u.ID, sum, int64(len(content)), nil, func() error {
 		if err := put(); err != nil {
 			return err
 		}
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			other, otherErr = s.Main.Drive.CompleteTusUpload(ctx, p, u.ID, sum, int64(len(content)), nil, put)
+			other, otherErr = s.Main.Drive.Uploads().CompleteTusUpload(ctx, p, u.ID, sum, int64(len(content)), nil, put)
 		}()
 		<-done
 		return nil
@@ -239,7 +239,7 @@ func TestTusCompletedWhileItsBytesWerePut(t *testing.T) {
 	if other.Status != drive.TusDone || first.Status != drive.TusDone || first.FileID != other.FileID || first.FileID == "" {
 		t.Fatalf("completions: %+v and %+v, want one done file", first, other)
 	}
-	again, err := s.Main.Drive.TusUpload(ctx, p, u.ID)
+	again, err := s.Main.Drive.Uploads().TusUpload(ctx, p, u.ID)
 	if err != nil || again.Status != drive.TusDone || again.FileID != first.FileID {
 		t.Fatalf("upload after both: %+v %v", again, err)
 	}
@@ -251,14 +251,14 @@ func TestTusCompletedWhileItsBytesWerePut(t *testing.T) {
 func receivedTusUpload(t *testing.T, d *drive.Service, p *app.Principal, name string, content []byte) drive.TusUpload {
 	t.Helper()
 	ctx := context.Background()
-	u, err := d.CreateTusUpload(ctx, p, drive.TusCreate{Name: name, Length: int64(len(content))})
+	u, err := d.Uploads().CreateTusUpload(ctx, p, drive.TusCreate{Name: name, Length: int64(len(content))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := sha256.New()
 	h.Write(content)
 	state, _ := h.(encoding.BinaryMarshaler).MarshalBinary()
-	if _, err := d.TusProgress(ctx, p, u.ID, 0, int64(len(content)), state, ""); err != nil {
+	if _, err := d.Uploads().TusProgress(ctx, p, u.ID, 0, int64(len(content)), state, ""); err != nil {
 		t.Fatal(err)
 	}
 	return u
@@ -276,7 +276,7 @@ func TestUploadAllowance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	capBytes := s.Main.Drive.MaxTusBytes()
+	capBytes := s.Main.Drive.Uploads().MaxTusBytes()
 	for _, c := range []struct {
 		name        string
 		quota, held int64
@@ -290,7 +290,7 @@ func TestUploadAllowance(t *testing.T) {
 	} {
 		q := *p
 		q.QuotaBytes = c.quota
-		a, err := s.Main.Drive.UploadAllowance(ctx, &q, c.held)
+		a, err := s.Main.Drive.Uploads().UploadAllowance(ctx, &q, c.held)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -112,7 +112,7 @@ func TestAnnounceAnswersTheStoredFile(t *testing.T) {
 		{"a name in use", w.bob, drive.UploadRequest{ParentID: w.box.ID, Name: "f.txt", Size: 5}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			tk, err := w.s.Main.Drive.RequestUpload(ctx, c.u.principal(), c.req)
+			tk, err := w.s.Main.Drive.Uploads().RequestUpload(ctx, c.u.principal(), c.req)
 			if err != nil {
 				t.Fatal(err)
 			}

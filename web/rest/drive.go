@@ -133,7 +133,7 @@ func registerDrive(api huma.API, d Deps) {
 	up.Description = "Returns a presigned `upload_url` and the file the bytes will become: a `pending` new file, or the existing file of that name in the folder (it gains a version on confirmation). Step 2: `PUT` the exact bytes to `upload_url` with the declared `Content-Type`, no bearer token. Step 3: `POST /drive/{file_id}/confirm`. The quota is checked here, at the PUT and at confirmation (507 `quota_exceeded`). Unconfirmed uploads are dropped after 24 hours. When the server's object store is reachable by clients, `upload_url` is a presigned URL of the store itself, and the size and quota are checked at confirmation instead of at the PUT.\n\n" + up.Description
 	up = lockable(up)
 	huma.Register(api, errs(up, nf, http.StatusInsufficientStorage), func(ctx context.Context, in *struct{ Body UploadRequest }) (*body[drive.UploadTicket], error) {
-		t, err := s.RequestUpload(ctx, principal(ctx), drive.UploadRequest(in.Body))
+		t, err := s.Uploads().RequestUpload(ctx, principal(ctx), drive.UploadRequest(in.Body))
 		return out(t), err
 	})
 	confirm := status(op(http.MethodPost, "/drive/{file_id}/confirm", "confirmUpload", "Confirm an upload (step 3 of 3)", tag, write), http.StatusOK)
@@ -141,7 +141,7 @@ func registerDrive(api huma.API, d Deps) {
 		"Bytes sent to the object store (an `upload_url` of the store) are checked first: another size than announced → 422 `validation_failed` (PUT the right bytes to the same URL and confirm again), and they are read back for their SHA-256."
 	confirm = lockable(confirm)
 	huma.Register(api, errs(confirm, nf, http.StatusConflict, http.StatusInsufficientStorage), func(ctx context.Context, in *FilePath) (*body[drive.File], error) {
-		f, err := s.Confirm(ctx, principal(ctx), in.FileID)
+		f, err := s.Uploads().Confirm(ctx, principal(ctx), in.FileID)
 		return out(f), err
 	})
 	huma.Register(api, errs(status(op(http.MethodGet, "/drive/{file_id}/detail", "getFile", "Get a file or folder", tag, read), http.StatusOK), nf),

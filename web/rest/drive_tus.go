@@ -23,7 +23,7 @@ func registerDriveTus(api huma.API, d Deps) {
 		UploadID string `path:"upload_id" maxLength:"200" doc:"Upload id (the last segment of the upload's Location)."`
 		Strategy string `query:"strategy" required:"true" enum:"skip,rename,overwrite" doc:"How to settle the conflict."`
 	}) (*body[drive.TusResolution], error) {
-		r, err := s.ResolveTusUpload(ctx, principal(ctx), in.UploadID, in.Strategy)
+		r, err := s.Uploads().ResolveTusUpload(ctx, principal(ctx), in.UploadID, in.Strategy)
 		return out(r), err
 	})
 	describeTus(api, api.OpenAPI().Paths["/api/v1/drive/tus/{upload_id}/resolve"].Post)

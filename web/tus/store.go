@@ -23,7 +23,7 @@ import (
 
 // store is tusd's data store: rows in the drive service, bytes in parts.
 type store struct {
-	svc   *drive.Service
+	svc   *drive.Uploads
 	parts Parts
 	log   *slog.Logger
 }
@@ -162,7 +162,7 @@ func (up *upload) GetReader(context.Context) (io.ReadCloser, error) { return nil
 // breaks off) they are made durable (a data file fsynced, an object stored)
 // and the new offset saved with the hash state and the new part, so the
 // recorded offset never runs ahead of durable bytes. The offset is saved by a
-// compare-and-set (drive.Service.TusProgress): when another request, on any
+// compare-and-set (drive.Uploads.TusProgress): when another request, on any
 // node, recorded bytes at this offset meanwhile, this one counts for nothing
 // and is refused with conflict (409). The quota is checked before (known
 // length) or as the bytes arrive (deferred length); a small upload's whole

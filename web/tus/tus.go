@@ -85,7 +85,8 @@ type ProblemFunc func(w http.ResponseWriter, r *http.Request, err error)
 
 // Config is what the door needs.
 type Config struct {
-	Drive *drive.Service
+	// Uploads is the drive's uploads part, the one the door calls.
+	Uploads *drive.Uploads
 	// Parts keeps the bytes of uploads in progress; nil: one file per upload
 	// in Dir, moved into Blobs when finished.
 	Parts Parts
@@ -102,7 +103,7 @@ type Config struct {
 
 // Handler serves the resumable upload protocol.
 type Handler struct {
-	svc    *drive.Service
+	svc    *drive.Uploads
 	store  *store
 	tusd   *handler.UnroutedHandler
 	routes http.Handler
@@ -129,7 +130,7 @@ func New(cfg Config) (*Handler, error) {
 		}
 		parts = dirParts{dir: cfg.Dir, blobs: cfg.Blobs}
 	}
-	st := &store{svc: cfg.Drive, parts: parts, log: cfg.Log}
+	st := &store{svc: cfg.Uploads, parts: parts, log: cfg.Log}
 	composer := handler.NewStoreComposer()
 	composer.UseCore(st)
 	composer.UseTerminater(st)
@@ -137,7 +138,7 @@ func New(cfg Config) (*Handler, error) {
 	memorylocker.New().UseIn(composer)
 	tusd, err := handler.NewUnroutedHandler(handler.Config{
 		StoreComposer:        composer,
-		MaxSize:              cfg.Drive.MaxTusBytes(),
+		MaxSize:              cfg.Uploads.MaxTusBytes(),
 		BasePath:             strings.TrimRight(cfg.PublicURL, "/") + BasePath,
 		DisableDownload:      true,
 		DisableConcatenation: true,
@@ -147,7 +148,7 @@ func New(cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tus: %w", err)
 	}
-	h := &Handler{svc: cfg.Drive, store: st, tusd: tusd, log: cfg.Log}
+	h := &Handler{svc: cfg.Uploads, store: st, tusd: tusd, log: cfg.Log}
 	// tusd takes the upload id from the whole path.
 	h.routes = http.StripPrefix(strings.TrimSuffix(BasePath, "/"), tusd.Middleware(http.HandlerFunc(h.route)))
 	return h, nil

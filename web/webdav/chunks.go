@@ -149,7 +149,7 @@ func (q *request) uploads() error {
 		return app.Errorf(app.ENotFound, "No WebDAV resource at %s.", q.r.URL.Path)
 	}
 	// The checks every drive write makes (scope, a bound user, the plan).
-	if _, err := q.h.drive.TusRoom(q.ctx, q.p); err != nil {
+	if _, err := q.h.drive.Uploads().TusRoom(q.ctx, q.p); err != nil {
 		return err
 	}
 	c.sweep(q.ctx, time.Now(), q.h.log)
@@ -246,7 +246,7 @@ func (q *request) putChunk(uid, transfer, name string) error {
 			stored += c.size
 		}
 	}
-	room, err := q.h.drive.UploadAllowance(q.ctx, q.p, stored)
+	room, err := q.h.drive.Uploads().UploadAllowance(q.ctx, q.p, stored)
 	if err != nil {
 		return err
 	}

@@ -130,7 +130,7 @@ func (q *request) putPath(segs []string) error {
 func (q *request) putRequest(name string) (drive.PutRequest, error) {
 	body, size, limit := io.Reader(q.r.Body), q.r.ContentLength, int64(MaxPutBytes)
 	if q.assembled != nil {
-		body, size, limit = q.assembled.body, q.assembled.size, q.h.drive.MaxTusBytes()
+		body, size, limit = q.assembled.body, q.assembled.size, q.h.drive.Uploads().MaxTusBytes()
 	}
 	if size > limit {
 		return drive.PutRequest{}, app.Errorf(app.EPayloadTooLarge, "A file stored over WebDAV is at most %d bytes (512 MiB); upload larger files in chunks or with the resumable upload.", MaxPutBytes)
