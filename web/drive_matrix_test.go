@@ -236,7 +236,7 @@ func TestDriveWriteMatrix(t *testing.T) {
 				return w.s.Do(webtest.Request{Method: "PUT", Path: "/api/v1/drive/shared-link/" + p["tok"] + "/content", Body: json.RawMessage(`"ann's"`)})
 			},
 			call: func(ctx context.Context, w matrixWorld, p prep) error {
-				_, err := w.s.Main.Drive.LinkWriteContent(ctx, p["tok"], "ann's")
+				_, err := w.s.Main.Drive.Links().LinkWriteContent(ctx, p["tok"], "ann's")
 				return err
 			}},
 		{name: "version restore",

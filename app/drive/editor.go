@@ -257,7 +257,7 @@ func (e *Editing) LinkEditURL(ctx context.Context, token string, r EditRequest) 
 	if e.disc == nil {
 		return EditSession{}, noEditor()
 	}
-	l, err := e.core.link(ctx, token)
+	l, err := e.core.links.link(ctx, token)
 	if err != nil {
 		return EditSession{}, err
 	}
@@ -467,7 +467,7 @@ func (e *Editing) OpenEditorSession(ctx context.Context, token, fileID string) (
 		if err != nil {
 			return nil, err
 		}
-		l, err := e.core.linkShare(ctx, sh)
+		l, err := e.core.links.linkShare(ctx, sh)
 		if app.ErrorCode(err) == app.ENotFound || (err == nil && l.root.ID != fileID) {
 			return nil, badToken("belongs to a link that expired or was revoked")
 		}

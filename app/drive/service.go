@@ -138,6 +138,8 @@ type Service struct {
 	editing *Editing
 	// uploads is the resumable and presigned uploads' part (Uploads).
 	uploads *Uploads
+	// links is the shared links' part (Links).
+	links *Links
 
 	// folderSizes keeps folders' counted bytes by id (FolderSizes);
 	// folderSizeCount about how many.
@@ -170,6 +172,7 @@ func NewService(store Store, blobs Blobs, urls URLs, audit app.Auditor, outbox a
 	s := &Service{store: store, blobs: blobs, urls: urls, audit: audit, outbox: outbox, clock: clock, log: log, opts: opts}
 	s.editing = newEditing(s)
 	s.uploads = &Uploads{core: s}
+	s.links = &Links{core: s}
 	return s
 }
 

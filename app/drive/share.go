@@ -460,29 +460,29 @@ type sharedItem struct {
 // link resolves a link token; unknown, expired and revoked links, links to
 // items in the trash and links of suspended organisations or plans without
 // the drive answer not_found.
-func (s *Service) link(ctx context.Context, token string) (sharedItem, error) {
+func (lk *Links) link(ctx context.Context, token string) (sharedItem, error) {
 	if token == "" || len(token) > 200 {
 		return sharedItem{}, linkGone()
 	}
-	sh, err := s.store.ShareByToken(ctx, token)
+	sh, err := lk.core.store.ShareByToken(ctx, token)
 	if app.ErrorCode(err) == app.ENotFound {
 		return sharedItem{}, linkGone()
 	}
 	if err != nil {
 		return sharedItem{}, err
 	}
-	return s.linkShare(ctx, sh)
+	return lk.linkShare(ctx, sh)
 }
 
 // linkShare resolves the link share sh as link does.
-func (s *Service) linkShare(ctx context.Context, sh Share) (sharedItem, error) {
+func (lk *Links) linkShare(ctx context.Context, sh Share) (sharedItem, error) {
 	if sh.Token == "" {
 		return sharedItem{}, linkGone()
 	}
-	if sh.ExpiresAt != nil && !s.clock.Now().Before(*sh.ExpiresAt) {
+	if sh.ExpiresAt != nil && !lk.core.clock.Now().Before(*sh.ExpiresAt) {
 		return sharedItem{}, linkGone()
 	}
-	f, err := s.store.File(ctx, sh.FileID)
+	f, err := lk.core.store.File(ctx, sh.FileID)
 	if app.ErrorCode(err) == app.ENotFound {
 		return sharedItem{}, linkGone()
 	}
@@ -492,7 +492,7 @@ func (s *Service) linkShare(ctx context.Context, sh Share) (sharedItem, error) {
 	if f.Status == StatusPending || f.TrashedAt != nil {
 		return sharedItem{}, linkGone()
 	}
-	plan, err := s.store.LinkPlan(ctx, sh.OrgID, sh.CreatedBy)
+	plan, err := lk.core.store.LinkPlan(ctx, sh.OrgID, sh.CreatedBy)
 	if app.ErrorCode(err) == app.ENotFound {
 		return sharedItem{}, linkGone()
 	}
@@ -514,14 +514,14 @@ func (s *Service) linkShare(ctx context.Context, sh Share) (sharedItem, error) {
 
 // within returns item id of a link: the shared item itself ("" or its id), or
 // a live item below the shared folder; anything else is not_found.
-func (s *Service) within(ctx context.Context, l sharedItem, id string) (File, error) {
+func (lk *Links) within(ctx context.Context, l sharedItem, id string) (File, error) {
 	if id == "" || id == l.root.ID {
 		return l.root, nil
 	}
 	if !l.root.IsFolder || len(id) > 200 {
 		return File{}, notFound()
 	}
-	f, err := s.store.File(ctx, id)
+	f, err := lk.core.store.File(ctx, id)
 	if app.ErrorCode(err) == app.ENotFound {
 		return File{}, notFound()
 	}
@@ -531,7 +531,7 @@ func (s *Service) within(ctx context.Context, l sharedItem, id string) (File, er
 	if f.OrgID != l.root.OrgID || f.OwnerID != l.root.OwnerID || f.Status == StatusPending || f.TrashedAt != nil {
 		return File{}, notFound()
 	}
-	anc, err := s.store.Ancestors(ctx, f.ID)
+	anc, err := lk.core.store.Ancestors(ctx, f.ID)
 	if err != nil {
 		return File{}, err
 	}
@@ -548,8 +548,8 @@ func (s *Service) within(ctx context.Context, l sharedItem, id string) (File, er
 // the shared folder or of a folder inside it (q.FolderID). Errors: not_found
 // (an unknown, expired or revoked link, a folder outside the shared one),
 // validation_failed (a folder_id that is a file).
-func (s *Service) LinkInfo(ctx context.Context, token string, q LinkQuery) (SharedLink, error) {
-	l, err := s.link(ctx, token)
+func (lk *Links) LinkInfo(ctx context.Context, token string, q LinkQuery) (SharedLink, error) {
+	l, err := lk.link(ctx, token)
 	if err != nil {
 		return SharedLink{}, err
 	}
@@ -562,7 +562,7 @@ func (s *Service) LinkInfo(ctx context.Context, token string, q LinkQuery) (Shar
 		}
 		return out, nil
 	}
-	dir, err := s.within(ctx, l, q.FolderID)
+	dir, err := lk.within(ctx, l, q.FolderID)
 	if err != nil {
 		return SharedLink{}, err
 	}
@@ -571,7 +571,7 @@ func (s *Service) LinkInfo(ctx context.Context, token string, q LinkQuery) (Shar
 	}
 	out.Breadcrumbs = []Breadcrumb{{ID: r.ID, Name: r.Name}}
 	if dir.ID != r.ID {
-		anc, err := s.store.Ancestors(ctx, dir.ID)
+		anc, err := lk.core.store.Ancestors(ctx, dir.ID)
 		if err != nil {
 			return SharedLink{}, err
 		}
@@ -590,9 +590,9 @@ func (s *Service) LinkInfo(ctx context.Context, token string, q LinkQuery) (Shar
 	}
 	per = min(per, MaxPerPage)
 	page := max(q.Page, 1)
-	lq := Query{Kind: ListFolder, OrgID: r.OrgID, OwnerID: r.OwnerID, ParentID: dir.ID, Now: s.clock.Now(), SortBy: "name",
+	lq := Query{Kind: ListFolder, OrgID: r.OrgID, OwnerID: r.OwnerID, ParentID: dir.ID, Now: lk.core.clock.Now(), SortBy: "name",
 		Limit: per, Offset: (page - 1) * per}
-	items, total, err := s.store.List(ctx, lq)
+	items, total, err := lk.core.store.List(ctx, lq)
 	if err != nil {
 		return SharedLink{}, err
 	}
@@ -610,16 +610,16 @@ func (s *Service) LinkInfo(ctx context.Context, token string, q LinkQuery) (Shar
 // file inside the shared folder (fileID). Errors: not_found (an unknown,
 // expired or revoked link, a file outside the shared folder), conflict (a
 // folder, an archived file).
-func (s *Service) LinkDownload(ctx context.Context, token, fileID string) (PresignedURL, error) {
-	l, err := s.link(ctx, token)
+func (lk *Links) LinkDownload(ctx context.Context, token, fileID string) (PresignedURL, error) {
+	l, err := lk.link(ctx, token)
 	if err != nil {
 		return PresignedURL{}, err
 	}
-	f, err := s.within(ctx, l, fileID)
+	f, err := lk.within(ctx, l, fileID)
 	if err != nil {
 		return PresignedURL{}, err
 	}
-	return s.presignedDownload(ctx, f, false)
+	return lk.core.presignedDownload(ctx, f, false)
 }
 
 // LinkPreview returns a presigned URL that shows the file in the browser;
@@ -627,19 +627,19 @@ func (s *Service) LinkDownload(ctx context.Context, token, fileID string) (Presi
 // text) have one, others answer conflict. Errors: not_found (an unknown,
 // expired or revoked link, a file outside the shared folder), conflict (a type
 // not safe to show inline, a folder, an archived file).
-func (s *Service) LinkPreview(ctx context.Context, token, fileID string) (PresignedURL, error) {
-	l, err := s.link(ctx, token)
+func (lk *Links) LinkPreview(ctx context.Context, token, fileID string) (PresignedURL, error) {
+	l, err := lk.link(ctx, token)
 	if err != nil {
 		return PresignedURL{}, err
 	}
-	f, err := s.within(ctx, l, fileID)
+	f, err := lk.within(ctx, l, fileID)
 	if err != nil {
 		return PresignedURL{}, err
 	}
 	if !f.IsFolder && !InlineSafe(f.MimeType) {
 		return PresignedURL{}, app.Errorf(app.EConflict, "%q (%s) has no preview; download it instead.", f.Name, f.MimeType)
 	}
-	return s.presignedDownload(ctx, f, true)
+	return lk.core.presignedDownload(ctx, f, true)
 }
 
 // textFile checks f can be read or written as a string through a link.
@@ -657,8 +657,8 @@ func textFile(f File) error {
 // Errors: not_found (an unknown, expired or revoked link), conflict (a folder,
 // not a text file, not UTF-8, an archived file), payload_too_large (over
 // MaxLinkText).
-func (s *Service) LinkContent(ctx context.Context, token string) (string, error) {
-	l, err := s.link(ctx, token)
+func (lk *Links) LinkContent(ctx context.Context, token string) (string, error) {
+	l, err := lk.link(ctx, token)
 	if err != nil {
 		return "", err
 	}
@@ -668,7 +668,7 @@ func (s *Service) LinkContent(ctx context.Context, token string) (string, error)
 	if l.root.SizeBytes > MaxLinkText {
 		return "", app.Errorf(app.EPayloadTooLarge, "The file is %d bytes; text is read through a link up to %d bytes. Download it instead.", l.root.SizeBytes, MaxLinkText)
 	}
-	_, rc, err := s.openFile(ctx, l.root)
+	_, rc, err := lk.core.openFile(ctx, l.root)
 	if err != nil {
 		return "", err
 	}
@@ -692,8 +692,8 @@ func (s *Service) LinkContent(ctx context.Context, token string) (string, error)
 // unknown, expired or revoked link), forbidden (a view link), conflict (a
 // folder, not a text file, a file in the trash or archived), payload_too_large
 // (over MaxLinkText), locked (a lock the caller does not hold), quota_exceeded.
-func (s *Service) LinkWriteContent(ctx context.Context, token, text string) (File, error) {
-	l, err := s.link(ctx, token)
+func (lk *Links) LinkWriteContent(ctx context.Context, token, text string) (File, error) {
+	l, err := lk.link(ctx, token)
 	if err != nil {
 		return File{}, err
 	}
@@ -707,10 +707,23 @@ func (s *Service) LinkWriteContent(ctx context.Context, token, text string) (Fil
 		return File{}, app.Errorf(app.EPayloadTooLarge, "Text written through a link is at most %d bytes.", MaxLinkText)
 	}
 	// The link writes as its creator but holds none of their locks.
-	f, _, err := s.Put(withoutUserLocks(ctx), l.p, PutRequest{FileID: l.root.ID, Size: int64(len(text)), Body: strings.NewReader(text), MaxBytes: MaxLinkText})
+	f, _, err := lk.core.Put(withoutUserLocks(ctx), l.p, PutRequest{FileID: l.root.ID, Size: int64(len(text)), Body: strings.NewReader(text), MaxBytes: MaxLinkText})
 	if err != nil {
 		return File{}, err
 	}
 	f.Permission = l.share.Permission
 	return f, nil
 }
+
+// Links is the part of the drive that shared links' visitors go through,
+// without an account: what a link shares (a file, or a folder to browse),
+// its downloads, previews and ZIP, and the text of a file shared for editing.
+// Links are made, listed and revoked by the core (CreateShare); it holds the
+// core (Service), whose rules every read and write here goes through, as the
+// link's creator.
+type Links struct {
+	core *Service
+}
+
+// Links returns the drive's shared links part. Errors: none of its own.
+func (s *Service) Links() *Links { return s.links }

@@ -84,16 +84,16 @@ func (s *Service) DownloadFolderZip(ctx context.Context, p *app.Principal, id st
 // DownloadFolderZip. Errors: not_found (an unknown, expired or revoked link, a
 // folder outside the shared one), conflict (a file), validation_failed (over
 // MaxZipEntries items).
-func (s *Service) LinkFolderZip(ctx context.Context, token, folderID string) (*FolderZip, error) {
-	l, err := s.link(ctx, token)
+func (lk *Links) LinkFolderZip(ctx context.Context, token, folderID string) (*FolderZip, error) {
+	l, err := lk.link(ctx, token)
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.within(ctx, l, folderID)
+	f, err := lk.within(ctx, l, folderID)
 	if err != nil {
 		return nil, err
 	}
-	return s.folderZip(ctx, f)
+	return lk.core.folderZip(ctx, f)
 }
 
 // folderZip walks the live items below root, depth first by name, and

@@ -103,7 +103,7 @@ func registerDriveShares(api huma.API, d Deps) {
 		Page     int    `query:"page" minimum:"1" default:"1" doc:"Page of items, from 1."`
 		PerPage  int    `query:"per_page" minimum:"1" maximum:"500" default:"50" doc:"Items per page."`
 	}) (*body[drive.SharedLink], error) {
-		l, err := s.LinkInfo(ctx, in.Token, drive.LinkQuery{FolderID: in.FolderID, Page: in.Page, PerPage: in.PerPage})
+		l, err := s.Links().LinkInfo(ctx, in.Token, drive.LinkQuery{FolderID: in.FolderID, Page: in.Page, PerPage: in.PerPage})
 		return out(l), err
 	})
 	dl := status(publicOp(http.MethodGet, "/drive/shared-link/{token}/download", "downloadSharedLink", "Download through a shared link", tag), http.StatusOK)
@@ -112,7 +112,7 @@ func registerDriveShares(api huma.API, d Deps) {
 		LinkPath
 		LinkFileQuery
 	}) (*body[drive.PresignedURL], error) {
-		l, err := s.LinkDownload(ctx, in.Token, in.FileID)
+		l, err := s.Links().LinkDownload(ctx, in.Token, in.FileID)
 		return out(l), err
 	})
 	pv := status(publicOp(http.MethodGet, "/drive/shared-link/{token}/preview", "previewSharedLink", "Preview through a shared link", tag), http.StatusOK)
@@ -121,7 +121,7 @@ func registerDriveShares(api huma.API, d Deps) {
 		LinkPath
 		LinkFileQuery
 	}) (*body[map[string]string], error) {
-		l, err := s.LinkPreview(ctx, in.Token, in.FileID)
+		l, err := s.Links().LinkPreview(ctx, in.Token, in.FileID)
 		if err != nil {
 			return nil, err
 		}
@@ -130,7 +130,7 @@ func registerDriveShares(api huma.API, d Deps) {
 	get := status(publicOp(http.MethodGet, "/drive/shared-link/{token}/content", "getSharedLinkContent", "Read a shared text file", tag), http.StatusOK)
 	get.Description = "The content of a shared text file as a JSON string (UTF-8, at most 1 MiB; larger → 413). Not a text file, or a folder → 409." + linkGoneDoc
 	huma.Register(api, errs(get, conflict, http.StatusRequestEntityTooLarge), func(ctx context.Context, in *LinkPath) (*body[string], error) {
-		text, err := s.LinkContent(ctx, in.Token)
+		text, err := s.Links().LinkContent(ctx, in.Token)
 		return out(text), err
 	})
 	put := status(publicOp(http.MethodPut, "/drive/shared-link/{token}/content", "putSharedLinkContent", "Write a shared text file", tag), http.StatusOK)
@@ -141,7 +141,7 @@ func registerDriveShares(api huma.API, d Deps) {
 		LinkPath
 		Body string
 	}) (*body[drive.File], error) {
-		f, err := s.LinkWriteContent(ctx, in.Token, in.Body)
+		f, err := s.Links().LinkWriteContent(ctx, in.Token, in.Body)
 		return out(f), err
 	})
 }

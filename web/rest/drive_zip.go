@@ -49,7 +49,7 @@ func registerDriveZip(api huma.API, d Deps) {
 		LinkPath
 		FolderID string `query:"folder_id" maxLength:"200" doc:"A folder inside the shared folder. The shared folder itself when absent."`
 	}) (*huma.StreamResponse, error) {
-		z, err := s.LinkFolderZip(ctx, in.Token, in.FolderID)
+		z, err := s.Links().LinkFolderZip(ctx, in.Token, in.FolderID)
 		if err != nil {
 			return nil, err
 		}

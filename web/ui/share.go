@@ -99,7 +99,7 @@ func (u *UI) sharePage(w http.ResponseWriter, r *http.Request) {
 	u.shareHeaders(w)
 	d := shareData{Token: r.PathValue("token")}
 	n, _ := strconv.Atoi(r.URL.Query().Get("page"))
-	l, err := u.cfg.Drive.LinkInfo(r.Context(), d.Token, drive.LinkQuery{FolderID: r.PathValue("folder_id"), Page: n, PerPage: 100})
+	l, err := u.cfg.Drive.Links().LinkInfo(r.Context(), d.Token, drive.LinkQuery{FolderID: r.PathValue("folder_id"), Page: n, PerPage: 100})
 	if err != nil {
 		if app.ErrorCode(err) == app.EValidation {
 			err = app.Errorf(app.ENotFound, "No such folder in this link.")
@@ -133,9 +133,9 @@ func (u *UI) shareRedirect(inline bool) http.HandlerFunc {
 		var l drive.PresignedURL
 		var err error
 		if inline {
-			l, err = u.cfg.Drive.LinkPreview(r.Context(), token, fileID)
+			l, err = u.cfg.Drive.Links().LinkPreview(r.Context(), token, fileID)
 		} else {
-			l, err = u.cfg.Drive.LinkDownload(r.Context(), token, fileID)
+			l, err = u.cfg.Drive.Links().LinkDownload(r.Context(), token, fileID)
 		}
 		if err != nil {
 			u.shareFail(w, r, err)
