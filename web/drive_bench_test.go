@@ -219,7 +219,7 @@ func BenchmarkDriveSearch(b *testing.B) {
 		put(i)
 	}
 	search := func(b *testing.B) {
-		r, err := m.Drive.Search(ctx, p, drive.SearchParams{Q: "quokka", Limit: 20})
+		r, err := m.Drive.DerivedData().Search(ctx, p, drive.SearchParams{Q: "quokka", Limit: 20})
 		if err != nil || len(r.Hits) != 20 {
 			b.Fatalf("search: %v, %d hits", err, len(r.Hits))
 		}
@@ -308,7 +308,7 @@ func BenchmarkDriveSharedWithTeams(b *testing.B) {
 			// The figures are of a drive at rest: the search index takes in
 			// the 10,000 new items first, not while the listing is timed.
 			for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
-				r, err := m.Drive.Search(ctx, member, drive.SearchParams{Q: "quokka", Limit: 1})
+				r, err := m.Drive.DerivedData().Search(ctx, member, drive.SearchParams{Q: "quokka", Limit: 1})
 				if err == nil && r.TotalHits == 10_000 {
 					break
 				}
@@ -330,7 +330,7 @@ func BenchmarkDriveSharedWithTeams(b *testing.B) {
 			})
 			b.Run("search", func(b *testing.B) {
 				for b.Loop() {
-					r, err := m.Drive.Search(ctx, member, drive.SearchParams{Q: "quokka", Limit: 20})
+					r, err := m.Drive.DerivedData().Search(ctx, member, drive.SearchParams{Q: "quokka", Limit: 20})
 					if err != nil || len(r.Hits) != 20 || r.TotalHits != 10_000 {
 						b.Fatalf("search: %v, %d hits of %d", err, len(r.Hits), r.TotalHits)
 					}

@@ -80,7 +80,7 @@ func digestsOf(data []byte) Digests {
 // (the resumable upload), have none until maintenance computes them
 // (fillDigests): a listing never reads a blob. Errors: insufficient_scope (no
 // drive:read), no_bound_user, feature_not_in_plan.
-func (s *Service) ContentDigests(ctx context.Context, p *app.Principal, files []File) (map[string]Digests, error) {
+func (dv *DerivedData) ContentDigests(ctx context.Context, p *app.Principal, files []File) (map[string]Digests, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return nil, err
 	}
@@ -93,7 +93,7 @@ func (s *Service) ContentDigests(ctx context.Context, p *app.Principal, files []
 	if len(hashes) == 0 {
 		return map[string]Digests{}, nil
 	}
-	return s.store.Digests(ctx, hashes)
+	return dv.core.store.Digests(ctx, hashes)
 }
 
 // digestCursor is where fillDigests goes on: the last version id looked at.

@@ -162,7 +162,7 @@ func (s *Service) previewLimits() (cacheBytes, maxPixels int64) {
 // item, or not shared with the caller), no_preview (a folder, a type without
 // previews, no imaging on the server, an unreadable image), conflict (an
 // archived file, a file not active).
-func (s *Service) Thumbnail(ctx context.Context, p *app.Principal, id string, size int) (Thumbnail, error) {
+func (dv *DerivedData) Thumbnail(ctx context.Context, p *app.Principal, id string, size int) (Thumbnail, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return Thumbnail{}, err
 	}
@@ -172,16 +172,16 @@ func (s *Service) Thumbnail(ctx context.Context, p *app.Principal, id string, si
 	if size < ThumbMinSize || size > ThumbMaxSize {
 		return Thumbnail{}, app.Invalid("query.size", fmt.Sprintf("must be between %d and %d", ThumbMinSize, ThumbMaxSize), size)
 	}
-	f, err := s.access(ctx, p, id, PermView)
+	f, err := dv.core.access(ctx, p, id, PermView)
 	if err != nil {
 		return Thumbnail{}, err
 	}
-	hash, err := s.derive(ctx, f, KindThumb, size)
+	hash, err := dv.derive(ctx, f, KindThumb, size)
 	if err != nil {
 		return Thumbnail{}, err
 	}
-	return Thumbnail{URL: s.urls.Download(blobName(hash), webpName(f.Name), "image/webp", true, s.opts.URLTTL), Size: size,
-		ExpiresAt: s.clock.Now().Add(s.opts.URLTTL)}, nil
+	return Thumbnail{URL: dv.core.urls.Download(blobName(hash), webpName(f.Name), "image/webp", true, dv.core.opts.URLTTL), Size: size,
+		ExpiresAt: dv.core.clock.Now().Add(dv.core.opts.URLTTL)}, nil
 }
 
 // CreatePreviewToken returns a single-use token (valid 5 minutes) that opens a
@@ -190,11 +190,11 @@ func (s *Service) Thumbnail(ctx context.Context, p *app.Principal, id string, si
 // feature_not_in_plan, not_found (no such item, or not shared with the caller),
 // no_preview (a folder, a type without previews), conflict (an archived file, a
 // file not active).
-func (s *Service) CreatePreviewToken(ctx context.Context, p *app.Principal, id string) (PreviewTicket, error) {
+func (dv *DerivedData) CreatePreviewToken(ctx context.Context, p *app.Principal, id string) (PreviewTicket, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return PreviewTicket{}, err
 	}
-	f, err := s.access(ctx, p, id, PermView)
+	f, err := dv.core.access(ctx, p, id, PermView)
 	if err != nil {
 		return PreviewTicket{}, err
 	}
@@ -206,12 +206,12 @@ func (s *Service) CreatePreviewToken(ctx context.Context, p *app.Principal, id s
 		return PreviewTicket{}, fmt.Errorf("preview token: %w", err)
 	}
 	tok := base64.RawURLEncoding.EncodeToString(raw)
-	now := s.clock.Now()
+	now := dv.core.clock.Now()
 	t := PreviewToken{Hash: tokenHash(tok), FileID: f.ID, OrgID: f.OrgID, UserID: p.UserID, ExpiresAt: now.Add(PreviewTokenTTL), CreatedAt: now}
-	if err := s.store.InTx(ctx, func(ctx context.Context) error { return s.store.CreatePreviewToken(ctx, t) }); err != nil {
+	if err := dv.core.store.InTx(ctx, func(ctx context.Context) error { return dv.core.store.CreatePreviewToken(ctx, t) }); err != nil {
 		return PreviewTicket{}, err
 	}
-	u := strings.TrimRight(s.opts.PublicURL, "/") + "/api/v1/drive/" + url.PathEscape(f.ID) + "/preview?token=" + url.QueryEscape(tok)
+	u := strings.TrimRight(dv.core.opts.PublicURL, "/") + "/api/v1/drive/" + url.PathEscape(f.ID) + "/preview?token=" + url.QueryEscape(tok)
 	return PreviewTicket{Token: tok, ExpiresAt: t.ExpiresAt, PreviewURL: u}, nil
 }
 
@@ -222,15 +222,15 @@ func (s *Service) CreatePreviewToken(ctx context.Context, p *app.Principal, id s
 // type without previews, no imaging on the server, an unreadable image),
 // conflict (an archived file, a file not active), validation_failed (an image
 // over the byte or pixel limit).
-func (s *Service) Preview(ctx context.Context, id, token string) (PresignedURL, error) {
+func (dv *DerivedData) Preview(ctx context.Context, id, token string) (PresignedURL, error) {
 	gone := app.Errorf(app.ENotFound, "The preview token is unknown, already used or expired. Ask for a new one.")
 	if token == "" {
 		return PresignedURL{}, gone
 	}
 	var t PreviewToken
-	err := s.store.InTx(ctx, func(ctx context.Context) error {
+	err := dv.core.store.InTx(ctx, func(ctx context.Context) error {
 		var err error
-		t, err = s.store.UsePreviewToken(ctx, tokenHash(token), id, s.clock.Now())
+		t, err = dv.core.store.UsePreviewToken(ctx, tokenHash(token), id, dv.core.clock.Now())
 		return err
 	})
 	if app.ErrorCode(err) == app.ENotFound {
@@ -239,7 +239,7 @@ func (s *Service) Preview(ctx context.Context, id, token string) (PresignedURL, 
 	if err != nil {
 		return PresignedURL{}, err
 	}
-	f, err := s.store.File(ctx, id)
+	f, err := dv.core.store.File(ctx, id)
 	if app.ErrorCode(err) == app.ENotFound || (err == nil && f.OrgID != t.OrgID) {
 		return PresignedURL{}, notFound()
 	}
@@ -250,7 +250,7 @@ func (s *Service) Preview(ctx context.Context, id, token string) (PresignedURL, 
 		if f.Status == StatusPending || f.TrashedAt != nil {
 			return PresignedURL{}, notFound()
 		}
-		perm, err := s.sharedPermission(ctx, t.UserID, f)
+		perm, err := dv.core.sharedPermission(ctx, t.UserID, f)
 		if err != nil {
 			return PresignedURL{}, err
 		}
@@ -258,12 +258,12 @@ func (s *Service) Preview(ctx context.Context, id, token string) (PresignedURL, 
 			return PresignedURL{}, notFound()
 		}
 	}
-	hash, err := s.derive(ctx, f, KindPreview, PreviewSize)
+	hash, err := dv.derive(ctx, f, KindPreview, PreviewSize)
 	if err != nil {
 		return PresignedURL{}, err
 	}
-	return PresignedURL{URL: s.urls.Download(blobName(hash), webpName(f.Name), "image/webp", true, s.opts.URLTTL),
-		ExpiresAt: s.clock.Now().Add(s.opts.URLTTL)}, nil
+	return PresignedURL{URL: dv.core.urls.Download(blobName(hash), webpName(f.Name), "image/webp", true, dv.core.opts.URLTTL),
+		ExpiresAt: dv.core.clock.Now().Add(dv.core.opts.URLTTL)}, nil
 }
 
 func tokenHash(tok string) string {
@@ -297,35 +297,35 @@ func previewSource(f File) error {
 
 // derive returns the hash ("sha256:…") of the cached kind/size image of f,
 // making and caching it first when needed.
-func (s *Service) derive(ctx context.Context, f File, kind string, size int) (string, error) {
+func (dv *DerivedData) derive(ctx context.Context, f File, kind string, size int) (string, error) {
 	if err := previewSource(f); err != nil {
 		return "", err
 	}
-	now := s.clock.Now()
-	d, err := s.store.Derived(ctx, f.ContentHash, kind, size)
+	now := dv.core.clock.Now()
+	d, err := dv.core.store.Derived(ctx, f.ContentHash, kind, size)
 	switch {
-	case err == nil && s.blobs.Exists(ctx, blobName(d.Hash)):
-		if err := s.store.TouchDerived(ctx, d.Source, kind, size, now); err != nil {
+	case err == nil && dv.core.blobs.Exists(ctx, blobName(d.Hash)):
+		if err := dv.core.store.TouchDerived(ctx, d.Source, kind, size, now); err != nil {
 			return "", err
 		}
 		return d.Hash, nil
 	case err != nil && app.ErrorCode(err) != app.ENotFound:
 		return "", err
 	}
-	data, err := s.render(ctx, f, size)
+	data, err := dv.render(ctx, f, size)
 	if err != nil {
 		return "", err
 	}
-	hash, n, err := s.blobs.Put(ctx, bytes.NewReader(data), int64(len(data)))
+	hash, n, err := dv.core.blobs.Put(ctx, bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return "", fmt.Errorf("store %s of %s: %w", kind, f.ID, err)
 	}
 	d = Derived{Source: f.ContentHash, Kind: kind, Size: size, Hash: FormatHash(hash), Bytes: n, CreatedAt: now, LastUsedAt: now}
-	if err := s.referenced(ctx, hash, func(ctx context.Context) error { return s.store.AddDerived(ctx, d) }); err != nil {
+	if err := dv.core.referenced(ctx, hash, func(ctx context.Context) error { return dv.core.store.AddDerived(ctx, d) }); err != nil {
 		return "", err
 	}
-	if _, err := s.evictPreviews(ctx); err != nil {
-		s.log.WarnContext(ctx, "drive preview eviction failed", "err", err)
+	if _, err := dv.core.evictPreviews(ctx); err != nil {
+		dv.core.log.WarnContext(ctx, "drive preview eviction failed", "err", err)
 	}
 	return d.Hash, nil
 }
@@ -333,21 +333,21 @@ func (s *Service) derive(ctx context.Context, f File, kind string, size int) (st
 // render decodes f's image (the Imaging adapter), refusing sources over the pixel limit before
 // decoding them (decompression bombs), and returns a lossy WebP fitting a
 // size×size square.
-func (s *Service) render(ctx context.Context, f File, size int) ([]byte, error) {
-	if s.opts.Imaging == nil {
+func (dv *DerivedData) render(ctx context.Context, f File, size int) ([]byte, error) {
+	if dv.core.opts.Imaging == nil {
 		return nil, app.Errorf(app.ENoPreview, "No preview of %q: this server makes no previews.", f.Name)
 	}
-	_, maxPixels := s.previewLimits()
+	_, maxPixels := dv.core.previewLimits()
 	if f.SizeBytes > previewMaxSourceBytes {
 		return nil, app.Invalid("path.file_id", fmt.Sprintf("The image is %d bytes; previews are made of images up to %d bytes.",
 			f.SizeBytes, previewMaxSourceBytes), f.ID)
 	}
-	rc, err := s.blobs.Open(ctx, f.Hash())
+	rc, err := dv.core.blobs.Open(ctx, f.Hash())
 	if err != nil {
 		return nil, fmt.Errorf("open blob of %s: %w", f.ID, err)
 	}
 	defer rc.Close()
-	width, height, err := s.opts.Imaging.Size(io.LimitReader(rc, previewMaxSourceBytes))
+	width, height, err := dv.core.opts.Imaging.Size(io.LimitReader(rc, previewMaxSourceBytes))
 	if err != nil {
 		return nil, app.Errorf(app.ENoPreview, "No preview of %q: its content is not an image this server can read.", f.Name)
 	}
@@ -360,7 +360,7 @@ func (s *Service) render(ctx context.Context, f File, size int) ([]byte, error) 
 	if _, err := rc.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("rewind blob of %s: %w", f.ID, err)
 	}
-	out, err := s.opts.Imaging.Thumbnail(io.LimitReader(rc, previewMaxSourceBytes), size, previewQuality)
+	out, err := dv.core.opts.Imaging.Thumbnail(io.LimitReader(rc, previewMaxSourceBytes), size, previewQuality)
 	if errors.Is(err, ErrImageUnreadable) {
 		return nil, app.Errorf(app.ENoPreview, "No preview of %q: the image is damaged (%v).", f.Name, err)
 	}
@@ -444,3 +444,16 @@ func (s *Service) evictPreviews(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
+
+// DerivedData is the part of the drive that serves what is made from the
+// stored contents rather than stored by a person: thumbnails and previews of
+// images, a folder as a ZIP, the contents' digests (SHA-1, MD5) that sync
+// clients compare, and the full-text search. It holds the drive's core
+// (Service), whose access rules every read here goes through; the caches it
+// keeps (derived images, digests) are kept up by the core's maintenance.
+type DerivedData struct {
+	core *Service
+}
+
+// DerivedData returns the drive's derived data part. Errors: none of its own.
+func (s *Service) DerivedData() *DerivedData { return s.derived }

@@ -244,19 +244,19 @@ func (f File) Searchable() bool { return f.Status != StatusPending && f.TrashedA
 // validation_failed (a parameter, a folder_id that is a file), not_found (no
 // such folder, or not shared with the caller), unavailable (no search
 // configured), index_rebuilding.
-func (s *Service) Search(ctx context.Context, p *app.Principal, sp SearchParams) (SearchResult, error) {
+func (dv *DerivedData) Search(ctx context.Context, p *app.Principal, sp SearchParams) (SearchResult, error) {
 	start := time.Now()
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return SearchResult{}, err
 	}
-	q, err := s.searchQuery(ctx, p, sp)
+	q, err := dv.searchQuery(ctx, p, sp)
 	if err != nil {
 		return SearchResult{}, err
 	}
-	if s.opts.search == nil {
+	if dv.core.opts.search == nil {
 		return SearchResult{}, app.Errorf(app.EUnavailable, "Search is not configured on this server.")
 	}
-	res, err := s.opts.search.Query(ctx, q)
+	res, err := dv.core.opts.search.Query(ctx, q)
 	if err != nil {
 		return SearchResult{}, err
 	}
@@ -269,7 +269,7 @@ func (s *Service) Search(ctx context.Context, p *app.Principal, sp SearchParams)
 	for i, h := range res.Hits {
 		ids[i] = h.ID
 	}
-	files, err := s.store.FilesByID(ctx, ids)
+	files, err := dv.core.store.FilesByID(ctx, ids)
 	if err != nil {
 		return SearchResult{}, err
 	}
@@ -287,7 +287,7 @@ func (s *Service) Search(ctx context.Context, p *app.Principal, sp SearchParams)
 		}
 		f.Permission = PermOwner
 		if f.OwnerID != p.UserID {
-			if f.Permission, err = s.sharedPermission(ctx, p.UserID, f); err != nil {
+			if f.Permission, err = dv.core.sharedPermission(ctx, p.UserID, f); err != nil {
 				return SearchResult{}, err
 			}
 			if f.Permission == "" {
@@ -304,7 +304,7 @@ func (s *Service) Search(ctx context.Context, p *app.Principal, sp SearchParams)
 }
 
 // searchQuery validates sp and makes the index query of the caller.
-func (s *Service) searchQuery(ctx context.Context, p *app.Principal, sp SearchParams) (SearchQuery, error) {
+func (dv *DerivedData) searchQuery(ctx context.Context, p *app.Principal, sp SearchParams) (SearchQuery, error) {
 	q := SearchQuery{Text: strings.TrimSpace(sp.Q), OrgID: p.OrgID, OwnerID: p.UserID, FolderID: sp.FolderID,
 		MimeTypes: sp.MimeTypes, OwnerName: strings.TrimSpace(sp.OwnerName), IsFolder: sp.IsFolder,
 		MinSize: sp.MinSize, MaxSize: sp.MaxSize, SortBy: sp.SortBy, SortOrder: sp.SortOrder,
@@ -368,7 +368,7 @@ func (s *Service) searchQuery(ctx context.Context, p *app.Principal, sp SearchPa
 		*d.dst = &t
 	}
 	if q.FolderID != "" {
-		f, err := s.access(ctx, p, q.FolderID, PermView)
+		f, err := dv.core.access(ctx, p, q.FolderID, PermView)
 		if err != nil {
 			return q, err
 		}
@@ -376,7 +376,7 @@ func (s *Service) searchQuery(ctx context.Context, p *app.Principal, sp SearchPa
 			return q, app.Invalid("query.folder_id", "The item is a file, not a folder.", q.FolderID)
 		}
 	}
-	roots, folders, err := s.store.SharedRoots(ctx, p.UserID, s.clock.Now())
+	roots, folders, err := dv.core.store.SharedRoots(ctx, p.UserID, dv.core.clock.Now())
 	if err != nil {
 		return q, err
 	}

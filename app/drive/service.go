@@ -140,6 +140,8 @@ type Service struct {
 	uploads *Uploads
 	// links is the shared links' part (Links).
 	links *Links
+	// derived is the derived data's part (DerivedData).
+	derived *DerivedData
 
 	// folderSizes keeps folders' counted bytes by id (FolderSizes);
 	// folderSizeCount about how many.
@@ -173,6 +175,7 @@ func NewService(store Store, blobs Blobs, urls URLs, audit app.Auditor, outbox a
 	s.editing = newEditing(s)
 	s.uploads = &Uploads{core: s}
 	s.links = &Links{core: s}
+	s.derived = &DerivedData{core: s}
 	return s
 }
 

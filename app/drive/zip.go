@@ -68,15 +68,15 @@ func (z *FolderZip) Entries() int { return len(z.entries) }
 // drive:read), no_bound_user, feature_not_in_plan, not_found (no such item, or
 // not shared with the caller), conflict (a file, a folder in the trash),
 // validation_failed (over MaxZipEntries items).
-func (s *Service) DownloadFolderZip(ctx context.Context, p *app.Principal, id string) (*FolderZip, error) {
+func (dv *DerivedData) DownloadFolderZip(ctx context.Context, p *app.Principal, id string) (*FolderZip, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return nil, err
 	}
-	f, err := s.access(ctx, p, id, PermView)
+	f, err := dv.core.access(ctx, p, id, PermView)
 	if err != nil {
 		return nil, err
 	}
-	return s.folderZip(ctx, f)
+	return dv.folderZip(ctx, f)
 }
 
 // LinkFolderZip prepares the ZIP of a folder shared by a link: the shared
@@ -93,12 +93,12 @@ func (lk *Links) LinkFolderZip(ctx context.Context, token, folderID string) (*Fo
 	if err != nil {
 		return nil, err
 	}
-	return lk.core.folderZip(ctx, f)
+	return lk.core.derived.folderZip(ctx, f)
 }
 
 // folderZip walks the live items below root, depth first by name, and
 // refuses a folder with too many.
-func (s *Service) folderZip(ctx context.Context, root File) (*FolderZip, error) {
+func (dv *DerivedData) folderZip(ctx context.Context, root File) (*FolderZip, error) {
 	if !root.IsFolder {
 		return nil, app.Errorf(app.EConflict, "%q is a file, not a folder; download it with GET /api/v1/drive/%s/download.", root.Name, root.ID)
 	}
@@ -108,13 +108,13 @@ func (s *Service) folderZip(ctx context.Context, root File) (*FolderZip, error) 
 	limit := int(zipEntryLimit.Load())
 	base := zipName(root.Name)
 	root.Metadata = Metadata{}
-	z := &FolderZip{Name: root.Name + ".zip", s: s, entries: []zipEntry{{path: base + "/", f: root}}}
+	z := &FolderZip{Name: root.Name + ".zip", s: dv.core, entries: []zipEntry{{path: base + "/", f: root}}}
 	items := 0
 	var walk func(parentID, prefix string) error
 	walk = func(parentID, prefix string) error {
 		for off := 0; ; off += zipListPage {
-			page, _, err := s.store.List(ctx, Query{Kind: ListFolder, OrgID: root.OrgID, OwnerID: root.OwnerID,
-				ParentID: parentID, Now: s.clock.Now(), SortBy: "name", Limit: zipListPage, Offset: off})
+			page, _, err := dv.core.store.List(ctx, Query{Kind: ListFolder, OrgID: root.OrgID, OwnerID: root.OwnerID,
+				ParentID: parentID, Now: dv.core.clock.Now(), SortBy: "name", Limit: zipListPage, Offset: off})
 			if err != nil {
 				return fmt.Errorf("list folder %s for a zip: %w", parentID, err)
 			}

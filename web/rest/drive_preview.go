@@ -29,14 +29,14 @@ func registerDrivePreviews(api huma.API, d Deps) {
 		FilePath
 		Size int `query:"size" minimum:"64" maximum:"512" default:"256" doc:"Bounding square in pixels, 64–512."`
 	}) (*body[drive.Thumbnail], error) {
-		t, err := s.Thumbnail(ctx, principal(ctx), in.FileID, in.Size)
+		t, err := s.DerivedData().Thumbnail(ctx, principal(ctx), in.FileID, in.Size)
 		return out(t), err
 	})
 
 	tok := status(op(http.MethodPost, "/drive/{file_id}/preview-token", "createPreviewToken", "Get a preview token", tag, read), http.StatusOK)
 	tok.Description = "`{token, expires_at, preview_url}`: a single-use token, valid 5 minutes, that opens the image's WebP preview at `preview_url` (`GET /drive/{file_id}/preview?token=…`) without a bearer, for an `<img>` or a new tab." + formats
 	huma.Register(api, errs(tok, nf, conflict), func(ctx context.Context, in *FilePath) (*body[drive.PreviewTicket], error) {
-		t, err := s.CreatePreviewToken(ctx, principal(ctx), in.FileID)
+		t, err := s.DerivedData().CreatePreviewToken(ctx, principal(ctx), in.FileID)
 		return out(t), err
 	})
 
@@ -46,7 +46,7 @@ func registerDrivePreviews(api huma.API, d Deps) {
 		FilePath
 		Token string `query:"token" maxLength:"200" doc:"The preview token."`
 	}) (*previewOutput, error) {
-		l, err := s.Preview(ctx, in.FileID, in.Token)
+		l, err := s.DerivedData().Preview(ctx, in.FileID, in.Token)
 		if err != nil {
 			return nil, err
 		}

@@ -63,7 +63,7 @@ func registerDriveSearch(api huma.API, d Deps) {
 		"HTML with the matched words in `<mark>`. A change is searchable as soon as it is committed. While the index is " +
 		"rebuilt (first start, after a restore, or when it was found damaged) → 503 `index_rebuilding` with `Retry-After`."
 	huma.Register(api, errs(o, http.StatusNotFound, http.StatusServiceUnavailable), func(ctx context.Context, in *SearchQuery) (*body[drive.SearchResult], error) {
-		r, err := s.Search(ctx, principal(ctx), in.params())
+		r, err := s.DerivedData().Search(ctx, principal(ctx), in.params())
 		return out(r), err
 	})
 }

@@ -33,7 +33,7 @@ func registerDriveZip(api huma.API, d Deps) {
 	zo.Hidden = true
 	longStream(&zo)
 	huma.Register(api, errs(zo, nf, conflict), func(ctx context.Context, in *FilePath) (*huma.StreamResponse, error) {
-		z, err := s.DownloadFolderZip(ctx, principal(ctx), in.FileID)
+		z, err := s.DerivedData().DownloadFolderZip(ctx, principal(ctx), in.FileID)
 		if err != nil {
 			return nil, err
 		}

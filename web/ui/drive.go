@@ -215,7 +215,7 @@ func (u *UI) driveSearch(w http.ResponseWriter, r *http.Request, v *viewer) {
 		return
 	}
 	offset := min((page-1)*per, 10000-per)
-	res, err := u.cfg.Drive.Search(r.Context(), v.P, drive.SearchParams{Q: text, Limit: per, Offset: offset, Facets: true})
+	res, err := u.cfg.Drive.DerivedData().Search(r.Context(), v.P, drive.SearchParams{Q: text, Limit: per, Offset: offset, Facets: true})
 	if err != nil {
 		code := app.ErrorCode(err)
 		if code == app.EInternal || code == "" {
@@ -269,7 +269,7 @@ func (u *UI) driveDownload(w http.ResponseWriter, r *http.Request, v *viewer) {
 // DownloadFolderZip, as the REST download.zip); a refusal (too many items, not
 // a folder) is a page saying why, sent before any byte of the archive.
 func (u *UI) driveZip(w http.ResponseWriter, r *http.Request, v *viewer) {
-	z, err := u.cfg.Drive.DownloadFolderZip(r.Context(), v.P, r.PathValue("id"))
+	z, err := u.cfg.Drive.DerivedData().DownloadFolderZip(r.Context(), v.P, r.PathValue("id"))
 	if err != nil {
 		u.fail(w, r, v, err)
 		return

@@ -159,7 +159,7 @@ func (q *request) digestsOf(pq propQuery, files []drive.File) (map[string]drive.
 	if !pq.wantsChecksums() {
 		return nil, nil
 	}
-	return q.h.drive.ContentDigests(q.ctx, q.p, files)
+	return q.h.drive.DerivedData().ContentDigests(q.ctx, q.p, files)
 }
 
 func digestsFor(m map[string]drive.Digests, f drive.File) *drive.Digests {
