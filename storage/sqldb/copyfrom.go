@@ -669,9 +669,13 @@ func (db *DB) advanceSequences(ctx context.Context, src *sql.DB) error {
 		}
 		rows.Close()
 	}
-	rows, err := db.pg.pool.QueryContext(ctx, `SELECT table_name, column_name, pg_get_serial_sequence(quote_ident(table_name), column_name)
-		FROM information_schema.columns WHERE table_schema = current_schema()
-		AND pg_get_serial_sequence(quote_ident(table_name), column_name) IS NOT NULL`)
+	// The table's name is qualified with its schema: PostgreSQL may test the
+	// sequence of a column before it tests the column's schema, and an
+	// unqualified name of another schema's table (information_schema's own
+	// views) is an error, not a NULL.
+	rows, err := db.pg.pool.QueryContext(ctx, `SELECT table_name, column_name, seq FROM (
+		SELECT table_name, column_name, pg_get_serial_sequence(quote_ident(table_schema) || '.' || quote_ident(table_name), column_name) AS seq
+		FROM information_schema.columns WHERE table_schema = current_schema()) c WHERE seq IS NOT NULL`)
 	if err != nil {
 		return fmt.Errorf("copy-data: list the target's sequences: %w", err)
 	}
