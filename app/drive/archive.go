@@ -121,35 +121,35 @@ func archivedConflict(f File) error {
 // insufficient_scope (no drive:read), no_bound_user, feature_not_in_plan,
 // not_found (no such item, or not shared with the caller), conflict (a folder,
 // a pending upload).
-func (s *Service) DownloadOrRestore(ctx context.Context, p *app.Principal, id string) (PresignedURL, *RestoreInfo, error) {
+func (ar *Archiving) DownloadOrRestore(ctx context.Context, p *app.Principal, id string) (PresignedURL, *RestoreInfo, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return PresignedURL{}, nil, err
 	}
-	f, err := s.access(ctx, p, id, PermView)
+	f, err := ar.core.access(ctx, p, id, PermView)
 	if err != nil {
 		return PresignedURL{}, nil, err
 	}
 	if !f.IsFolder && isCold(f) {
-		info, err := s.startRestore(ctx, f)
+		info, err := ar.startRestore(ctx, f)
 		if err != nil || info != nil {
 			return PresignedURL{}, info, err
 		}
-		if f, err = s.store.File(ctx, id); err != nil {
+		if f, err = ar.core.store.File(ctx, id); err != nil {
 			return PresignedURL{}, nil, err
 		}
 	}
-	l, err := s.presignedDownload(ctx, f, false)
+	l, err := ar.core.presignedDownload(ctx, f, false)
 	if err != nil {
 		return PresignedURL{}, nil, err
 	}
-	s.accessed(ctx, f)
+	ar.core.accessed(ctx, f)
 	return l, nil, nil
 }
 
 // startRestore starts the restore of f unless one runs; nil info means the file
 // is active again.
-func (s *Service) startRestore(ctx context.Context, f File) (*RestoreInfo, error) {
-	t := s.opts.archive
+func (ar *Archiving) startRestore(ctx context.Context, f File) (*RestoreInfo, error) {
+	t := ar.core.opts.archive
 	if t == nil {
 		return nil, fmt.Errorf("file %s is %s but the drive has no archive", f.ID, f.Status)
 	}
@@ -160,7 +160,7 @@ func (s *Service) startRestore(ctx context.Context, f File) (*RestoreInfo, error
 		t.jobsMu.Unlock()
 		return info, nil
 	}
-	j := &restoreJob{size: f.SizeBytes, started: s.clock.Now()}
+	j := &restoreJob{size: f.SizeBytes, started: ar.core.clock.Now()}
 	t.jobs[f.ID] = j
 	t.jobsMu.Unlock()
 
@@ -168,24 +168,24 @@ func (s *Service) startRestore(ctx context.Context, f File) (*RestoreInfo, error
 	err := func() error {
 		// Under refMu: once the file is restoring the collector counts its head,
 		// so it cannot delete the blob the restore is about to write.
-		s.refMu.RLock()
-		defer s.refMu.RUnlock()
-		return s.store.InTx(ctx, func(ctx context.Context) error {
+		ar.core.refMu.RLock()
+		defer ar.core.refMu.RUnlock()
+		return ar.core.store.InTx(ctx, func(ctx context.Context) error {
 			var err error
-			if cur, err = s.store.File(ctx, f.ID); err != nil {
+			if cur, err = ar.core.store.File(ctx, f.ID); err != nil {
 				return err
 			}
 			if cur.Status != StatusArchived {
 				return nil
 			}
 			cur.Status = StatusRestoring
-			if err := s.change(ctx, &cur); err != nil {
+			if err := ar.core.change(ctx, &cur); err != nil {
 				return err
 			}
-			if err := s.store.UpdateFile(ctx, cur); err != nil {
+			if err := ar.core.store.UpdateFile(ctx, cur); err != nil {
 				return err
 			}
-			return s.emit(ctx, EventFileUpdated, cur, map[string]any{"change": "restoring"})
+			return ar.core.emit(ctx, EventFileUpdated, cur, map[string]any{"change": "restoring"})
 		})
 	}()
 	if err == nil && !isCold(cur) {
@@ -200,46 +200,46 @@ func (s *Service) startRestore(ctx context.Context, f File) (*RestoreInfo, error
 		}
 		return nil, fmt.Errorf("start restore of %s: %w", f.ID, err)
 	}
-	go s.runRestore(context.WithoutCancel(ctx), t, j, cur)
+	go ar.runRestore(context.WithoutCancel(ctx), t, j, cur)
 	return info, nil
 }
 
 var errNotCold = errors.New("file is not archived")
 
-func (s *Service) runRestore(ctx context.Context, t *archiveTier, j *restoreJob, f File) {
-	err := s.restore(ctx, t, j, f)
+func (ar *Archiving) runRestore(ctx context.Context, t *archiveTier, j *restoreJob, f File) {
+	err := ar.restore(ctx, t, j, f)
 	if err != nil {
-		s.log.ErrorContext(ctx, "drive restore failed", "file_id", f.ID, "err", err)
-		if rerr := s.store.InTx(ctx, func(ctx context.Context) error {
-			cur, err := s.store.File(ctx, f.ID)
+		ar.core.log.ErrorContext(ctx, "drive restore failed", "file_id", f.ID, "err", err)
+		if rerr := ar.core.store.InTx(ctx, func(ctx context.Context) error {
+			cur, err := ar.core.store.File(ctx, f.ID)
 			if err != nil || cur.Status != StatusRestoring {
 				return nil
 			}
 			cur.Status = StatusArchived
-			if err := s.change(ctx, &cur); err != nil {
+			if err := ar.core.change(ctx, &cur); err != nil {
 				return err
 			}
-			if err := s.store.UpdateFile(ctx, cur); err != nil {
+			if err := ar.core.store.UpdateFile(ctx, cur); err != nil {
 				return err
 			}
-			return s.emit(ctx, EventFileUpdated, cur, map[string]any{"change": "archived"})
+			return ar.core.emit(ctx, EventFileUpdated, cur, map[string]any{"change": "archived"})
 		}); rerr != nil {
-			s.log.ErrorContext(ctx, "drive restore: reset to archived failed", "file_id", f.ID, "err", rerr)
+			ar.core.log.ErrorContext(ctx, "drive restore: reset to archived failed", "file_id", f.ID, "err", rerr)
 		}
 	}
 	t.jobsMu.Lock()
-	j.finished, j.err = s.clock.Now(), err
+	j.finished, j.err = ar.core.clock.Now(), err
 	t.jobsMu.Unlock()
 }
 
 // restore decompresses f's head into the hot store and makes f active.
-func (s *Service) restore(ctx context.Context, t *archiveTier, j *restoreJob, f File) error {
+func (ar *Archiving) restore(ctx context.Context, t *archiveTier, j *restoreJob, f File) error {
 	rc, err := t.store.Open(f.Hash())
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
-	hash, _, err := s.blobs.Put(ctx, &countingReader{r: rc, n: &j.done}, f.SizeBytes+1)
+	hash, _, err := ar.core.blobs.Put(ctx, &countingReader{r: rc, n: &j.done}, f.SizeBytes+1)
 	if err != nil {
 		return fmt.Errorf("restore into the blob store: %w", err)
 	}
@@ -247,8 +247,8 @@ func (s *Service) restore(ctx context.Context, t *archiveTier, j *restoreJob, f 
 		return fmt.Errorf("restored content hash %s, want %s", hash, f.Hash())
 	}
 	gone := false
-	err = s.referenced(ctx, hash, func(ctx context.Context) error {
-		cur, err := s.store.File(ctx, f.ID)
+	err = ar.core.referenced(ctx, hash, func(ctx context.Context) error {
+		cur, err := ar.core.store.File(ctx, f.ID)
 		if app.ErrorCode(err) == app.ENotFound {
 			gone = true
 			return nil
@@ -260,18 +260,18 @@ func (s *Service) restore(ctx context.Context, t *archiveTier, j *restoreJob, f 
 			gone = true
 			return nil
 		}
-		now := s.clock.Now()
+		now := ar.core.clock.Now()
 		cur.Status, cur.LastAccessAt = StatusActive, &now
-		if err := s.change(ctx, &cur); err != nil {
+		if err := ar.core.change(ctx, &cur); err != nil {
 			return err
 		}
-		if err := s.store.UpdateFile(ctx, cur); err != nil {
+		if err := ar.core.store.UpdateFile(ctx, cur); err != nil {
 			return err
 		}
-		return s.emit(ctx, EventFileUpdated, cur, map[string]any{"change": "restored"})
+		return ar.core.emit(ctx, EventFileUpdated, cur, map[string]any{"change": "restored"})
 	})
 	if err == nil && gone {
-		err = s.orphan(ctx, f.ContentHash)
+		err = ar.core.orphan(ctx, f.ContentHash)
 	}
 	return err
 }
@@ -290,11 +290,11 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // RestoreStatus reports the restore of an archived file. Errors:
 // insufficient_scope (no drive:read), no_bound_user, feature_not_in_plan,
 // not_found (no such item, or not shared with the caller), conflict (a folder).
-func (s *Service) RestoreStatus(ctx context.Context, p *app.Principal, id string) (RestoreStatus, error) {
+func (ar *Archiving) RestoreStatus(ctx context.Context, p *app.Principal, id string) (RestoreStatus, error) {
 	if err := check(p, app.ScopeDriveRead); err != nil {
 		return RestoreStatus{}, err
 	}
-	f, err := s.access(ctx, p, id, PermView)
+	f, err := ar.core.access(ctx, p, id, PermView)
 	if err != nil {
 		return RestoreStatus{}, err
 	}
@@ -304,14 +304,14 @@ func (s *Service) RestoreStatus(ctx context.Context, p *app.Principal, id string
 	out := RestoreStatus{FileID: f.ID, Status: f.Status}
 	var j *restoreJob
 	var finished time.Time
-	if t := s.opts.archive; t != nil {
+	if t := ar.core.opts.archive; t != nil {
 		t.jobsMu.Lock()
 		if j = t.jobs[f.ID]; j != nil {
 			finished = j.finished
 		}
 		t.jobsMu.Unlock()
 	}
-	out.Progress, out.ReadyAt = restoreProgress(f.Status, j, finished, s.clock.Now())
+	out.Progress, out.ReadyAt = restoreProgress(f.Status, j, finished, ar.core.clock.Now())
 	return out, nil
 }
 
@@ -343,18 +343,18 @@ func restoreProgress(status string, j *restoreJob, finished, now time.Time) (flo
 // insufficient_scope (no admin:access), no_bound_user, feature_not_in_plan,
 // not_found (no such file in the organisation), conflict (no archive tier, a
 // folder, a file not active, a file changed meanwhile).
-func (s *Service) Archive(ctx context.Context, p *app.Principal, id string) (File, error) {
+func (ar *Archiving) Archive(ctx context.Context, p *app.Principal, id string) (File, error) {
 	if err := check(p, app.ScopeAdmin); err != nil {
 		return File{}, err
 	}
-	f, err := s.store.File(ctx, id)
+	f, err := ar.core.store.File(ctx, id)
 	if app.ErrorCode(err) == app.ENotFound || (err == nil && f.OrgID != p.OrgID) {
 		return File{}, notFound()
 	}
 	if err != nil {
 		return File{}, err
 	}
-	if f, err = s.archiveFile(ctx, f, p.UserID); err != nil {
+	if f, err = ar.archiveFile(ctx, f, p.UserID); err != nil {
 		return File{}, err
 	}
 	f.Permission = PermView
@@ -367,19 +367,19 @@ func (s *Service) Archive(ctx context.Context, p *app.Principal, id string) (Fil
 // ArchiveFile archives a file of any organisation, for operators (the CLI).
 // Errors: not_found (no such file), conflict (no archive tier, a folder, a file
 // not active, a file changed meanwhile).
-func (s *Service) ArchiveFile(ctx context.Context, id string) (File, error) {
-	f, err := s.store.File(ctx, id)
+func (ar *Archiving) ArchiveFile(ctx context.Context, id string) (File, error) {
+	f, err := ar.core.store.File(ctx, id)
 	if app.ErrorCode(err) == app.ENotFound {
 		return File{}, notFound()
 	}
 	if err != nil {
 		return File{}, err
 	}
-	return s.archiveFile(ctx, f, "system")
+	return ar.archiveFile(ctx, f, "system")
 }
 
-func (s *Service) archiveFile(ctx context.Context, f File, actor string) (File, error) {
-	t := s.opts.archive
+func (ar *Archiving) archiveFile(ctx context.Context, f File, actor string) (File, error) {
+	t := ar.core.opts.archive
 	switch {
 	case t == nil:
 		return File{}, app.Errorf(app.EConflict, "The drive has no archive tier.")
@@ -393,7 +393,7 @@ func (s *Service) archiveFile(ctx context.Context, f File, actor string) (File, 
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.store.Exists(f.Hash()) {
-		rc, err := s.blobs.Open(ctx, f.Hash())
+		rc, err := ar.core.blobs.Open(ctx, f.Hash())
 		if err != nil {
 			return File{}, fmt.Errorf("archive %s: open blob: %w", f.ID, err)
 		}
@@ -403,10 +403,10 @@ func (s *Service) archiveFile(ctx context.Context, f File, actor string) (File, 
 			return File{}, fmt.Errorf("archive %s: %w", f.ID, err)
 		}
 	}
-	now := s.clock.Now()
+	now := ar.core.clock.Now()
 	var out File
-	err := s.store.InTx(ctx, func(ctx context.Context) error {
-		cur, err := s.store.File(ctx, f.ID)
+	err := ar.core.store.InTx(ctx, func(ctx context.Context) error {
+		cur, err := ar.core.store.File(ctx, f.ID)
 		if err != nil {
 			return err
 		}
@@ -414,22 +414,22 @@ func (s *Service) archiveFile(ctx context.Context, f File, actor string) (File, 
 			return app.Errorf(app.EConflict, "%q changed while it was being archived; try again.", f.Name)
 		}
 		cur.Status = StatusArchived
-		if err := s.change(ctx, &cur); err != nil {
+		if err := ar.core.change(ctx, &cur); err != nil {
 			return err
 		}
-		if err := s.store.UpdateFile(ctx, cur); err != nil {
+		if err := ar.core.store.UpdateFile(ctx, cur); err != nil {
 			return err
 		}
-		if err := s.store.AddArchived(ctx, cur.ContentHash, cur.SizeBytes, now); err != nil {
+		if err := ar.core.store.AddArchived(ctx, cur.ContentHash, cur.SizeBytes, now); err != nil {
 			return err
 		}
-		if err := s.orphan(ctx, cur.ContentHash); err != nil {
+		if err := ar.core.orphan(ctx, cur.ContentHash); err != nil {
 			return err
 		}
-		if err := s.emit(ctx, EventFileUpdated, cur, map[string]any{"change": "archived"}); err != nil {
+		if err := ar.core.emit(ctx, EventFileUpdated, cur, map[string]any{"change": "archived"}); err != nil {
 			return err
 		}
-		if err := s.audit.Record(ctx, app.AuditEntry{Module: module, Action: "file.archived", ActorID: actor,
+		if err := ar.core.audit.Record(ctx, app.AuditEntry{Module: module, Action: "file.archived", ActorID: actor,
 			TargetType: "file", TargetID: cur.ID, OrgID: cur.OrgID, CreatedAt: now}); err != nil {
 			return err
 		}
@@ -446,15 +446,15 @@ func (s *Service) archiveFile(ctx context.Context, f File, actor string) (File, 
 	// found present just before the file referred to it: the hot blob outlives
 	// its orphaning by the grace period, so put the copy back.
 	if !t.store.Exists(f.Hash()) {
-		if err := s.rearchive(ctx, t, out, now); err != nil {
+		if err := ar.rearchive(ctx, t, out, now); err != nil {
 			return File{}, err
 		}
 	}
 	return out, nil
 }
 
-func (s *Service) rearchive(ctx context.Context, t *archiveTier, f File, now time.Time) error {
-	rc, err := s.blobs.Open(ctx, f.Hash())
+func (ar *Archiving) rearchive(ctx context.Context, t *archiveTier, f File, now time.Time) error {
+	rc, err := ar.core.blobs.Open(ctx, f.Hash())
 	if err != nil {
 		return fmt.Errorf("archive %s: open blob: %w", f.ID, err)
 	}
@@ -463,27 +463,27 @@ func (s *Service) rearchive(ctx context.Context, t *archiveTier, f File, now tim
 	if err != nil {
 		return fmt.Errorf("archive %s: %w", f.ID, err)
 	}
-	return s.store.AddArchived(ctx, f.ContentHash, f.SizeBytes, now)
+	return ar.core.store.AddArchived(ctx, f.ContentHash, f.SizeBytes, now)
 }
 
 // archiveCold archives files neither downloaded nor changed for the archive
 // age (a maintenance step; off when the age is 0).
-func (s *Service) archiveCold(ctx context.Context, now time.Time) (int, error) {
-	t := s.opts.archive
+func (ar *Archiving) archiveCold(ctx context.Context, now time.Time) (int, error) {
+	t := ar.core.opts.archive
 	if t == nil || t.after <= 0 {
 		return 0, nil
 	}
-	files, err := s.store.ColdCandidates(ctx, now.Add(-t.after), batch)
+	files, err := ar.core.store.ColdCandidates(ctx, now.Add(-t.after), batch)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for _, f := range files {
-		if _, err := s.archiveFile(ctx, f, "system"); err != nil {
+		if _, err := ar.archiveFile(ctx, f, "system"); err != nil {
 			if ctx.Err() != nil {
 				return n, err
 			}
-			s.log.WarnContext(ctx, "drive: archiving a cold file failed", "file_id", f.ID, "err", err)
+			ar.core.log.WarnContext(ctx, "drive: archiving a cold file failed", "file_id", f.ID, "err", err)
 			continue
 		}
 		n++
@@ -492,14 +492,14 @@ func (s *Service) archiveCold(ctx context.Context, now time.Time) (int, error) {
 }
 
 // sweepArchive deletes archived copies no archived or restoring file refers to.
-func (s *Service) sweepArchive(ctx context.Context, _ time.Time) (int, error) {
-	t := s.opts.archive
+func (ar *Archiving) sweepArchive(ctx context.Context, _ time.Time) (int, error) {
+	t := ar.core.opts.archive
 	if t == nil {
 		return 0, nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	hashes, err := s.store.UnusedArchived(ctx, 1000)
+	hashes, err := ar.core.store.UnusedArchived(ctx, 1000)
 	if err != nil {
 		return 0, err
 	}
@@ -507,9 +507,22 @@ func (s *Service) sweepArchive(ctx context.Context, _ time.Time) (int, error) {
 		if err := t.store.Delete(blobName(h)); err != nil {
 			return i, fmt.Errorf("delete archived %s: %w", h, err)
 		}
-		if err := s.store.DeleteArchived(ctx, h); err != nil {
+		if err := ar.core.store.DeleteArchived(ctx, h); err != nil {
 			return i, err
 		}
 	}
 	return len(hashes), nil
 }
+
+// Archiving is the part of the drive that moves contents to and from the
+// archive tier (Options.Archive): files not read for a while are archived
+// (by the maintenance, or by their owner), and a download of an archived
+// file starts its restore, whose progress can be asked. It holds the drive's
+// core (Service): an archived file stays a file of the core, its content's
+// bytes elsewhere.
+type Archiving struct {
+	core *Service
+}
+
+// Archiving returns the drive's archive tier part. Errors: none of its own.
+func (s *Service) Archiving() *Archiving { return s.archiving }

@@ -46,11 +46,11 @@ func TestRestoreProgress(t *testing.T) {
 func TestArchiveNeedsTier(t *testing.T) {
 	t.Parallel()
 	s := NewService(nil, nil, nil, nil, nil, nil, nil, Options{})
-	_, err := s.archiveFile(context.Background(), File{ID: "f", Name: "a.txt", Status: StatusActive}, "system")
+	_, err := s.archiving.archiveFile(context.Background(), File{ID: "f", Name: "a.txt", Status: StatusActive}, "system")
 	if app.ErrorCode(err) != app.EConflict {
 		t.Fatalf("archive without a tier: %v", err)
 	}
-	if n, err := s.archiveCold(context.Background(), time.Now()); n != 0 || err != nil {
+	if n, err := s.archiving.archiveCold(context.Background(), time.Now()); n != 0 || err != nil {
 		t.Fatalf("policy without a tier: %d %v", n, err)
 	}
 }

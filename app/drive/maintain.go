@@ -44,12 +44,12 @@ func (s *Service) Maintain(ctx context.Context) (map[string]int, error) {
 			})
 			return n, err
 		}},
-		{"files_archived", s.archiveCold},
+		{"files_archived", s.archiving.archiveCold},
 		{"previews_evicted", s.maintainPreviews},
 		{"digests_filled", s.fillDigests},
 		{"blobs_deleted", s.collect},
 		{"strays_found", s.findStrays}, // after collect: marking restarts an orphan's grace
-		{"archive_deleted", s.sweepArchive},
+		{"archive_deleted", s.archiving.sweepArchive},
 		{"store_swept", func(ctx context.Context, now time.Time) (int, error) {
 			if sw, ok := s.blobs.(Sweeper); ok {
 				return sw.Sweep(ctx, now)

@@ -39,7 +39,7 @@ func (s *Service) Open(ctx context.Context, p *app.Principal, id string) (File, 
 // cannot follow a restore: unavailable with a Retry-After while it runs, the
 // file once it is active again.
 func (s *Service) restoreForRead(ctx context.Context, f File) (File, error) {
-	info, err := s.startRestore(ctx, f)
+	info, err := s.archiving.startRestore(ctx, f)
 	if err != nil {
 		return File{}, err
 	}

@@ -142,6 +142,8 @@ type Service struct {
 	links *Links
 	// derived is the derived data's part (DerivedData).
 	derived *DerivedData
+	// archiving is the archive tier's part (Archiving).
+	archiving *Archiving
 
 	// folderSizes keeps folders' counted bytes by id (FolderSizes);
 	// folderSizeCount about how many.
@@ -176,6 +178,7 @@ func NewService(store Store, blobs Blobs, urls URLs, audit app.Auditor, outbox a
 	s.uploads = &Uploads{core: s}
 	s.links = &Links{core: s}
 	s.derived = &DerivedData{core: s}
+	s.archiving = &Archiving{core: s}
 	return s
 }
 

@@ -19,7 +19,7 @@ func newDriveCmd() *cobra.Command {
 			}
 			defer m.Close()
 			for _, id := range ids {
-				f, err := m.Drive.ArchiveFile(cmd.Context(), id)
+				f, err := m.Drive.Archiving().ArchiveFile(cmd.Context(), id)
 				if err != nil {
 					return fmt.Errorf("archive %s: %w", id, err)
 				}

@@ -198,7 +198,7 @@ func TestServerDeletesBetweenSnapshotAndCopy(t *testing.T) {
 	cold := ann.upload("cold.bin", "", []byte("archived, then deleted while the backup runs"))
 	kept := ann.upload("kept.bin", "", []byte("stays"))
 	ctx := context.Background()
-	if _, err := s.Main.Drive.ArchiveFile(ctx, cold); err != nil {
+	if _, err := s.Main.Drive.Archiving().ArchiveFile(ctx, cold); err != nil {
 		t.Fatal(err)
 	}
 	blobs := func() int {

@@ -231,7 +231,7 @@ func seed(t *testing.T, s *webtest.Server) *world {
 	cold := randomBytes(r, 90_000)
 	w.archived = w.ann.upload("cold.bin", "", cold)
 	w.files[w.archived] = cold
-	if _, err := s.Main.Drive.ArchiveFile(context.Background(), w.archived); err != nil {
+	if _, err := s.Main.Drive.Archiving().ArchiveFile(context.Background(), w.archived); err != nil {
 		t.Fatal(err)
 	}
 	w.ann.call(201, "POST", "/api/v1/drive/"+w.docs+"/shares", map[string]any{"email": "bob@backup.test", "permission": "edit"}, nil)

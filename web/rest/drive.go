@@ -155,7 +155,7 @@ func registerDrive(api huma.API, d Deps) {
 		"follow `restore-status` and download again once it is ready. A folder → 409 (Atrium streams a folder as a ZIP archive at `GET /drive/{file_id}/download.zip`, an extension: docs/api-extensions.md)."
 	dl.Responses = downloadResponses(api)
 	huma.Register(api, errs(dl, nf, http.StatusConflict), func(ctx context.Context, in *FilePath) (*downloadOutput, error) {
-		l, info, err := s.DownloadOrRestore(ctx, principal(ctx), in.FileID)
+		l, info, err := s.Archiving().DownloadOrRestore(ctx, principal(ctx), in.FileID)
 		if err != nil {
 			return nil, err
 		}
@@ -276,7 +276,7 @@ func registerDriveArchive(api huma.API, d Deps) {
 	rs := status(op(http.MethodGet, "/drive/{file_id}/restore-status", "getRestoreStatus", "Get the restore progress of an archived file", tag, app.ScopeDriveRead), http.StatusOK)
 	rs.Description = "`status` is archived (no restore running: download the file to start one), restoring (with `progress` 0..1 and the expected `ready_at`) or active (downloadable)."
 	huma.Register(api, errs(rs, nf, http.StatusConflict), func(ctx context.Context, in *FilePath) (*body[drive.RestoreStatus], error) {
-		st, err := s.RestoreStatus(ctx, principal(ctx), in.FileID)
+		st, err := s.Archiving().RestoreStatus(ctx, principal(ctx), in.FileID)
 		return out(st), err
 	})
 	ar := status(op(http.MethodPost, "/drive/{file_id}/archive", "archiveFile", "Archive a file", tag, app.ScopeAdmin), http.StatusOK)
@@ -284,7 +284,7 @@ func registerDriveArchive(api huma.API, d Deps) {
 	// An Atrium extension outside the stable v1 contract: routed, not published (spec §1, §9).
 	ar.Hidden = true
 	huma.Register(api, errs(ar, nf, http.StatusConflict), func(ctx context.Context, in *FilePath) (*body[drive.File], error) {
-		f, err := s.Archive(ctx, principal(ctx), in.FileID)
+		f, err := s.Archiving().Archive(ctx, principal(ctx), in.FileID)
 		return out(f), err
 	})
 }

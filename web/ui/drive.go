@@ -252,7 +252,7 @@ func (u *UI) driveSearch(w http.ResponseWriter, r *http.Request, v *viewer) {
 // service's DownloadOrRestore, as the REST download). An archived file is
 // restored in the background: the page says when to try again.
 func (u *UI) driveDownload(w http.ResponseWriter, r *http.Request, v *viewer) {
-	l, info, err := u.cfg.Drive.DownloadOrRestore(r.Context(), v.P, r.PathValue("id"))
+	l, info, err := u.cfg.Drive.Archiving().DownloadOrRestore(r.Context(), v.P, r.PathValue("id"))
 	if err != nil {
 		u.fail(w, r, v, err)
 		return
