@@ -213,10 +213,16 @@ type Lock struct {
 	CreatedAt time.Time
 }
 
-// Store keeps the drive. Methods return app errors: not_found for a missing row,
-// conflict when a live item of the same name exists in the folder.
+// Store keeps the drive: one interface per entity, all of them. Methods
+// return app errors: not_found for a missing row, conflict when a live item of
+// the same name exists in the folder.
 type Store interface {
 	app.TxRunner
+	FileStore
+	VersionStore
+	UploadStore
+	UsageStore
+	BlobRefStore
 	TusStore
 	SyncStore
 	ShareStore
@@ -228,6 +234,15 @@ type Store interface {
 	DigestStore
 	PresenceStore
 
+	// DeleteOwner deletes everything of ownerID's drive — items, versions,
+	// pending uploads, usage counters, the sync feed, and the locks the user
+	// holds — and marks every blob they referred to as orphaned at now.
+	DeleteOwner(ctx context.Context, ownerID string, now time.Time) error
+}
+
+// FileStore keeps the items (files and folders), the owners' change
+// sequences and the deletions' tombstones.
+type FileStore interface {
 	// NextSeq bumps and returns the owner's change sequence.
 	NextSeq(ctx context.Context, ownerID string) (int64, error)
 	// RaiseTreeSeq raises the TreeSeq of folder id and of every folder
@@ -266,13 +281,20 @@ type Store interface {
 	TrashRootsBefore(ctx context.Context, t time.Time, limit int) ([]File, error)
 	// StalePending returns pending files created before t, at most limit.
 	StalePending(ctx context.Context, t time.Time, limit int) ([]File, error)
+}
 
+// VersionStore keeps the files' versions.
+type VersionStore interface {
 	AddVersion(ctx context.Context, v Version) error
 	Versions(ctx context.Context, fileID string) ([]Version, error)
 	DeleteVersions(ctx context.Context, ids []string) error
 	// VersionsBefore returns non-head versions created before t, at most limit.
 	VersionsBefore(ctx context.Context, t time.Time, limit int) ([]Version, error)
+}
 
+// UploadStore keeps the three-step uploads announced and not yet
+// confirmed.
+type UploadStore interface {
 	CreateUpload(ctx context.Context, u Upload) error
 	Upload(ctx context.Context, id string) (Upload, error)
 	// LatestUpload returns the newest upload of fileID announced by userID.
@@ -280,14 +302,21 @@ type Store interface {
 	SetUploadReceived(ctx context.Context, id, hash string, at time.Time) error
 	DeleteUploads(ctx context.Context, ids []string) error
 	ExpiredUploads(ctx context.Context, t time.Time, limit int) ([]Upload, error)
+}
 
+// UsageStore keeps the storage counters by owner and mime group.
+type UsageStore interface {
 	// AddUsage adjusts the counters of an owner's mime group.
 	AddUsage(ctx context.Context, orgID, ownerID, group string, bytes, count int64) error
 	// OrgUsage returns the organisation's stored bytes and file count.
 	OrgUsage(ctx context.Context, orgID string) (bytes, count int64, err error)
 	OwnerUsage(ctx context.Context, orgID, ownerID string) ([]GroupUsage, error)
 	LargestFiles(ctx context.Context, orgID, ownerID string, limit int) ([]File, error)
+}
 
+// BlobRefStore keeps what the blob collector needs: which contents are
+// referred to, orphaned, or held by a write about to refer to them.
+type BlobRefStore interface {
 	// HashInUse reports whether a version or an upload refers to hash.
 	HashInUse(ctx context.Context, hash string) (bool, error)
 	AddOrphan(ctx context.Context, hash string, at time.Time) error
@@ -305,14 +334,6 @@ type Store interface {
 	BlobHeld(ctx context.Context, hash string, now time.Time) (bool, error)
 	// PruneBlobHolds forgets the holds that ended by now.
 	PruneBlobHolds(ctx context.Context, now time.Time) (int, error)
-	// DeleteOwner deletes everything of ownerID's drive — items, versions,
-	// pending uploads, usage counters, the sync feed, and the locks the user
-	// holds — and marks every blob they referred to as orphaned at now.
-	DeleteOwner(ctx context.Context, ownerID string, now time.Time) error
-
-	// SharePermission returns the best permission that unexpired user shares
-	// of any of fileIDs grant userID, "" when none.
-	SharePermission(ctx context.Context, userID string, fileIDs []string, now time.Time) (string, error)
 }
 
 // Blobs is the content-addressed byte store; names are hex SHA-256. It has

@@ -19,6 +19,9 @@ import (
 
 // ShareStore keeps shares. Methods return not_found for a missing row.
 type ShareStore interface {
+	// SharePermission returns the best permission that unexpired user shares
+	// of any of fileIDs grant userID, "" when none.
+	SharePermission(ctx context.Context, userID string, fileIDs []string, now time.Time) (string, error)
 	CreateShare(ctx context.Context, sh Share) error
 	// UpdateShare writes the permission and expiry of a share.
 	UpdateShare(ctx context.Context, sh Share) error
