@@ -18,7 +18,7 @@ import (
 
 func newCopyDataCmd() *cobra.Command {
 	var from string
-	var quiet, noReindex, again bool
+	var quiet, noReindex, again, discard bool
 	cmd := &cobra.Command{
 		Use:   "copy-data --from DIR",
 		Short: "Copy an embedded installation into the configured PostgreSQL database and object store",
@@ -30,6 +30,7 @@ func newCopyDataCmd() *cobra.Command {
 			"sessions, shares, versions, trash, events, contacts, calendars and webhooks all come along.\n" +
 			"A copy made while the old server serves misses what it writes after the snapshot: stop it, then\n" +
 			"run copy-data --again (the rows anew from a final snapshot; blobs copied already are passed over).\n" +
+			"--again refuses once a server on the copy took writes (they would be lost) unless --discard-changes.\n" +
 			"See docs/operations.md, \"Moving to PostgreSQL and S3\".",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -80,7 +81,7 @@ func newCopyDataCmd() *cobra.Command {
 			rows := rowReporter(errOut)
 			opts := copydata.Options{
 				From: src, Scratch: filepath.Join(dst, "copy-data"), DB: db, Objects: objects, Archive: archive,
-				Tus: filepath.Join(dst, "tus"), Rows: rows, Bytes: bar.set, Log: log, Again: again,
+				Tus: filepath.Join(dst, "tus"), Rows: rows, Bytes: bar.set, Log: log, Again: again, DiscardChanges: discard,
 				StopAfterRows: testStopAfterRows, StopAfterBlobs: testStopAfterBlobs,
 			}
 			if s, ok := objects.(*s3blob.Store); ok {
@@ -119,6 +120,7 @@ func newCopyDataCmd() *cobra.Command {
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress")
 	cmd.Flags().BoolVar(&noReindex, "no-reindex", false, "do not rebuild the search index at the end")
 	cmd.Flags().BoolVar(&again, "again", false, "copy the rows anew over a finished copy of the same directory (the final pass once its server stopped; blobs already copied are kept)")
+	cmd.Flags().BoolVar(&discard, "discard-changes", false, "with --again: copy even when a server on the copy has taken writes since it was made, which are lost (refused without it)")
 	cmd.Flags().String("public-url", "", "public URL of the new installation (env ATRIUM_PUBLIC_URL; required with a database and a bucket, as for serve)")
 	return cmd
 }

@@ -429,6 +429,29 @@ func TestCopyDataMovesEverything(t *testing.T) {
 	if res.StatusCode != 404 {
 		t.Errorf("a file deleted after the first pass: GET %d, want 404", res.StatusCode)
 	}
+	// Once a server on the copy took a write, --again refuses: the rows
+	// anew would lose it. The write is still there.
+	davOK(t, dstServer, "PUT", "after.txt", "ann@copy.test", w.ann.AppPassword, []byte("written on the copy"))
+	dstServer.Stop()
+	_, _, err = run(t, "copy-data", "--config", config, "--from", src.Data, "--again", "--quiet")
+	if err == nil || !strings.Contains(err.Error(), "would lose them") || !strings.Contains(err.Error(), "--discard-changes") {
+		t.Fatalf("copy-data --again after a write on the copy: %v, want a refusal", err)
+	}
+	dstServer = webtest.Start(t, dst)
+	if b := davOK(t, dstServer, "GET", "after.txt", "ann@copy.test", w.ann.AppPassword, nil); string(b) != "written on the copy" {
+		t.Errorf("the write on the copy after a refused --again: %q", b)
+	}
+	// With --discard-changes it copies again, and the write is gone.
+	dstServer.Stop()
+	if _, errOut, err := run(t, "copy-data", "--config", config, "--from", src.Data, "--again", "--discard-changes", "--quiet"); err != nil {
+		t.Fatalf("copy-data --again --discard-changes: %v %s", err, errOut)
+	}
+	dstServer = webtest.Start(t, dst)
+	res = dav(t, dstServer, "GET", "after.txt", "ann@copy.test", w.ann.AppPassword, nil, nil)
+	res.Body.Close()
+	if res.StatusCode != 404 {
+		t.Errorf("a write on the copy after --again --discard-changes: GET %d, want 404", res.StatusCode)
+	}
 }
 
 // An interrupted copy-data (after some rows, or some blobs) finishes when run

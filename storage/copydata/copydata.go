@@ -69,6 +69,9 @@ type Options struct {
 	// installation (the final pass, once its server stopped, after one made
 	// while it served); without it Run finds the copy done and does nothing.
 	Again bool
+	// DiscardChanges lets Again copy over writes the copy took since it was
+	// made (lost), which it refuses otherwise.
+	DiscardChanges bool
 
 	// StopAfterRows and StopAfterBlobs, in tests, interrupt the copy
 	// (ErrStopped) after that many rows or blobs.
@@ -160,6 +163,10 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	case st.State == "done" && !o.Again:
 		res.AlreadyDone = true
 		return res, nil
+	case st.State == "done" && st.Changed && !o.DiscardChanges:
+		// A server ran on the copy and took writes: the rows anew from
+		// the source would drop them.
+		return res, errors.New("copy-data --again: the copy has taken writes since it was made (a server ran on it); copying the rows again would lose them, so nothing was changed. Add --discard-changes to copy again all the same")
 	case st.State != "":
 		// An interrupted copy, or a copy again (--again): the rows anew
 		// from this snapshot, the blobs copied so far kept.

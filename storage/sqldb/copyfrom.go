@@ -30,11 +30,33 @@ type CopyState struct {
 	// Source is the identity of the installation an earlier copy came from
 	// ("" when there was none); State is "copying" or "done".
 	Source, State string
+	// Changed: since the copy was done, a server on it took writes of files,
+	// calendars, contacts or the organisations' people (its fingerprint,
+	// copyFingerprint, is not the one recorded then), which copying again
+	// would lose. False too when a copy by an older atrium recorded none.
+	Changed bool
 }
 
 type copyMarkerValue struct {
 	Source string `json:"source"`
 	State  string `json:"state"`
+	// Fingerprint is copyFingerprint when the copy was done.
+	Fingerprint string `json:"fingerprint,omitempty"`
+}
+
+// copyFingerprint sums up the writes a database took: the outbox's last
+// sequence number (every change of the drive, the calendars and the
+// organisations' people emits an event) and the address books' change
+// sequences (a contact's change moves its book's), with how many books there
+// are. Neither goes back, and neither counts a sign-in.
+func (db *DB) copyFingerprint(ctx context.Context) (string, error) {
+	var outbox, books, bookSeqs int64
+	err := db.pg.pool.QueryRowContext(ctx, `SELECT `+db.lastOutboxSeq()+`, (SELECT count(*) FROM address_books),
+		(SELECT coalesce(sum(sync_seq), 0) FROM address_books)`).Scan(&outbox, &books, &bookSeqs)
+	if err != nil {
+		return "", fmt.Errorf("copy-data: the target's changes: %w", err)
+	}
+	return fmt.Sprintf("outbox %d, books %d, book changes %d", outbox, books, bookSeqs), nil
 }
 
 // CopyStatus reads the copy marker and whether the database is empty.
@@ -61,13 +83,28 @@ func (db *DB) CopyStatus(ctx context.Context) (CopyState, error) {
 		return CopyState{}, fmt.Errorf("copy-data: the copy marker of the target database is not readable: %w", err)
 	}
 	st.Source, st.State = m.Source, m.State
+	if m.State == "done" && m.Fingerprint != "" {
+		now, err := db.copyFingerprint(ctx)
+		if err != nil {
+			return CopyState{}, err
+		}
+		st.Changed = now != m.Fingerprint
+	}
 	return st, nil
 }
 
 // SetCopyMarker records that the installation source is being copied
-// (state "copying") or was copied ("done").
+// (state "copying") or was copied ("done", with the target's
+// copyFingerprint, which CopyStatus compares).
 func (db *DB) SetCopyMarker(ctx context.Context, source, state string) error {
-	v, err := json.Marshal(copyMarkerValue{Source: source, State: state})
+	m := copyMarkerValue{Source: source, State: state}
+	if state == "done" {
+		var err error
+		if m.Fingerprint, err = db.copyFingerprint(ctx); err != nil {
+			return err
+		}
+	}
+	v, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
