@@ -94,6 +94,10 @@ func New(t testing.TB, opts ...Option) *Server {
 // PostgreSQL database (New).
 const testDatabaseFile = "test-database-url"
 
+// testPublicURLFile, in a test data directory, holds the public URL of the
+// last server started on it.
+const testPublicURLFile = "test-public-url"
+
 // newData puts a copy of the migrated template database into the data
 // directory dir, or, with ATRIUM_TEST_DATABASE_URL set, makes a PostgreSQL
 // database for it and writes its URL there; with ATRIUM_TEST_S3_ENDPOINT
@@ -184,6 +188,12 @@ func start(dir string, clock *Clock, logs io.Writer, report func(*http.Request, 
 	cfg.PublicURL = "http://" + cfg.Listen
 	for _, o := range opts {
 		o(&cfg)
+	}
+	// The commands' configuration (ConfigTOML) names the public URL of the
+	// last server started on dir, as a node's configuration does.
+	if err := os.WriteFile(filepath.Join(dir, testPublicURLFile), []byte(cfg.PublicURL), 0o600); err != nil {
+		ts.Listener.Close()
+		return nil, err
 	}
 	level := slog.LevelWarn
 	if os.Getenv("ATRIUM_TEST_LOG") != "" {
@@ -590,15 +600,22 @@ func S3(dir string) bool { return Blob(dir).S3() }
 
 // ConfigTOML is what a configuration file needs for a command to open the
 // test data directory dir as its server does: its [database] url on
-// PostgreSQL and its [blob] bucket on an object store; "" when neither.
+// PostgreSQL and its [blob] bucket on an object store, with both the public
+// URL of its last server; "" when neither.
 func ConfigTOML(dir string) string {
 	var b strings.Builder
 	if url := DatabaseURL(dir); url != "" {
 		fmt.Fprintf(&b, "[database]\nurl = %q\n", url)
 	}
-	if c := Blob(dir); c.S3() {
+	c := Blob(dir)
+	if c.S3() {
 		fmt.Fprintf(&b, "[blob]\ns3_endpoint = %q\ns3_bucket = %q\ns3_access_key = %q\ns3_secret_key = %q\n",
 			c.S3Endpoint, c.S3Bucket, c.S3AccessKey, c.S3SecretKey)
+	}
+	// Several nodes' settings (a database and a bucket) need the public
+	// URL: the last server's on dir, at the top level.
+	if u, err := os.ReadFile(filepath.Join(dir, testPublicURLFile)); err == nil && c.S3() && DatabaseURL(dir) != "" {
+		return fmt.Sprintf("public_url = %q\n", u) + b.String()
 	}
 	return b.String()
 }
