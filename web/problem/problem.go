@@ -97,9 +97,6 @@ func CodeOf(status int) string {
 	return "error"
 }
 
-// StatusCodes returns the reverse table: each status with its code.
-func StatusCodes() map[int]string { return maps.Clone(codes) }
-
 // Body is an RFC 9457 problem body, as every error response of Atrium is.
 type Body struct {
 	Type     string           `json:"type"`
