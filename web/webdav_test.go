@@ -522,3 +522,30 @@ func TestWebDAVPutByPath(t *testing.T) {
 		t.Fatalf("a.txt: %q", g.Body)
 	}
 }
+
+// MKCOLs of one path at once: one makes the folder, every other answers
+// 405 as when it came second (RFC 4918 §9.3.1), never 409.
+func TestWebDAVMkcolRace(t *testing.T) {
+	t.Parallel()
+	s := webtest.New(t)
+	ann := newDavUser(t, s, "Dav Org", "ann@example.test", "admin")
+	for round := range 5 {
+		path := fmt.Sprintf("/race-%d", round)
+		statuses := make(chan int, 6)
+		start := make(chan struct{})
+		for range 6 {
+			go func() {
+				<-start
+				statuses <- ann.do("MKCOL", path, nil, nil).StatusCode
+			}()
+		}
+		close(start)
+		got := map[int]int{}
+		for range 6 {
+			got[<-statuses]++
+		}
+		if got[201] != 1 || got[405] != 5 {
+			t.Errorf("%s: statuses %v, want one 201 and five 405", path, got)
+		}
+	}
+}

@@ -252,6 +252,13 @@ func (q *request) mkcol() error {
 		return app.Errorf(app.EConflict, "The folder to create %q in does not exist.", res.name())
 	}
 	f, err := q.h.drive.CreateFolder(q.ctx, q.p, res.name(), res.parentID)
+	if app.ErrorCode(err) == app.EConflict {
+		// Another request made the item since this one looked: as when it
+		// was there first (RFC 4918 §9.3.1).
+		if now, rerr := q.resolve(res.segs); rerr == nil && now.exists {
+			return methodNotAllowed("Something already exists at %s.", q.r.URL.Path)
+		}
+	}
 	if err != nil {
 		return err
 	}
