@@ -189,12 +189,6 @@ func start(dir string, clock *Clock, logs io.Writer, report func(*http.Request, 
 	for _, o := range opts {
 		o(&cfg)
 	}
-	// The commands' configuration (ConfigTOML) names the public URL of the
-	// last server started on dir, as a node's configuration does.
-	if err := os.WriteFile(filepath.Join(dir, testPublicURLFile), []byte(cfg.PublicURL), 0o600); err != nil {
-		ts.Listener.Close()
-		return nil, err
-	}
 	level := slog.LevelWarn
 	if os.Getenv("ATRIUM_TEST_LOG") != "" {
 		level = slog.LevelDebug
@@ -205,6 +199,14 @@ func start(dir string, clock *Clock, logs io.Writer, report func(*http.Request, 
 	}
 	m, err := wire.Open(context.Background(), cfg, log, wire.WithClock(clock.Now), wire.Serving())
 	if err != nil {
+		ts.Listener.Close()
+		return nil, err
+	}
+	// The commands' configuration (ConfigTOML) names the public URL of the
+	// last server started on dir (made by Open), as a node's configuration
+	// does.
+	if err := os.WriteFile(filepath.Join(dir, testPublicURLFile), []byte(cfg.PublicURL), 0o600); err != nil {
+		m.Close()
 		ts.Listener.Close()
 		return nil, err
 	}
