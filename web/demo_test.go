@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"atrium/webtest"
@@ -41,6 +42,24 @@ func TestDemoCredentialsStayTheSame(t *testing.T) {
 		if r := s.Do(webtest.Request{Method: "PROPFIND", Path: "/webdav/", BasicID: c.Email, BasicPW: c.AppPassword,
 			Header: map[string]string{"Depth": "0"}}); r.StatusCode != 207 {
 			t.Errorf("%s: app password answers %d", c.Email, r.StatusCode)
+		}
+	}
+	// Alice's shares, made once: Projects with the team Product (Bob and
+	// Carol), for editing; Reports with the whole organisation.
+	want := map[string]string{"alice@acme.example": "", "bob@acme.example": "Projects:edit,Reports:view", "carol@acme.example": "Projects:edit,Reports:view"}
+	for _, c := range again {
+		w, ok := want[c.Email]
+		if !ok {
+			continue
+		}
+		var l driveListing
+		driveClient{t: t, s: s, tok: c.Token}.ok(200, "GET", "/api/v1/drive/shared", nil, &l)
+		var got []string
+		for _, it := range l.Items {
+			got = append(got, it.Name+":"+it.Permission)
+		}
+		if strings.Join(got, ",") != w {
+			t.Errorf("%s: Shared with me %v, want %q", c.Email, got, w)
 		}
 	}
 }

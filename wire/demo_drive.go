@@ -35,9 +35,12 @@ var demoFiles = []demoFile{
 }
 
 // seedDrive gives the demo users a folder tree with a few real files, once: a
-// user whose drive already holds items is left alone.
+// user whose drive already holds items is left alone. When the first user's
+// (Alice's, the admin) is new, she shares some of it: her Projects folder with
+// a team of the others (Product, for editing) and her Reports with the whole
+// organisation, so that Shared with me shows each kind.
 func seedDrive(ctx context.Context, m *Main, orgID string, quota int64) error {
-	for _, in := range demoUsers {
+	for i, in := range demoUsers {
 		u, err := m.Identity.UserByEmail(ctx, in.Email)
 		if err != nil {
 			return fmt.Errorf("demo drive for %s: %w", in.Email, err)
@@ -73,6 +76,44 @@ func seedDrive(ctx context.Context, m *Main, orgID string, quota int64) error {
 				Size: int64(len(body)), Body: bytes.NewReader(body)}); err != nil {
 				return fmt.Errorf("demo file %s: %w", f.name, err)
 			}
+		}
+		if i == 0 {
+			if err := seedShares(ctx, m, p, folders); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// seedShares makes the demo's team, Product (every demo user but the admin
+// p), and p's shares: the Projects folder with the team, for editing, and the
+// Reports folder with the organisation. folders are p's folders by path.
+func seedShares(ctx context.Context, m *Main, p *app.Principal, folders map[string]string) error {
+	admin := *p
+	admin.Scopes = app.NewScopes(app.ScopeDriveWrite, app.ScopeAdmin)
+	team, err := m.Partner.Admin().CreateTeam(ctx, &admin, "Product")
+	if err != nil {
+		return fmt.Errorf("demo team: %w", err)
+	}
+	for _, in := range demoUsers[1:] {
+		u, err := m.Identity.UserByEmail(ctx, in.Email)
+		if err != nil {
+			return fmt.Errorf("demo team member %s: %w", in.Email, err)
+		}
+		if _, err := m.Partner.Admin().AddMember(ctx, &admin, team.ID, u.ID); err != nil {
+			return fmt.Errorf("demo team member %s: %w", in.Email, err)
+		}
+	}
+	for _, sh := range []struct {
+		folder string
+		req    drive.ShareRequest
+	}{
+		{"Documents/Projects", drive.ShareRequest{TeamID: team.ID, Permission: drive.PermEdit}},
+		{"Reports", drive.ShareRequest{Organization: true, Permission: drive.PermView}},
+	} {
+		if _, err := m.Drive.CreateShare(ctx, &admin, folders[sh.folder], sh.req); err != nil {
+			return fmt.Errorf("demo share of %s: %w", sh.folder, err)
 		}
 	}
 	return nil
