@@ -18,6 +18,11 @@ type Leader interface {
 	Lead(ctx context.Context) (leading context.Context, release func(), err error)
 }
 
+// soleLeader is a Leader that can say it has no one to compete with (a
+// single process on the embedded database): RunAsLeader then does not
+// announce that it leads, which would speak of a cluster there is not.
+type soleLeader interface{ Sole() bool }
+
 // RunAsLeader runs jobs, each in a goroutine of its own, while this node
 // leads: when leadership ends it waits for every job to return, gives the
 // claim back and competes again, until ctx ends. It returns once ctx ended
@@ -28,7 +33,9 @@ func RunAsLeader(ctx context.Context, l Leader, log *slog.Logger, jobs ...func(c
 		if err != nil {
 			return // ctx ended
 		}
-		log.InfoContext(ctx, "leading: this node runs the cluster's background work")
+		if sl, ok := l.(soleLeader); !ok || !sl.Sole() {
+			log.InfoContext(ctx, "leading: this node runs the cluster's background work")
+		}
 		var wg sync.WaitGroup
 		for _, job := range jobs {
 			wg.Go(func() { job(leading) })

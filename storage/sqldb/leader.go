@@ -46,6 +46,10 @@ type leader struct {
 	retry time.Duration
 }
 
+// Sole reports whether the one process always leads (SQLite): there is no
+// cluster to speak of.
+func (l leader) Sole() bool { return l.db.pg == nil }
+
 func (l leader) Lead(ctx context.Context) (context.Context, func(), error) {
 	if l.db.pg == nil {
 		if err := ctx.Err(); err != nil {

@@ -1,9 +1,11 @@
 package sqldb
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -31,6 +33,22 @@ func TestLeaderSQLite(t *testing.T) {
 	release()
 	if leading.Err() == nil {
 		t.Fatal("release did not end the leading context")
+	}
+	// Its jobs run, and its log speaks of no cluster.
+	var logs bytes.Buffer
+	ran := make(chan struct{})
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		app.RunAsLeader(runCtx, db.Leader("maintenance", time.Second), slog.New(slog.NewTextHandler(&logs, nil)),
+			func(ctx context.Context) { close(ran); <-ctx.Done() })
+	}()
+	<-ran
+	stop()
+	<-done
+	if strings.Contains(logs.String(), "leading") {
+		t.Errorf("the one process announced that it leads: %s", logs.String())
 	}
 }
 
