@@ -114,9 +114,15 @@ start_atrium() {
   TOKEN=$(printf '%s' "$boot" | sed -n 's/.*"token":"\([^"]*\)".*/\1/p')
   "$BIN" serve --data "$DATA" --listen "127.0.0.1:$PORT" >"$TMP/serve.log" 2>&1 &
   SERVER_PID=$!
+  await_ready "$TMP/serve.log"
+}
+
+# await_ready LOG: returns once $BASE/readyz answers 200 (up to 10 s), else
+# dies naming the server's log.
+await_ready() {
   for _ in $(seq 500); do
     [ "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/readyz")" = 200 ] && return 0
     sleep 0.02
   done
-  die "atrium did not become ready (log: $TMP/serve.log)"
+  die "atrium did not become ready (log: $1)"
 }

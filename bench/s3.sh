@@ -73,11 +73,7 @@ serve() {
   DAV_PASS=$(printf '%s' "$boot" | python3 -c 'import json,sys; print(json.load(sys.stdin)["app_password"])')
   env "${env[@]}" "$BIN" serve --data "$dir" --listen "127.0.0.1:$PORT" >"$dir.log" 2>&1 &
   SERVER_PID=$!
-  for _ in $(seq 500); do
-    [ "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/readyz")" = 200 ] && return 0
-    sleep 0.02
-  done
-  die "atrium did not become ready (log: $dir.log)"
+  await_ready "$dir.log"
 }
 stop_server() {
   kill -TERM "$SERVER_PID" 2>/dev/null || true
